@@ -1,0 +1,210 @@
+"""The command line: parse, call the library, print, exit.  Nothing else lives here.
+
+Exit codes (README "Exit codes"): 0 fine; 1 a kernel did not build / the gate failed;
+2 usage or input error; 3 toolchain error (no compiler, a compiler crash or hang).
+Heavy modules are imported inside the commands so that `zeinspect --help` starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__
+from .errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK, EXIT_TOOLCHAIN, ZeinspectError
+
+TARGETS_HELP = ("Targets: ocloc names, IP versions (12.70.4), `default` (19 AOT targets) or a family "
+                "(xe-lp, xe-hpg, xe-lpg, xe2); comma-separated or repeated.")
+
+
+def _fatal(message: str, code: int) -> None:
+    click.echo(f"zeinspect: error: {' '.join(str(message).split())}", err=True)
+    sys.exit(code)
+
+
+def _progress(quiet: bool, label: str):
+    """A progress callback drawing on stderr, or None when quiet or not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None, lambda: None
+    state = {"bar": None}
+
+    def update(done: int, total: int):
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["bar"].pos)
+
+    def close():
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+
+    return update, close
+
+
+def common_probe_options(f):
+    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
+    f = click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")(f)
+    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
+    f = click.option("--grf", type=click.Choice(["default", "128", "256", "auto"]), default="default",
+                     help="Register file mode.")(f)
+    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(f)
+    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
+    f = click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache.")(f)
+    f = click.option("--timeout", type=click.FloatRange(1, None), default=None,
+                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600).")(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="zeinspect")
+def cli():
+    """Find, gate and remove scratch memory use (spills, private memory) in Intel GPU kernels."""
+
+
+def _inspect(paths, targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet):
+    """Probe every input: compile sources for the targets, read binaries as they are."""
+    from .inputs import collect
+    from .model import Shape
+    from .probes.aot import AotConfig, probe, resolve_compilers
+    from .probes.binary import probe_binaries
+    from .toolchain.targets import plan_targets
+
+    inputs = collect(list(paths))
+    config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options,
+                       shape=Shape(grf=grf), kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache,
+                       timeout=timeout)
+    reports, compilers, notes, incidents, stats = [], [], [], [], {}
+    needs_compiler = any(i.compilable for i in inputs)
+    found = resolve_compilers(config) if (needs_compiler or targets) else []
+    if needs_compiler:
+        update, close = _progress(quiet, "compiling")
+        try:
+            result = probe([i for i in inputs if i.compilable], config, progress=update, compilers=found)
+        finally:
+            close()
+        reports += result.reports
+        compilers += result.compilers
+        incidents += result.incidents
+        stats = result.stats()
+    if any(not i.compilable for i in inputs):
+        plan = plan_targets(config.targets, found) if targets else None
+        binaries = probe_binaries(inputs, plan=plan, compilers=found)
+        if kernels:
+            from .probes.aot import _kernel_wanted
+
+            binaries.reports = [r for r in binaries.reports if _kernel_wanted(r.kernel, config.kernels)]
+        reports += binaries.reports
+        notes += binaries.notes
+    return reports, compilers, notes, incidents, stats
+
+
+def _finish(reports, compilers, notes, incidents, stats, as_json, render):
+    from .formats.json import dumps, report_document
+    from .model import Status
+
+    if as_json:
+        click.echo(dumps(report_document(reports, compilers, stats=stats, notes=notes, incidents=incidents)), nl=False)
+    else:
+        click.echo(render(reports), nl=False)
+        for note in notes:
+            click.echo(f"note: {note}")
+    for incident in incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+    if incidents:
+        return EXIT_TOOLCHAIN
+    return EXIT_FINDING if any(r.status is not Status.OK for r in reports) else EXIT_OK
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@common_probe_options
+def kernel(file, targets, kernels, options, grf, compiler, as_json, jobs, no_cache, timeout, quiet):
+    """Show one card per kernel of FILE: every figure per target, the log, the command."""
+    from .formats.text import cards
+
+    got = _inspect([file], targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet)
+    sys.exit(_finish(*got, as_json, cards))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@common_probe_options
+def inspect(paths, targets, kernels, options, grf, compiler, as_json, jobs, no_cache, timeout, quiet):
+    """Show one table for many files: kernels as rows, targets as columns."""
+    from .formats.text import table
+
+    got = _inspect(list(paths), targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet)
+    sys.exit(_finish(*got, as_json, table))
+
+
+@cli.group()
+def toolchain():
+    """List and fetch Intel GPU compilers."""
+
+
+@toolchain.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def toolchain_list(as_json):
+    """Show each compiler found: path, ocloc and IGC versions, known targets."""
+    import json as _json
+
+    from .toolchain.compilers import discover_report
+
+    found = discover_report()
+    if as_json:
+        click.echo(_json.dumps([dict(c.to_json(), origin=c.origin, targets=list(c.targets))
+                                for c, _ in found if c is not None], indent=2))
+    else:
+        if not any(c for c, _ in found):
+            click.echo("no compiler found; run `zeinspect toolchain fetch` or install Debian's intel-opencl-icd")
+        for c, why in found:
+            if c is None:
+                click.echo(f"skipped: {why}")
+                continue
+            click.echo(f"{c.id}\n  path:    {c.path}\n  origin:  {c.origin}\n  ocloc:   {c.ocloc_version}\n"
+                       f"  IGC:     {c.igc_version or 'unknown'}\n  targets: {', '.join(c.targets)}")
+    sys.exit(EXIT_OK if any(c for c, _ in found) else EXIT_TOOLCHAIN)
+
+
+@toolchain.command("fetch")
+@click.option("--force", is_flag=True, help="Fetch again even if this version is present.")
+def toolchain_fetch(force):
+    """Fetch the current Intel compiler stack from Debian unstable into the user cache."""
+    from .toolchain.fetch import fetch
+
+    fetch(force=force, progress=lambda msg: click.echo(msg, err=True))
+
+
+def main(argv=None) -> None:
+    try:
+        cli.main(args=argv, prog_name="zeinspect", standalone_mode=False)
+    except click.UsageError as exc:
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        _fatal(f"{exc.format_message()}{hint}", EXIT_INPUT)
+    except click.exceptions.Abort:
+        _fatal("aborted", 130)
+    except click.ClickException as exc:
+        _fatal(exc.format_message(), EXIT_INPUT)
+    except ZeinspectError as exc:
+        _fatal(exc.one_line(), exc.exit_code)
+    except KeyboardInterrupt:
+        _fatal("interrupted", 130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(EXIT_OK)
+    except MemoryError:
+        _fatal("out of memory", EXIT_INPUT)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for the user
+        if os.environ.get("ZEINSPECT_DEBUG"):
+            raise
+        _fatal(f"internal error: {exc.__class__.__name__}: {exc} (set ZEINSPECT_DEBUG=1 for a traceback)", 70)
+    else:
+        sys.exit(EXIT_OK)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

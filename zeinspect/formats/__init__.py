@@ -1,0 +1,1 @@
+"""Output formats: pure functions from reports and verdicts to text."""

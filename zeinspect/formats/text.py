@@ -1,0 +1,111 @@
+"""Plain-text output: the per-kernel card (`zeinspect kernel`) and the table (`zeinspect inspect`).
+
+Pure functions of reports; they return strings and never print.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..model import KernelReport, Status
+from .common import fmt_bytes, fmt_opt, safe
+
+MARK_OVERFLOW = "OVER"
+MARK_FAILED = "FAIL"
+
+
+def cell(report: KernelReport | None) -> str:
+    if report is None:
+        return ""
+    if report.status is Status.SCRATCH_OVERFLOW:
+        return MARK_OVERFLOW
+    if report.status is Status.BUILD_FAILED:
+        return MARK_FAILED
+    # The driver's figures; the compiler's scratch reservation only when the driver
+    # reports nothing (private memory in scratch on Xe-LP).
+    used = report.scratch_bytes or report.scratch_space_bytes
+    if used:
+        return fmt_bytes(used)
+    if report.log_spilled_regs:
+        return "spill?"
+    return "-"
+
+
+def table(reports: list[KernelReport], *, title: str | None = None) -> str:
+    """Kernels as rows, targets as columns, scratch bytes per hardware thread in the cells."""
+    if not reports:
+        return "no kernels\n"
+    targets: list[str] = []
+    rows: "OrderedDict[tuple[str, str], dict[str, KernelReport]]" = OrderedDict()
+    for r in reports:
+        if r.target not in targets:
+            targets.append(r.target)
+        rows.setdefault((r.input, r.kernel), {})[r.target] = r
+    several_inputs = len({k[0] for k in rows}) > 1
+    labels = [safe(f"{inp}:{kernel}" if several_inputs else kernel) for inp, kernel in rows]
+    first = max([len("kernel")] + [len(label) for label in labels])
+    widths = [max(len(safe(t)), 5) for t in targets]
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
+    for label, (key, by_target) in zip(labels, rows.items()):
+        cells = [cell(by_target.get(t)).rjust(w) for t, w in zip(targets, widths)]
+        lines.append("  ".join([label.ljust(first)] + cells))
+    lines.append("")
+    lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
+                 f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_FAILED} did not build")
+    return "\n".join(lines) + "\n"
+
+
+def _row(r: KernelReport) -> list[str]:
+    headroom = r.headroom_bytes
+    return [
+        safe(r.target), r.ip or "?", r.status.value, fmt_opt(r.simd), fmt_opt(r.grf), fmt_opt(r.spill_bytes),
+        fmt_opt(r.private_bytes), fmt_opt(r.scratch_bytes), fmt_opt(r.slm_bytes),
+        fmt_opt(r.log_spilled_regs), "?" if headroom is None else str(headroom),
+    ]
+
+
+CARD_COLUMNS = ["target", "ip", "status", "simd", "grf", "spill", "private", "scratch", "slm", "log-regs", "headroom"]
+
+
+def _grid(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(v.ljust(w) if i < 3 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+            for row in rows]
+
+
+def cards(reports: list[KernelReport]) -> str:
+    """One card per kernel: a row of figures per target, then per IP the compiler, command and log."""
+    by_kernel: "OrderedDict[tuple[str, str], list[KernelReport]]" = OrderedDict()
+    for r in reports:
+        by_kernel.setdefault((r.input, r.kernel), []).append(r)
+    out = []
+    for (inp, kernel), group in by_kernel.items():
+        out.append(f"kernel {safe(kernel)}   ({safe(inp)}, {group[0].shape.describe()})")
+        out.append("  figures per hardware thread in bytes; log-regs = registers the build log says spilled; "
+                   "headroom = bytes left below the scratch cap")
+        out.extend("  " + line for line in _grid([CARD_COLUMNS] + [_row(r) for r in group]))
+        seen_ip: set = set()
+        for r in group:
+            key = (r.ip, r.compiler)
+            if key in seen_ip:
+                continue
+            seen_ip.add(key)
+            names = ", ".join(safe(x.target) for x in group if (x.ip, x.compiler) == key)
+            out.append(f"  [{names}] ip {r.ip or '?'}, compiled by {r.compiler or 'n/a (existing binary)'}")
+            if r.scratch_limit_bytes is not None:
+                used = r.needed_scratch_bytes if r.needed_scratch_bytes is not None else (r.scratch_space_bytes or 0)
+                out.append(f"    scratch cap {r.scratch_limit_bytes} bytes per thread, uses {used}, "
+                           f"headroom {r.scratch_limit_bytes - used}")
+            if r.reason:
+                out.append(f"    reason: {safe(r.reason)}")
+            for note in r.notes:
+                out.append(f"    note: {safe(note)}")
+            for line in r.log:
+                out.append(f"    log: {safe(line)}")
+            if r.command:
+                out.append(f"    reproduce: {safe(r.command)}")
+        out.append("")
+    return "\n".join(out)

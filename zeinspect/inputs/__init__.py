@@ -1,0 +1,120 @@
+"""What a user hands us: recognise each file by its content, walk directories.
+
+Kinds: `opencl` (OpenCL C source), `spirv`, `zebin`, `patchtokens` (legacy binary),
+`fatbin` (ocloc `ar` archive).  Content decides, not the file name, except that OpenCL C
+(plain text) is recognised by its `.cl` suffix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from .fatbin import is_fatbin
+from .patchtokens import is_patchtoken_binary
+from .spirv import is_spirv
+from .zebin import is_zebin, looks_like_elf
+
+MAX_INPUT_BYTES = 2 * 1024 * 1024 * 1024
+SOURCE_SUFFIXES = (".cl",)
+COMPILABLE = ("opencl", "spirv")
+
+
+@dataclass(frozen=True)
+class Input:
+    path: str
+    """As the user spelled it (or as found under a directory they named)."""
+    kind: str
+    data: bytes
+
+    @property
+    def compilable(self) -> bool:
+        return self.kind in COMPILABLE
+
+
+def detect_kind(path: str, data: bytes) -> str | None:
+    if is_spirv(data):
+        return "spirv"
+    if is_fatbin(data):
+        return "fatbin"
+    if looks_like_elf(data):
+        if is_zebin(data):
+            return "zebin"
+        if is_patchtoken_binary(data):
+            return "patchtokens"
+        return "elf"
+    if path.endswith(SOURCE_SUFFIXES):
+        return "opencl"
+    return None
+
+
+def read_input(path: str) -> Input:
+    """One file, recognised by content; InputError names the file and the problem."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError("is a directory where a file was expected", path=path)
+        size = p.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InputError(f"is {size} bytes, over the {MAX_INPUT_BYTES} byte limit", path=path)
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory where a file was expected", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    if not data:
+        raise InputError("is empty", path=path)
+    kind = detect_kind(path, data)
+    if kind is None:
+        raise InputError(
+            "is not a SPIR-V module, OpenCL C source (.cl), zebin, patch-token binary or ocloc fat binary",
+            path=path,
+        )
+    if kind == "elf":
+        raise InputError("is an ELF file but not an Intel GPU device binary", path=path)
+    if kind == "opencl":
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("is named .cl but is not UTF-8 text", path=path) from None
+    return Input(path=path, kind=kind, data=data)
+
+
+def _wanted_in_directory(path: Path) -> bool:
+    if path.suffix in SOURCE_SUFFIXES or path.suffix == ".spv":
+        return True
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        return False
+    return is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head)
+
+
+def collect(paths: list[str]) -> list[Input]:
+    """Files as given, directories walked (sorted, hidden entries skipped)."""
+    out: list[Input] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    if name.startswith("."):
+                        continue
+                    child = Path(root) / name
+                    if child.is_file() and _wanted_in_directory(child):
+                        found.append(str(child))
+            if not found:
+                raise InputError("holds no kernels (.cl, .spv, zebins or fat binaries)", path=path)
+            out.extend(read_input(f) for f in found)
+        else:
+            out.append(read_input(path))
+    return out

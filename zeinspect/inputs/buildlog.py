@@ -1,0 +1,149 @@
+"""Read compiler build logs: IGC's spill warnings, PTSS errors and ocloc's per-device verdicts.
+
+Both generations are recognised (FORMATS.md "Build-log lines"):
+
+    warning: kernel <mangled>  compiled SIMD16 allocated 128 regs and spilled around 1043     (IGC < 2.35)
+    warning: in kernel 'name': compiled SIMD16 allocated 128 regs and spilled around 1420    (IGC >= 2.35)
+    error: total scratch space exceeds HW supported limit for kernel <mangled>: N bytes (max permitted PTSS M bytes)
+    error: in kernel 'name': total scratch space exceeds HW supported limit: N bytes (max permitted PTSS M bytes)
+    Build succeeded for : dg2-g10.          Build failed for : dg2-g10 with error code: -11
+
+with or without the `[device] ` prefix that icpx and NEO >= 26.31 put on every line.
+Lines of an ocloc fat build that carry no prefix belong to the device named by the next
+"Build ... for : <device>" line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_LOG_LINE = 64 * 1024
+
+_PREFIX = re.compile(r"^\[(?P<device>[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})\]\s+(?P<rest>.*)$")
+_KERNEL_OLD = r"kernel (?P<kernel_old>\S+)"
+_KERNEL_NEW = r"in kernel '(?P<kernel_new>[^']*)':"
+_SPILL = re.compile(
+    r"^warning:\s+(?:" + _KERNEL_NEW + r"|" + _KERNEL_OLD + r")\s+compiled\s+SIMD(?P<simd>\d+)\s+"
+    r"allocated\s+(?P<regs>\d+)\s+regs\s+and\s+spilled\s+around\s+(?P<spilled>\d+)"
+)
+_PTSS_NEW = re.compile(
+    r"^error:\s+" + _KERNEL_NEW + r"\s+total scratch space exceeds HW supported limit:\s+(?P<needed>\d+)\s+bytes\s+"
+    r"\(max permitted PTSS (?P<limit>\d+) bytes\)"
+)
+_PTSS_OLD = re.compile(
+    r"^error:\s+total scratch space exceeds HW supported limit for kernel (?P<kernel_old>[^:\s]+):\s+"
+    r"(?P<needed>\d+)\s+bytes\s+\(max permitted PTSS (?P<limit>\d+) bytes\)"
+)
+_DROP_SIMD = re.compile(r"couldn't compile without exceeding max permitted PTSS")
+_SPILL_NO_FIGURE = re.compile(r"\bspill", re.IGNORECASE)
+_KERNEL_ANY = re.compile(r"in kernel '(?P<kernel_new>[^']*)'|\bkernel (?P<kernel_old>[A-Za-z_$][\w$.]*)")
+_BUILD_FOR = re.compile(r"^Build (?P<verdict>succeeded|failed) for : (?P<device>[A-Za-z0-9_.:-]+?)(?:\.|\s+with error code:\s*(?P<code>-?\d+).*)?\s*$")
+_BUILD_FAILED = re.compile(r"^Build failed with error code:\s*(?P<code>-?\d+)")
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    kind: str
+    """spill | spill_unknown | scratch_overflow | error | build_failed | build_succeeded | retry"""
+    line: str
+    lineno: int
+    target: str | None = None
+    kernel: str | None = None
+    simd: int | None = None
+    regs: int | None = None
+    spilled_regs: int | None = None
+    needed_bytes: int | None = None
+    limit_bytes: int | None = None
+    code: int | None = None
+
+
+def _kernel(match) -> str | None:
+    groups = match.groupdict()
+    return groups.get("kernel_new") if groups.get("kernel_new") is not None else groups.get("kernel_old")
+
+
+def parse_log(text: str) -> list[LogEvent]:
+    """Every event the log holds, each with the device it concerns when the log says."""
+    events: list[LogEvent] = []
+    pending: list[int] = []  # indices of unprefixed events waiting for a "Build ... for :" line
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw[:MAX_LOG_LINE].rstrip()
+        if not line.strip():
+            continue
+        target = None
+        body = line.strip()
+        m = _PREFIX.match(body)
+        if m:
+            target, body = m.group("device"), m.group("rest").strip()
+        event = _classify(body, line, lineno, target)
+        if event is None:
+            continue
+        if event.kind in ("build_succeeded", "build_failed") and event.target is not None and target is None:
+            for i in pending:
+                events[i] = _with_target(events[i], event.target)
+            pending.clear()
+        elif event.target is None:
+            pending.append(len(events))
+        events.append(event)
+    return events
+
+
+def _with_target(event: LogEvent, target: str) -> LogEvent:
+    from dataclasses import replace
+
+    return replace(event, target=target)
+
+
+def _classify(body: str, line: str, lineno: int, target: str | None) -> LogEvent | None:
+    m = _SPILL.match(body)
+    if m:
+        return LogEvent("spill", line, lineno, target, _kernel(m), int(m["simd"]), int(m["regs"]), int(m["spilled"]))
+    m = _PTSS_NEW.match(body) or _PTSS_OLD.match(body)
+    if m:
+        return LogEvent("scratch_overflow", line, lineno, target, _kernel(m),
+                        needed_bytes=int(m["needed"]), limit_bytes=int(m["limit"]))
+    m = _BUILD_FOR.match(body)
+    if m:
+        kind = "build_succeeded" if m["verdict"] == "succeeded" else "build_failed"
+        code = int(m["code"]) if m["code"] else None
+        return LogEvent(kind, line, lineno, target or m["device"], code=code)
+    m = _BUILD_FAILED.match(body)
+    if m:
+        return LogEvent("build_failed", line, lineno, target, code=int(m["code"]))
+    if body == "Build succeeded.":
+        return LogEvent("build_succeeded", line, lineno, target)
+    if "[RetryManager]" in body:
+        k = _KERNEL_ANY.search(body)
+        return LogEvent("retry", line, lineno, target, _kernel(k) if k else None)
+    if _DROP_SIMD.search(body):
+        k = _KERNEL_ANY.search(body)
+        return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
+    if body.startswith("error:") or body.startswith("Error:"):
+        k = _KERNEL_ANY.search(body)
+        return LogEvent("error", line, lineno, target, _kernel(k) if k else None)
+    if body.startswith("warning:") and _SPILL_NO_FIGURE.search(body):
+        # A spill warning in a form we do not know the figures of: still a finding.
+        k = _KERNEL_ANY.search(body)
+        return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
+    return None
+
+
+def kernel_matches(log_kernel: str | None, kernel: str) -> bool:
+    """Old IGC names the mangled kernel, new IGC the demangled one: accept either."""
+    if log_kernel is None:
+        return False
+    if log_kernel == kernel:
+        return True
+    # '_ZTSZ4mainE3fma' vs 'typeinfo name for main::fma': fall back to containment
+    return kernel in log_kernel or log_kernel in kernel
+
+
+def lines_for_kernel(text: str, kernel: str) -> list[str]:
+    """The log lines that name this kernel (for the interactive card)."""
+    out = []
+    for raw in text.splitlines():
+        m = _KERNEL_ANY.search(raw)
+        if m and kernel_matches(_kernel(m), kernel):
+            out.append(raw.strip()[:500])
+    return out

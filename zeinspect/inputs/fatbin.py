@@ -1,0 +1,72 @@
+"""Read ocloc fat binaries: plain `ar` archives with one device binary per member.
+
+Layout (NEO shared/source/device_binary_format/ar): "!<arch>\\n", then members with a
+60-byte header (name[16] ending in '/', ..., size[10] decimal, "`\\n"), data padded to an
+even offset.  `pad_N` members only align the next one.  Member names are
+`<32|64>.<entry>` where entry is an IP version (`12.55.8`), a generic acronym (`dg2`) or,
+before 2022, `<product>.<stepping>`.  `generic_ir` holds SPIR-V for JIT fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import FormatError
+from ..model import is_ip
+
+AR_MAGIC = b"!<arch>\n"
+HEADER = 60
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    offset: int
+    data: bytes
+
+    @property
+    def entry(self) -> str:
+        """The device part of the name: `12.55.8`, `dg2`, `generic_ir`."""
+        head, _, rest = self.name.partition(".")
+        return rest if head in ("32", "64") and rest else self.name
+
+    @property
+    def ip(self) -> str | None:
+        return self.entry if is_ip(self.entry) else None
+
+
+def is_fatbin(data: bytes) -> bool:
+    return data[:8] == AR_MAGIC
+
+
+def read_members(data: bytes, what: str = "archive") -> list[Member]:
+    """All non-padding members, in order.  Raises FormatError on any inconsistency."""
+    if not is_fatbin(data):
+        raise FormatError(f"{what} is not an ar archive")
+    members = []
+    off = len(AR_MAGIC)
+    while off < len(data):
+        if data[off:off + 1] == b"\n" and off + 1 == len(data):
+            break  # trailing pad byte
+        if off + HEADER > len(data):
+            raise FormatError(f"{what}: archive member header at byte {off} is truncated")
+        header = data[off:off + HEADER]
+        if header[58:60] != b"`\n":
+            raise FormatError(f"{what}: archive member header at byte {off} is damaged")
+        raw_name = header[:16].decode("ascii", "replace").rstrip()
+        size_text = header[48:58].decode("ascii", "replace").strip()
+        if not size_text.isdigit():
+            raise FormatError(f"{what}: archive member at byte {off} has a bad size field")
+        size = int(size_text)
+        start = off + HEADER
+        if start + size > len(data):
+            raise FormatError(f"{what}: archive member {raw_name!r} runs past the end of the file"[:200])
+        name = raw_name[:-1] if raw_name.endswith("/") else raw_name
+        if raw_name.startswith("//") or raw_name.startswith("/"):
+            name = raw_name  # symbol or long-name table: kept, never a device binary
+        if not name.startswith("pad_"):
+            members.append(Member(name=name, offset=start, data=data[start:start + size]))
+        off = start + size
+        if off % 2:
+            off += 1
+    return members

@@ -1,0 +1,108 @@
+"""Read SPIR-V modules: the header, entry points and their execution modes.
+
+Only what zeinspect needs is decoded: the word stream, OpEntryPoint (15),
+OpExecutionMode (16), OpCapability (17) and the opcodes that reveal sub-group
+dependence.  The rewriter in zeinspect.judge.levers works on the same word stream.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from ..errors import FormatError
+
+MAGIC = 0x07230203
+OP_ENTRY_POINT = 15
+OP_EXECUTION_MODE = 16
+OP_CAPABILITY = 17
+EXECUTION_MODEL_KERNEL = 6
+MODE_SUBGROUP_SIZE = 35
+
+
+def is_spirv(data: bytes) -> bool:
+    return len(data) >= 4 and struct.unpack_from("<I", data)[0] in (MAGIC, 0x03022307)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    opcode: int
+    offset: int
+    """Word index of the instruction's first word."""
+    operands: tuple[int, ...]
+
+
+@dataclass
+class Module:
+    words: list[int]
+    endian: str
+    version: tuple[int, int]
+    instructions: list[Instruction] = field(default_factory=list)
+
+    def entry_points(self) -> list[tuple[int, str]]:
+        """(function id, name) of every OpenCL kernel entry point, in module order."""
+        out = []
+        for ins in self.instructions:
+            if ins.opcode == OP_ENTRY_POINT and ins.operands and ins.operands[0] == EXECUTION_MODEL_KERNEL:
+                name, _ = decode_string(ins.operands, 2)
+                out.append((ins.operands[1], name))
+        return out
+
+    def kernel_names(self) -> list[str]:
+        return [name for _, name in self.entry_points()]
+
+    def required_sub_group_size(self, function_id: int) -> int | None:
+        for ins in self.instructions:
+            if (ins.opcode == OP_EXECUTION_MODE and len(ins.operands) >= 3
+                    and ins.operands[0] == function_id and ins.operands[1] == MODE_SUBGROUP_SIZE):
+                return ins.operands[2]
+        return None
+
+    def capabilities(self) -> set[int]:
+        return {ins.operands[0] for ins in self.instructions if ins.opcode == OP_CAPABILITY and ins.operands}
+
+    def to_bytes(self) -> bytes:
+        fmt = ("<" if self.endian == "little" else ">") + f"{len(self.words)}I"
+        return struct.pack(fmt, *self.words)
+
+
+def decode_string(operands: tuple[int, ...] | list[int], start: int) -> tuple[str, int]:
+    """A nul-terminated UTF-8 literal packed little-endian in words; returns (text, next index)."""
+    raw = bytearray()
+    i = start
+    while i < len(operands):
+        word = operands[i]
+        i += 1
+        chunk = word.to_bytes(4, "little")
+        if 0 in chunk:
+            raw += chunk[:chunk.index(0)]
+            break
+        raw += chunk
+    return raw.decode("utf-8", "replace"), i
+
+
+def read_module(data: bytes, what: str = "SPIR-V module") -> Module:
+    if len(data) < 20:
+        raise FormatError(f"{what} is too short to be SPIR-V ({len(data)} bytes)")
+    if len(data) % 4:
+        raise FormatError(f"{what} is not a whole number of 32-bit words (truncated?)")
+    first = struct.unpack_from("<I", data)[0]
+    if first == MAGIC:
+        endian = "little"
+    elif first == 0x03022307:
+        endian = "big"
+    else:
+        raise FormatError(f"{what} does not start with the SPIR-V magic number")
+    count = len(data) // 4
+    words = list(struct.unpack(("<" if endian == "little" else ">") + f"{count}I", data))
+    version_word = words[1]
+    module = Module(words=words, endian=endian, version=((version_word >> 16) & 0xFF, (version_word >> 8) & 0xFF))
+    i = 5
+    while i < count:
+        word = words[i]
+        length = word >> 16
+        if length == 0 or i + length > count:
+            raise FormatError(f"{what}: instruction at word {i} has a bad length (truncated or damaged)")
+        module.instructions.append(Instruction(opcode=word & 0xFFFF, offset=i, operands=tuple(words[i + 1:i + length])))
+        i += length
+    return module

@@ -1,0 +1,174 @@
+"""Read a zebin (one device's native binary): its target, its .ze_info, its kernels.
+
+Layout (IGC ZEBinWriter spec, NEO zebin_elf.h): ELF64 little-endian, e_machine 205
+(EM_INTELGT), `.text.<kernel>` per kernel, `.ze_info` YAML, `.note.intelgt.compat` with
+the product family (1), core family (2), zebin version (4) and, since 1.33, the IP
+version (6).  Old zebins (IGC 1.0) carry no IP version: the product family tells the
+generation, and the caller usually knows the exact target.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+from ..errors import FormatError
+from ..model import KernelFigures, ip_is_xe_hp_or_later
+from .zeinfo import derive_kernels, load_yaml_strictly
+
+EM_INTELGT = 205
+SHT_ZEBIN_SPIRV = 0xFF000009
+SHT_ZEBIN_ZEINFO = 0xFF000011
+SHT_ZEBIN_MISC = 0xFF000014
+
+NOTE_PRODUCT_FAMILY = 1
+NOTE_GFXCORE_FAMILY = 2
+NOTE_ZEBIN_VERSION = 4
+NOTE_PRODUCT_CONFIG = 6
+
+# PRODUCT_FAMILY values seen in .note.intelgt.compat (checked against ocloc output):
+# family -> (label, IP when the family has exactly one, Xe-HP or later?)
+PRODUCT_FAMILIES = {
+    29: ("tgllp", "12.0.0", False),
+    30: ("rkl", "12.1.0", False),
+    31: ("adl-s", "12.2.0", False),
+    32: ("adl-p", "12.3.0", False),
+    33: ("adl-n", "12.4.0", False),
+    1210: ("dg1", "12.10.0", False),
+    1270: ("dg2", None, True),
+    1271: ("pvc", None, True),
+    1272: ("mtl", None, True),
+    1273: ("arl-h", "12.74.4", True),
+    1274: ("bmg", None, True),
+    1275: ("lnl-m", "20.4.4", True),
+    1300: ("ptl", None, True),
+}
+
+
+def ip_from_product_config(value: int) -> str:
+    """Decode NOTE_PRODUCT_CONFIG: revision:6 | reserved:8 | release:8 | architecture:10."""
+    return f"{value >> 22}.{(value >> 14) & 0xFF}.{value & 0x3F}"
+
+
+@dataclass(frozen=True)
+class Zebin:
+    ip: str | None
+    """IP version from the note, or from a product family that has only one."""
+    family_label: str | None
+    """The product family's name when the IP is not known exactly (`dg2`)."""
+    xe_hp_or_later: bool | None
+    zebin_version: str | None
+    zeinfo_version: tuple[int, int]
+    kernels: tuple[KernelFigures, ...]
+    build_options: str | None
+    has_spirv: bool
+
+
+def looks_like_elf(data: bytes) -> bool:
+    return data[:4] == b"\x7fELF"
+
+
+def _elf(data: bytes, what: str):
+    """Open ELF bytes with pyelftools, turning its many failure modes into FormatError."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    if not looks_like_elf(data):
+        raise FormatError(f"{what} is not an ELF file")
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        sections = []
+        for section in elf.iter_sections():
+            offset, size = section["sh_offset"], section["sh_size"]
+            if section["sh_type"] != "SHT_NOBITS" and size and offset + size > len(data):
+                raise FormatError(f"{what}: section {section.name!r} runs past the end of the file")
+            sections.append(section)
+        return elf, sections
+    except FormatError:
+        raise
+    except (ELFError, struct.error, ValueError, IndexError, KeyError, TypeError, AttributeError,
+            UnicodeDecodeError, OverflowError, AssertionError) as exc:
+        raise FormatError(f"{what} is a damaged ELF file ({exc.__class__.__name__}: {exc})"[:300]) from None
+
+
+def _notes(data: bytes) -> dict[int, bytes]:
+    out = {}
+    off = 0
+    while off + 12 <= len(data):
+        namesz, descsz, kind = struct.unpack_from("<III", data, off)
+        off += 12
+        name_end = off + ((namesz + 3) & ~3)
+        desc_end = name_end + ((descsz + 3) & ~3)
+        if desc_end > len(data) + 3:  # the last descriptor may lack its padding
+            raise FormatError("ELF note runs past the end of its section")
+        if data[off:off + namesz].rstrip(b"\0") == b"IntelGT":
+            out[kind] = data[name_end:name_end + descsz]
+        off = desc_end
+    return out
+
+
+def is_zebin(data: bytes) -> bool:
+    return looks_like_elf(data) and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_INTELGT
+
+
+def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None) -> Zebin:
+    """Parse a zebin.  `target_ip` (when we compiled it ourselves) wins over the notes."""
+    elf, sections = _elf(data, what)
+    if elf.header["e_machine"] not in ("EM_INTEL205", EM_INTELGT):
+        raise FormatError(f"{what} is an ELF file but not an Intel GPU binary (e_machine {elf.header['e_machine']})")
+    zeinfo_text = None
+    notes: dict[int, bytes] = {}
+    build_options = None
+    has_spirv = False
+    text_sections = 0
+    for section in sections:
+        kind = section["sh_type"]
+        name = section.name
+        if name == ".ze_info" or kind == SHT_ZEBIN_ZEINFO:
+            zeinfo_text = section.data()
+        elif name == ".note.intelgt.compat":
+            notes = _notes(section.data())
+        elif kind == SHT_ZEBIN_MISC or name == ".misc.buildOptions":
+            build_options = section.data().decode("utf-8", "replace").strip("\0 \n")
+        elif kind == SHT_ZEBIN_SPIRV or name == ".spv":
+            has_spirv = True
+        elif name.startswith(".text."):
+            text_sections += 1
+    if zeinfo_text is None:
+        # Old "LTS" drivers: IGC exited 0 on a PTSS overflow and wrote a zebin without
+        # .text/.ze_info; users then saw ZE_RESULT_ERROR_INVALID_KERNEL_NAME.
+        raise FormatError(
+            f"{what} is a zebin without a .ze_info section"
+            + (" or kernel code (a broken build, e.g. after a scratch overflow)" if not text_sections else "")
+        )
+
+    ip = target_ip
+    family_label = None
+    if ip is None and NOTE_PRODUCT_CONFIG in notes and len(notes[NOTE_PRODUCT_CONFIG]) >= 4:
+        ip = ip_from_product_config(struct.unpack_from("<I", notes[NOTE_PRODUCT_CONFIG])[0])
+    xe_hp = None
+    if ip is not None:
+        try:
+            xe_hp = ip_is_xe_hp_or_later(ip)
+        except ValueError:
+            raise FormatError(f"{what}: unreadable IP version {ip!r}") from None
+    elif NOTE_PRODUCT_FAMILY in notes and len(notes[NOTE_PRODUCT_FAMILY]) >= 4:
+        family = struct.unpack_from("<I", notes[NOTE_PRODUCT_FAMILY])[0]
+        label, family_ip, xe_hp = PRODUCT_FAMILIES.get(family, (f"product family {family}", None, None))
+        ip = family_ip
+        family_label = None if family_ip else label
+    zebin_version = notes.get(NOTE_ZEBIN_VERSION, b"").rstrip(b"\0").decode("ascii", "replace") or None
+
+    document = load_yaml_strictly(zeinfo_text, f"{what}: .ze_info")
+    version, kernels = derive_kernels(document, xe_hp_or_later=xe_hp)
+    return Zebin(
+        ip=ip,
+        family_label=family_label,
+        xe_hp_or_later=xe_hp,
+        zebin_version=zebin_version,
+        zeinfo_version=version,
+        kernels=tuple(kernels),
+        build_options=build_options,
+        has_spirv=has_spirv,
+    )

@@ -1,0 +1,164 @@
+"""Read a `.ze_info` section and derive each kernel's figures the way NEO does.
+
+NEO (compute-runtime) is the judge of what a kernel's scratch figures *are*: it is what
+`zeKernelGetProperties` and OpenCL's CL_KERNEL_SPILL_MEM_SIZE_INTEL report.  Its rules
+(shared/source/device_binary_format/zebin/zeinfo_decoder.cpp, gfx_core_helper_*.inl):
+
+* zeinfo >= 1.39: spill = execution_env.spill_size, scratch private = execution_env.private_size.
+  Older: scratch slot 0 is spill, scratch slot 1 is private.
+* A `global` `private_space` buffer is per work-item when `is_simt_thread`: times the SIMD size.
+* privateMemSize on Xe-HP and later: scratch private if non-zero, else the global private;
+  on Xe-LP and earlier: the global private only (scratch private is not reported at all).
+
+We also keep what the compiler reserved in scratch (`scratch_space_bytes`) so that a kernel
+whose private memory lives in scratch on Xe-LP, where the driver reports 0, is still seen.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from ..errors import FormatError
+from ..model import KernelFigures
+
+# ze_info from IGC is a few KB to a few MB; anything far beyond is not a compiler's output.
+MAX_ZEINFO_BYTES = 64 * 1024 * 1024
+MAX_YAML_EVENTS = 5_000_000
+
+try:  # PyYAML's C loader: fast, and still only the safe constructors
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
+
+def load_yaml_strictly(text: bytes | str, what: str):
+    """Safe-load YAML that must not use aliases (IGC never writes them).
+
+    Refusing aliases up front defeats "billion laughs" documents before anything is
+    expanded; the event count bounds the work for everything else.
+    """
+    if len(text) > MAX_ZEINFO_BYTES:
+        raise FormatError(f"{what} is {len(text)} bytes, over the {MAX_ZEINFO_BYTES} byte limit")
+    try:
+        events = 0
+        for event in yaml.parse(text, Loader=_Loader):
+            events += 1
+            if isinstance(event, yaml.AliasEvent):
+                raise FormatError(f"{what} uses YAML aliases, which a compiler never writes; refused")
+            if events > MAX_YAML_EVENTS:
+                raise FormatError(f"{what} has more than {MAX_YAML_EVENTS} YAML nodes; refused")
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or exc.__class__.__name__
+        raise FormatError(f"{what} is not valid YAML{where}: {problem}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"{what} is not readable text: {exc}") from None
+
+
+def _int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FormatError(f".ze_info {what} is not an integer: {value!r}"[:200])
+    return value
+
+
+def parse_version(zeinfo: dict) -> tuple[int, int]:
+    raw = zeinfo.get("version")
+    if raw is None:
+        return (1, 0)
+    text = str(raw)
+    parts = text.split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise FormatError(f".ze_info version is not MAJOR.MINOR: {text!r}"[:200])
+    return int(parts[0]), int(parts[1])
+
+
+def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, int], list[KernelFigures]]:
+    """Kernel figures from a parsed .ze_info document.
+
+    `xe_hp_or_later` selects NEO's privateMemSize rule; None (target unknown) uses the
+    Xe-HP rule and says so in the kernel's notes.
+    """
+    if not isinstance(zeinfo, dict):
+        raise FormatError(".ze_info is not a YAML mapping")
+    version = parse_version(zeinfo)
+    kernels = zeinfo.get("kernels")
+    if not isinstance(kernels, list):
+        raise FormatError(".ze_info has no 'kernels' list")
+    scratch_in_env = version >= (1, 39)
+    out = []
+    for kernel in kernels:
+        if not isinstance(kernel, dict):
+            raise FormatError(".ze_info kernel entry is not a mapping")
+        name = kernel.get("name")
+        if not isinstance(name, str) or not name:
+            raise FormatError(".ze_info kernel entry has no name")
+        env = kernel.get("execution_env")
+        if not isinstance(env, dict):
+            raise FormatError(f".ze_info kernel {name!r} has no execution_env"[:200])
+        simd = _int(env.get("simd_size", 0), "simd_size")
+        if simd not in (1, 8, 16, 32):
+            raise FormatError(f".ze_info kernel {name!r} has simd_size {simd}, expected 1, 8, 16 or 32"[:200])
+        grf = _int(env.get("grf_count", 0), "grf_count") or None
+        slm = _int(env.get("slm_size", 0), "slm_size")
+
+        spill = private_scratch = global_private = 0
+        scratch_space = largest_slot = 0
+        if scratch_in_env:
+            spill = _int(env.get("spill_size", 0), "spill_size")
+            private_scratch = _int(env.get("private_size", 0), "private_size")
+        buffers = kernel.get("per_thread_memory_buffers") or []
+        if not isinstance(buffers, list):
+            raise FormatError(f".ze_info kernel {name!r}: per_thread_memory_buffers is not a list"[:200])
+        for buf in buffers:
+            if not isinstance(buf, dict):
+                raise FormatError(f".ze_info kernel {name!r}: a per-thread memory buffer is not a mapping"[:200])
+            size = _int(buf.get("size", 0), "buffer size")
+            if size < 0:
+                raise FormatError(f".ze_info kernel {name!r}: negative buffer size"[:200])
+            kind = buf.get("type")
+            if kind == "global":
+                global_private = size * (simd if buf.get("is_simt_thread") else 1)
+            elif kind == "scratch":
+                slot = _int(buf.get("slot", 0), "slot")
+                scratch_space += size
+                largest_slot = max(largest_slot, size)
+                if not scratch_in_env:
+                    if slot == 0:
+                        spill = size
+                    else:
+                        private_scratch = size
+        notes = []
+        if xe_hp_or_later is None:
+            notes.append("target unknown: private memory derived with the Xe-HP and later rule")
+        if xe_hp_or_later is False:
+            private = global_private
+            if private_scratch and not global_private:
+                notes.append(
+                    f"{private_scratch} bytes of private memory live in scratch; the driver reports "
+                    "privateMemSize 0 on Xe-LP"
+                )
+        else:
+            private = private_scratch if private_scratch > 0 else global_private
+
+        attrs = kernel.get("user_attributes") or {}
+        required = env.get("required_sub_group_size") or (
+            attrs.get("intel_reqd_sub_group_size") if isinstance(attrs, dict) else None
+        )
+        out.append(
+            KernelFigures(
+                name=name,
+                simd=simd,
+                grf=grf,
+                spill_bytes=spill,
+                private_bytes=private,
+                slm_bytes=slm,
+                scratch_space_bytes=scratch_space,
+                largest_scratch_slot=largest_slot,
+                required_sub_group_size=_int(required, "required sub-group size") if required else None,
+                has_stack_calls=bool(env.get("has_stack_calls")),
+                notes=tuple(notes),
+            )
+        )
+    return version, out

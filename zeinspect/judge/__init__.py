@@ -1,0 +1,1 @@
+"""What judges reports: the ratchet audit, the shape search, the fix loop."""

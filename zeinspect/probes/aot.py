@@ -1,0 +1,311 @@
+"""The AOT probe: compile a module with the real ocloc for each target IP, read what IGC decided.
+
+One compile per distinct IP version (aliases such as rpl-s/adl-s share one), run in
+parallel, each result cached by content.  The zebin's .ze_info is the authority for the
+figures; the build log adds the spill warning, the PTSS error and any failure text.
+A kernel that does not build is a report with a status, never an exception.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shlex
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import FormatError, UsageError
+from ..inputs import Input
+from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
+from ..inputs.spirv import read_module
+from ..inputs.zebin import read_zebin
+from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
+                     scratch_limit_for_ip)
+from ..paths import build_cache_dir
+from ..toolchain.compilers import discover, select
+from ..toolchain.levers import grf_spelling
+from ..toolchain.run import ToolRun, run_tool
+from ..toolchain.targets import TargetPlan, plan_targets
+from .cache import BuildCache, make_key, sha256
+
+OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
+
+
+@dataclass(frozen=True)
+class AotConfig:
+    """What to compile for; probes take this record, never CLI options."""
+
+    targets: tuple[str, ...] = ("default",)
+    compiler: str | None = None
+    options: str = ""
+    shape: Shape = DEFAULT_SHAPE
+    kernels: tuple[str, ...] = ()
+    """Only report kernels whose name matches one of these (exact or glob)."""
+    jobs: int = 0
+    """Parallel compiles; 0 = the number of cores."""
+    use_cache: bool = True
+    timeout: float | None = None
+    per_module_options: dict = field(default_factory=dict, compare=False, hash=False)
+    """input path -> extra options (from a gate configuration)."""
+
+
+@dataclass
+class Compiled:
+    """One ocloc run (or its cached result) for one module on one IP."""
+
+    run_failure: str | None
+    returncode: int | None
+    log: str
+    binary: bytes | None
+    kernel_names: list[str]
+    from_cache: bool
+    argv: list[str]
+
+
+@dataclass
+class ProbeResult:
+    reports: list[KernelReport] = field(default_factory=list)
+    compilers: list[Compiler] = field(default_factory=list)
+    compiles: int = 0
+    cache_hits: int = 0
+    incidents: list[str] = field(default_factory=list)
+    """One line per toolchain failure (crash, hang) that became a finding."""
+    plan: TargetPlan | None = None
+
+    def stats(self) -> dict:
+        return {"compiles": self.compiles, "cache_hits": self.cache_hits}
+
+
+@dataclass(frozen=True)
+class Job:
+    input: Input
+    module: bytes
+    kind: str
+    ip: str
+    compiler: Compiler
+    options: str
+    internal_options: str
+    shape: Shape
+    notes: tuple[str, ...] = ()
+
+
+def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
+    return not patterns or any(name == p or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def prepare_module(inp: Input, shape: Shape, compiler: Compiler, plan_ip: str, cache: BuildCache,
+                   timeout: float | None) -> tuple[bytes, str, tuple[str, ...]]:
+    """The bytes to hand ocloc for this shape: the input itself, or a rewritten SPIR-V."""
+    if shape.sub_group is None:
+        return inp.data, inp.kind, ()
+    from ..judge.levers import module_with_sub_group  # the shape lever (SPIR-V rewrite)
+
+    return module_with_sub_group(inp, shape.sub_group, compiler, cache, timeout)
+
+
+def _merge(*parts: str) -> str:
+    return " ".join(p for p in parts if p and p.strip())
+
+
+def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
+    argv = [job.compiler.path, "compile", "-file", file_path, "-device", device]
+    if job.kind == "spirv":
+        argv.append("-spirv_input")
+    if out_dir is not None:
+        argv += ["-out_dir", out_dir, "-output", "module"]
+    if job.options:
+        argv += ["-options", job.options]
+    if job.internal_options:
+        argv += ["-internal_options", job.internal_options]
+    return argv
+
+
+def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
+    key = make_key(kind="aot", module=sha256(job.module), input_kind=job.kind, ip=job.ip,
+                   options=job.options, internal=job.internal_options, compiler=job.compiler.id)
+    hit = cache.get(key)
+    if hit is not None:
+        meta, payload = hit
+        return Compiled(None, meta["returncode"], meta["log"], payload if meta["has_binary"] else None,
+                        meta["kernel_names"], True, meta["argv"])
+    suffix = ".spv" if job.kind == "spirv" else ".cl"
+    with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
+        src = Path(tmp) / f"module{suffix}"
+        src.write_bytes(job.module)
+        out = Path(tmp) / "out"
+        argv = build_argv(job, str(src), str(out), job.ip)
+        run: ToolRun = run_tool(argv, cwd=tmp, timeout=timeout)
+        binary = None
+        names: list[str] = []
+        if out.is_dir():
+            for produced in sorted(out.iterdir()):
+                if produced.suffix == ".spv":
+                    try:
+                        names = read_module(produced.read_bytes(), "generated SPIR-V").kernel_names()
+                    except FormatError:
+                        names = []
+                elif produced.suffix not in OUTPUT_SKIP_SUFFIXES and run.returncode == 0 and binary is None:
+                    binary = produced.read_bytes()
+        if job.kind == "spirv" and not names:
+            try:
+                names = read_module(job.module, job.input.path).kernel_names()
+            except FormatError:
+                names = []
+    failure = run.describe_failure()
+    compiled = Compiled(failure, run.returncode, run.output, binary, names, False, argv)
+    if failure is None:  # crashes and hangs may be transient: never cached
+        cache.put(key, {"returncode": run.returncode, "log": run.output, "has_binary": binary is not None,
+                        "kernel_names": names, "argv": argv, "seconds": round(run.seconds, 3)}, binary or b"")
+    return compiled
+
+
+def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, log_text: str,
+                    command: str, zeinfo_version) -> KernelReport:
+    spilled = None
+    overflow = None
+    for ev in log_events:
+        if kernel_matches(ev.kernel, fig.name):
+            if ev.kind == "spill":
+                spilled = ev.spilled_regs
+            elif ev.kind == "scratch_overflow":
+                overflow = ev
+    limit = scratch_limit_for_ip(job.ip)
+    status = Status.OK
+    needed = None
+    reason = None
+    if overflow is not None:
+        status, needed, limit = Status.SCRATCH_OVERFLOW, overflow.needed_bytes, overflow.limit_bytes
+        reason = overflow.line.strip()
+    elif fig.largest_scratch_slot and fig.largest_scratch_slot > limit:
+        # Old IGC builds such kernels without complaint; NEO then refuses them at
+        # zeKernelCreate with ZE_RESULT_ERROR_INVALID_NATIVE_BINARY.
+        status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
+        reason = (f"needs {needed} bytes of scratch per thread, over the {limit} byte cap: the driver "
+                  "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
+    notes = list(job.notes) + list(fig.notes)
+    if fig.has_stack_calls:
+        notes.append("kernel uses stack calls: IGC prints no spill warning for it")
+    notes.append(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}")
+    return KernelReport(
+        input=job.input.path, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
+        shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
+        spill_bytes=fig.spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
+        scratch_space_bytes=fig.scratch_space_bytes, log_spilled_regs=spilled, needed_scratch_bytes=needed,
+        scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size, reason=reason,
+        log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
+    )
+
+
+def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, command: str) -> list[KernelReport]:
+    names = compiled.kernel_names or ["*"]
+    errors = [ev.line.strip() for ev in log_events if ev.kind in ("error", "scratch_overflow")]
+    generic = compiled.run_failure or "; ".join(errors[:5]) or (
+        f"ocloc exited with code {compiled.returncode} and wrote no binary")
+    overflowed = [ev for ev in log_events if ev.kind == "scratch_overflow"]
+    out = []
+    for name in names:
+        own = next((ev for ev in overflowed if kernel_matches(ev.kernel, name)), None)
+        if own is not None:
+            status, needed, limit, reason = Status.SCRATCH_OVERFLOW, own.needed_bytes, own.limit_bytes, own.line.strip()
+        else:
+            status, needed, limit = Status.BUILD_FAILED, None, scratch_limit_for_ip(job.ip)
+            if overflowed and compiled.run_failure is None:
+                others = ", ".join(sorted({ev.kernel or "?" for ev in overflowed}))
+                reason = f"module did not build: kernel {others} overflowed the scratch cap"
+            else:
+                reason = generic
+        out.append(KernelReport(
+            input=job.input.path, kernel=name, target=target.name, ip=job.ip, compiler=job.compiler.id,
+            shape=job.shape, status=status, source=Source.AOT, needed_scratch_bytes=needed,
+            scratch_limit_bytes=limit, reason=reason,
+            log=tuple(lines_for_kernel(compiled.log, name)) if name != "*" else tuple(errors[:20]),
+            command=command, notes=job.notes,
+        ))
+    return out
+
+
+def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[KernelReport]:
+    events = parse_log(compiled.log)
+    out: list[KernelReport] = []
+    for target in targets:
+        file_arg = job.input.path if not job.notes else f"<{job.input.path} rewritten>"
+        command = shlex.join(build_argv(job, file_arg, None, target.name))
+        if compiled.binary is not None:
+            try:
+                zebin = read_zebin(compiled.binary, f"ocloc output for {target.name}", target_ip=job.ip)
+            except FormatError as exc:
+                broken = Compiled(f"ocloc wrote an unreadable binary: {exc}", compiled.returncode, compiled.log,
+                                  None, compiled.kernel_names, compiled.from_cache, compiled.argv)
+                out.extend(_failure_reports(job, target, broken, events, command))
+                continue
+            for fig in zebin.kernels:
+                out.append(_figures_report(job, target, fig, events, compiled.log, command, zebin.zeinfo_version))
+        else:
+            out.extend(_failure_reports(job, target, compiled, events, command))
+    return out
+
+
+def resolve_compilers(config: AotConfig) -> list[Compiler]:
+    return select(discover(), config.compiler)
+
+
+def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: list[Compiler] | None = None,
+          plan: TargetPlan | None = None) -> ProbeResult:
+    """Compile every compilable input for every planned IP; reports in input, kernel, target order."""
+    compilers = compilers if compilers is not None else resolve_compilers(config)
+    plan = plan or plan_targets(config.targets, compilers)
+    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    result = ProbeResult(compilers=[], plan=plan)
+
+    jobs: list[tuple[Job, list[Target]]] = []
+    for inp in inputs:
+        if not inp.compilable:
+            continue
+        for ip in plan.ips:
+            compiler = plan.compiler_for_ip[ip]
+            spelling = grf_spelling(compiler, config.shape.grf)
+            module, kind, notes = prepare_module(inp, config.shape, compiler, ip, cache, config.timeout)
+            internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options)
+            options = _merge(config.options, config.per_module_options.get(inp.path, ""), spelling.options)
+            notes = notes + ((spelling.note,) if spelling.note else ())
+            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
+            jobs.append((job, [t for t in plan.targets if t.ip == ip]))
+            if compiler not in result.compilers:
+                result.compilers.append(compiler)
+
+    workers = config.jobs or os.cpu_count() or 1
+    outcomes: dict[int, Compiled] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(compile_job, job, cache, config.timeout): i for i, (job, _) in enumerate(jobs)}
+        for done, future in enumerate(as_completed(futures), 1):
+            outcomes[futures[future]] = future.result()
+            if progress:
+                progress(done, len(jobs))
+
+    seen_names: list[str] = []
+    produced: list[KernelReport] = []
+    for i, (job, targets) in enumerate(jobs):
+        compiled = outcomes[i]
+        if compiled.from_cache:
+            result.cache_hits += 1
+        else:
+            result.compiles += 1
+        if compiled.run_failure:
+            result.incidents.append(f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}")
+        for report in reports_for(job, compiled, targets):
+            if report.kernel not in seen_names:
+                seen_names.append(report.kernel)
+            if report.kernel == "*" or _kernel_wanted(report.kernel, config.kernels):
+                produced.append(report)
+    if config.kernels and seen_names and not any(r.kernel != "*" for r in produced):
+        known = ", ".join(n for n in seen_names if n != "*")
+        raise UsageError(f"no kernel matches {', '.join(config.kernels)} (kernels: {known})")
+    input_order = {inp.path: i for i, inp in enumerate(inputs)}
+    kernel_order = {name: i for i, name in enumerate(seen_names)}
+    target_order = {t.name: i for i, t in enumerate(plan.targets)}
+    produced.sort(key=lambda r: (input_order.get(r.input, 0), kernel_order.get(r.kernel, 0),
+                                 target_order.get(r.target, 1 << 30)))
+    result.reports = produced
+    return result

@@ -1,0 +1,98 @@
+"""The binary probe: reports from device binaries that already exist (zebins, fat binaries,
+legacy patch-token binaries), with no compiler involved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import FormatError, InputError
+from ..inputs import Input
+from ..inputs.fatbin import read_members
+from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
+from ..inputs.spirv import is_spirv
+from ..inputs.zebin import is_zebin, read_zebin
+from ..model import DEFAULT_SHAPE, KernelFigures, KernelReport, Source, Status, scratch_limit_for_ip
+from ..toolchain.targets import TargetPlan, name_for_ip
+
+
+@dataclass
+class BinaryResult:
+    reports: list[KernelReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp: bool | None,
+            notes: tuple[str, ...]) -> KernelReport:
+    limit = scratch_limit_for_ip(ip) if ip else (256 * 1024 if xe_hp else (2 * 1024 * 1024 if xe_hp is False else None))
+    status, needed, reason = Status.OK, None, None
+    if limit is not None and fig.largest_scratch_slot and fig.largest_scratch_slot > limit:
+        status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
+        reason = (f"needs {needed} bytes of scratch per thread, over the {limit} byte cap: the driver "
+                  "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
+    return KernelReport(
+        input=path, kernel=fig.name, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, status=status,
+        source=Source.BINARY, simd=fig.simd, grf=fig.grf, spill_bytes=fig.spill_bytes,
+        private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes, scratch_space_bytes=fig.scratch_space_bytes,
+        needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
+        reason=reason, notes=notes + fig.notes,
+    )
+
+
+def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, label: str | None = None,
+                       compilers=()) -> tuple[list[KernelReport], list[str]]:
+    """Reports for one device image (zebin or legacy); notes for what is not a native image."""
+    what = label or path
+    if is_zebin(data):
+        zebin = read_zebin(data, what, target_ip=None)
+        ip = zebin.ip or hint_ip
+        target = name_for_ip(ip, compilers) if ip else (zebin.family_label or "unknown target")
+        notes = (f"ze_info {zebin.zeinfo_version[0]}.{zebin.zeinfo_version[1]}",)
+        if zebin.build_options:
+            notes += (f"built with: {zebin.build_options}",)
+        return [_report(path, target, ip, fig, xe_hp=zebin.xe_hp_or_later, notes=notes) for fig in zebin.kernels], []
+    if is_patchtoken_binary(data):
+        family, kernels = read_patchtoken_binary(data, what)
+        xe_hp = True if family.startswith("Xe-") else (False if family.startswith("Gen") else None)
+        note = (f"legacy patch-token binary for {family}",)
+        return [_report(path, hint_ip and name_for_ip(hint_ip, compilers) or family, hint_ip, fig, xe_hp=xe_hp,
+                        notes=note) for fig in kernels], []
+    if is_spirv(data):
+        return [], [f"{what}: SPIR-V image (compiled at run time; give it as input to compile it)"]
+    raise FormatError(f"{what} is not a zebin or a patch-token binary")
+
+
+def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compilers=()) -> BinaryResult:
+    """Reports for every binary input; with a plan, only its targets, and say which are missing."""
+    result = BinaryResult()
+    for inp in inputs:
+        if inp.kind in ("opencl", "spirv"):
+            continue
+        try:
+            if inp.kind == "fatbin":
+                reports = []
+                for member in read_members(inp.data, inp.path):
+                    if member.name == "generic_ir":
+                        result.notes.append(f"{inp.path}: carries a generic_ir (SPIR-V) member for JIT fallback")
+                        continue
+                    found, notes = reports_from_image(inp.path, member.data, hint_ip=member.ip,
+                                                      label=f"{inp.path}[{member.name}]", compilers=compilers)
+                    reports.extend(found)
+                    result.notes.extend(notes)
+            else:
+                reports, notes = reports_from_image(inp.path, inp.data, compilers=compilers)
+                result.notes.extend(notes)
+        except FormatError as exc:
+            raise InputError(str(exc), path=None) from None
+        if plan is not None:
+            present = {r.ip for r in reports}
+            wanted = []
+            for target in plan.targets:
+                matching = [r for r in reports if r.ip == target.ip]
+                wanted.extend(r.replace(target=target.name) for r in matching)
+            missing = [t.name for t in plan.targets if t.ip not in present]
+            if missing:
+                result.notes.append(f"{inp.path}: holds no image for {', '.join(missing)}")
+            reports = wanted
+        result.reports.extend(reports)
+    return result

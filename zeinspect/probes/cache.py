@@ -1,0 +1,125 @@
+"""A content-addressed on-disk cache of compile results, safe under concurrent runs.
+
+Key: SHA-256 over the input's bytes, its kind, the target IP, the options and the
+compiler identity (and this format's version).  Each entry is one file written to a
+temporary name and renamed into place, so a reader sees a whole entry or none.  The
+payload carries its own SHA-256: a truncated or corrupted entry is detected, dropped
+and rebuilt.  A cache that cannot be written (read-only, full disk) degrades to no
+cache with one warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+CACHE_FORMAT = 1
+_MAGIC = b"ZEICACHE"
+_warned = threading.Event()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that `path` is always the old file or the new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def make_key(**parts) -> str:
+    canon = json.dumps({"format": CACHE_FORMAT, **parts}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class BuildCache:
+    """get/put of (metadata dict, payload bytes) by key.  `None` directory = disabled."""
+
+    def __init__(self, directory: Path | None):
+        self.directory = Path(directory) if directory is not None else None
+        self.hits = 0
+        self.misses = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.directory is not None
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"v{CACHE_FORMAT}" / key[:2] / f"{key}.entry"
+
+    def get(self, key: str) -> tuple[dict, bytes] | None:
+        if not self.enabled:
+            return None
+        path = self._path(key)
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            with self._lock:
+                self.misses += 1
+            return None
+        entry = self._decode(blob)
+        if entry is None:
+            # Corrupted or truncated: drop it so the next put rewrites it.
+            with self._lock:
+                self.dropped += 1
+                self.misses += 1
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            return None
+        with self._lock:
+            self.hits += 1
+        return entry
+
+    @staticmethod
+    def _decode(blob: bytes) -> tuple[dict, bytes] | None:
+        if len(blob) < 12 or blob[:8] != _MAGIC:
+            return None
+        (header_len,) = struct.unpack_from("<I", blob, 8)
+        if 12 + header_len > len(blob):
+            return None
+        try:
+            meta = json.loads(blob[12:12 + header_len])
+        except ValueError:
+            return None
+        payload = blob[12 + header_len:]
+        if not isinstance(meta, dict) or meta.get("payload_sha256") != sha256(payload) or meta.get("payload_len") != len(payload):
+            return None
+        return meta, payload
+
+    def put(self, key: str, meta: dict, payload: bytes) -> None:
+        if not self.enabled:
+            return
+        header = json.dumps({**meta, "payload_sha256": sha256(payload), "payload_len": len(payload)}).encode()
+        blob = _MAGIC + struct.pack("<I", len(header)) + header + payload
+        try:
+            atomic_write(self._path(key), blob)
+        except OSError as exc:
+            if not _warned.is_set():
+                _warned.set()
+                print(f"zeinspect: warning: build cache disabled ({self.directory}: {exc.strerror or exc})",
+                      file=sys.stderr)
+            self.directory = None

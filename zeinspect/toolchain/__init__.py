@@ -1,0 +1,1 @@
+"""Finding, identifying and fetching compilers; targets and IP versions; option spellings."""

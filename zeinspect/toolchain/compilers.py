@@ -1,0 +1,231 @@
+"""Find ocloc installations, tell who they are, and what targets they know.
+
+Discovery order: $ZEINSPECT_OCLOC, `ocloc` on PATH, Debian's /usr/bin/ocloc, then the
+stacks `zeinspect toolchain fetch` put under the toolchain directory.  The same binary
+found twice is listed once.  Identity (ocloc and IGC versions) and the target list are
+cached per binary (path, size, mtime) because every command needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import ToolchainError
+from ..model import Compiler
+from ..paths import build_cache_dir, toolchain_dir
+from .run import run_tool
+
+_IDENTITY_CACHE_VERSION = 3
+_IGC_VERSION = re.compile(rb"intel-graphics-compiler2?-(\d+\.\d+\.\d+(?:\.\d+)?)")
+_IGC_SONAME = re.compile(rb"libigc\.so\.\d+")
+_DEVICE_LIST = re.compile(r"<device_type> can be:\s*(?P<list>.*?)(?:\s+or hexadecimal value|\s+- can be single)", re.S)
+
+
+def _identity_cache_path() -> Path:
+    return build_cache_dir() / "compilers.json"
+
+
+def _load_identity_cache() -> dict:
+    try:
+        data = json.loads(_identity_cache_path().read_text())
+        return data if data.get("version") == _IDENTITY_CACHE_VERSION else {"version": _IDENTITY_CACHE_VERSION}
+    except (OSError, ValueError):
+        return {"version": _IDENTITY_CACHE_VERSION}
+
+
+def _store_identity_cache(data: dict) -> None:
+    from ..probes.cache import atomic_write
+
+    try:
+        atomic_write(_identity_cache_path(), json.dumps(data, indent=1, sort_keys=True).encode())
+    except OSError:
+        pass  # a read-only cache only costs speed
+
+
+def _fingerprint(path: str) -> str:
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}|{st.st_size}|{int(st.st_mtime)}"
+
+
+def _query_version(path: str) -> str:
+    with tempfile.TemporaryDirectory(prefix="zeinspect-q-") as tmp:
+        run = run_tool([path, "query", "OCL_DRIVER_VERSION"], cwd=tmp, timeout=60)
+        written = Path(tmp) / "OCL_DRIVER_VERSION"
+        text = written.read_text(errors="replace").strip(" \t\r\n\0") if written.exists() else ""
+        if not text:
+            text = run.output.strip().splitlines()[-1].strip() if run.output.strip() else ""
+    if not re.fullmatch(r"\d+(\.\d+)+", text):
+        raise ToolchainError(f"{path} did not report its version (is it ocloc?)")
+    return text
+
+
+def _known_targets(path: str) -> tuple[str, ...]:
+    with tempfile.TemporaryDirectory(prefix="zeinspect-h-") as tmp:
+        run = run_tool([path, "compile", "--help"], cwd=tmp, timeout=60)
+    m = _DEVICE_LIST.search(run.output)
+    if not m:
+        return ()
+    names = []
+    for item in m.group("list").replace("\n", " ").split(","):
+        word = item.strip()
+        if word and " " not in word and word not in ("version",):
+            names.append(word)
+    return tuple(names)
+
+
+def _ids(path: str, names: tuple[str, ...]) -> dict[str, list[str]]:
+    """`ocloc ids NAME` for every name: the IP versions each acronym or family compiles to."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="zeinspect-i-") as tmp:
+        for name in names:
+            run = run_tool([path, "ids", name], cwd=tmp, timeout=60)
+            if run.returncode == 0:
+                out[name] = re.findall(r"^\s*(\d+\.\d+\.\d+)\s*$", run.output, re.M)
+    return out
+
+
+def _igc_version(lib_dirs: list[Path]) -> str | None:
+    """IGC's version from the build path its Debian build embeds; the soname comes from libocloc."""
+    soname = None
+    for d in lib_dirs:
+        libocloc = d / "libocloc.so"
+        if libocloc.exists():
+            with libocloc.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                m = _IGC_SONAME.search(mm)
+                soname = m.group(0).decode() if m else None
+            break
+    candidates = []
+    for d in lib_dirs:
+        if soname and (d / soname).exists():
+            candidates.append(d / soname)
+        candidates.extend(sorted(d.glob("libigc.so.*"), reverse=True))
+    for lib in candidates:
+        try:
+            with lib.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                m = _IGC_VERSION.search(mm)
+                if m:
+                    return m.group(1).decode()
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _lib_dirs_for(path: str) -> list[Path]:
+    prefix = Path(os.path.realpath(path)).parent.parent
+    return [d for d in (prefix / "lib" / "x86_64-linux-gnu", prefix / "lib64", prefix / "lib") if d.is_dir()]
+
+
+def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dict | None = None) -> Compiler:
+    """Who this ocloc is.  Raises ToolchainError when it does not run or answer."""
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise ToolchainError(f"{path} is not an executable file")
+    key = _fingerprint(path)
+    own_cache = cache is None
+    cache = _load_identity_cache() if own_cache else cache
+    entry = cache.get(key)
+    if entry is None:
+        ocloc_version = _query_version(path)
+        if manifest is not None:
+            igc = manifest.get("igc_version")
+            lib_dirs = [Path(manifest["root"]) / "usr" / "lib" / "x86_64-linux-gnu"]
+        else:
+            igc = None
+            lib_dirs = _lib_dirs_for(path)
+        igc = igc or _igc_version(lib_dirs)
+        targets = _known_targets(path)
+        entry = {"ocloc_version": ocloc_version, "igc_version": igc, "targets": list(targets),
+                 "ids": _ids(path, targets)}
+        cache[key] = entry
+        if own_cache:
+            _store_identity_cache(cache)
+    major = int(entry["ocloc_version"].split(".")[0])
+    igc = entry["igc_version"]
+    return Compiler(
+        id=f"ocloc-{entry['ocloc_version']}/igc-{igc or 'unknown'}",
+        path=path,
+        ocloc_version=entry["ocloc_version"],
+        igc_version=igc,
+        targets=tuple(entry["targets"]),
+        ip_map=tuple((name, tuple(ips)) for name, ips in sorted(entry["ids"].items())),
+        # Zebin became ocloc's default on all platforms in 23.39 (FORMATS.md).
+        zebin_by_default=major >= 24,
+        origin=origin,
+    )
+
+
+def fetched_stacks() -> list[tuple[str, dict]]:
+    """(launcher path, manifest) for each stack under the toolchain directory."""
+    out = []
+    root = toolchain_dir()
+    if not root.is_dir():
+        return out
+    for manifest_path in sorted(root.glob("*/manifest.json")):
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            continue
+        launcher = manifest_path.parent / "bin" / "ocloc"
+        if launcher.exists():
+            out.append((str(launcher), manifest))
+    return out
+
+
+def discover() -> list[Compiler]:
+    """Every usable ocloc, newest first.  Broken candidates are skipped (see `discover_report`)."""
+    return [c for c, _ in discover_report() if c is not None]
+
+
+def discover_report() -> list[tuple[Compiler | None, str]]:
+    """Each candidate with either its identity or the reason it was skipped."""
+    candidates: list[tuple[str, str, dict | None]] = []
+    env = os.environ.get("ZEINSPECT_OCLOC")
+    if env:
+        candidates.append((env, "ZEINSPECT_OCLOC", None))
+    on_path = shutil.which("ocloc")
+    if on_path:
+        candidates.append((on_path, "PATH", None))
+    if os.path.exists("/usr/bin/ocloc"):
+        candidates.append(("/usr/bin/ocloc", "Debian package", None))
+    for launcher, manifest in fetched_stacks():
+        candidates.append((launcher, f"fetched ({manifest.get('suite', '?')})", manifest))
+
+    cache = _load_identity_cache()
+    before = json.dumps(cache, sort_keys=True)
+    seen: set[str] = set()
+    out: list[tuple[Compiler | None, str]] = []
+    for path, origin, manifest in candidates:
+        real = os.path.realpath(path) if manifest is None else path
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            out.append((identify(path, origin, manifest=manifest, cache=cache), origin))
+        except (ToolchainError, OSError) as exc:
+            out.append((None, f"{path} ({origin}): {exc}"))
+    if json.dumps(cache, sort_keys=True) != before:
+        _store_identity_cache(cache)
+    found = sorted((c for c, _ in out if c is not None), key=lambda c: c.version_key, reverse=True)
+    skipped = [(None, reason) for c, reason in out if c is None]
+    return [(c, c.origin) for c in found] + skipped
+
+
+def select(compilers: list[Compiler], wanted: str | None) -> list[Compiler]:
+    """Narrow the list to `--compiler` (an id, a path, or a version prefix such as `22.43`)."""
+    if not wanted:
+        return compilers
+    picked = [
+        c for c in compilers
+        if wanted in (c.id, c.path, os.path.realpath(c.path)) or c.ocloc_version.startswith(wanted)
+        or (c.igc_version or "").startswith(wanted) or c.id.startswith(wanted)
+    ]
+    if not picked:
+        known = ", ".join(c.id for c in compilers) or "none"
+        raise ToolchainError(f"no compiler matches --compiler {wanted!r} (found: {known})")
+    return picked

@@ -1,0 +1,148 @@
+"""Which build-option spelling each compiler accepts for each register-file mode.
+
+Spellings differ between IGC generations and are not all documented, so they are
+established, not assumed: for each mode the candidates are tried on a tiny kernel for a
+target with a large register file, and the first one that builds *and* gives the
+expected `grf_count` in .ze_info is kept.  The result is cached with the compiler's
+identity.  Observed on 2026-11-30: IGC 1.0.12504 accepts `-ze-opt-large-register-file`
+and `-cl-intel-256-GRF-per-thread` but no explicit 128 or automatic mode; IGC 2.40
+accepts those plus `-cl-intel-128-GRF-per-thread`, `-ze-exp-register-file-size 256`,
+and the automatic mode only as an internal option.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..model import Compiler
+from ..paths import build_cache_dir
+from .run import run_tool
+
+PROBE_KERNEL = "__kernel void zeinspect_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }\n"
+PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")  # dg2-g10, mtl-u, bmg-g21: all have a 256-register mode
+
+# mode -> candidates of (where, option text, grf_count expected or None for "builds")
+CANDIDATES = {
+    "256": [("options", "-ze-opt-large-register-file", 256), ("options", "-cl-intel-256-GRF-per-thread", 256),
+            ("options", "-ze-exp-register-file-size 256", 256)],
+    "128": [("options", "-cl-intel-128-GRF-per-thread", 128), ("options", "-ze-exp-register-file-size 128", 128),
+            ("internal", "-cl-intel-128-GRF-per-thread", 128)],
+    "auto": [("options", "-ze-intel-enable-auto-large-GRF-mode", None),
+             ("internal", "-ze-intel-enable-auto-large-GRF-mode", None)],
+}
+
+
+@dataclass(frozen=True)
+class GrfSpelling:
+    options: str = ""
+    internal_options: str = ""
+    note: str | None = None
+
+
+_lock = threading.Lock()
+_memo: dict[tuple[str, str], GrfSpelling] = {}
+
+
+def _cache_file() -> Path:
+    return build_cache_dir() / "levers.json"
+
+
+def grf_spelling(compiler: Compiler, mode: str) -> GrfSpelling:
+    """The options that select `mode` on this compiler; UsageError if it has none."""
+    if mode == "default":
+        return GrfSpelling()
+    if mode not in CANDIDATES:
+        raise UsageError(f"unknown register file mode {mode!r} (default, 128, 256, auto)")
+    with _lock:
+        key = (compiler.id, mode)
+        if key in _memo:
+            found = _memo[key]
+        else:
+            found = _load(compiler.id, mode)
+            if found is None:
+                found = _establish(compiler, mode)
+                _save(compiler.id, mode, found)
+            _memo[key] = found
+    if found.note == "unsupported":
+        raise UsageError(f"{compiler.id} has no build option for register file mode {mode!r}")
+    return found
+
+
+def _load(compiler_id: str, mode: str) -> GrfSpelling | None:
+    try:
+        data = json.loads(_cache_file().read_text())
+        entry = data[compiler_id][mode]
+        return GrfSpelling(**entry)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save(compiler_id: str, mode: str, spelling: GrfSpelling) -> None:
+    from ..probes.cache import atomic_write
+
+    try:
+        data = json.loads(_cache_file().read_text())
+    except (OSError, ValueError):
+        data = {}
+    data.setdefault(compiler_id, {})[mode] = spelling.__dict__
+    try:
+        atomic_write(_cache_file(), json.dumps(data, indent=1, sort_keys=True).encode())
+    except OSError:
+        pass
+
+
+def _probe_ip(compiler: Compiler) -> str | None:
+    return next((ip for ip in PROBE_IPS if compiler.knows(ip)), None)
+
+
+def _try(compiler: Compiler, ip: str, where: str, text: str) -> int | None:
+    """grf_count of the probe kernel built with this option, or None if it did not build."""
+    from ..inputs.zebin import read_zebin
+
+    with tempfile.TemporaryDirectory(prefix="zeinspect-lever-") as tmp:
+        src = Path(tmp) / "probe.cl"
+        src.write_text(PROBE_KERNEL)
+        internal = [] if compiler.zebin_by_default else ["-cl-intel-allow-zebin"]
+        options = []
+        if text and where == "options":
+            options.append(text)
+        elif text:
+            internal.append(text)
+        argv = [compiler.path, "compile", "-file", str(src), "-device", ip, "-out_dir", str(Path(tmp) / "out"),
+                "-output", "probe"]
+        if options:
+            argv += ["-options", " ".join(options)]
+        if internal:
+            argv += ["-internal_options", " ".join(internal)]
+        run = run_tool(argv, cwd=tmp, timeout=120)
+        if run.returncode != 0:
+            return None
+        for out in sorted((Path(tmp) / "out").glob("probe*")):
+            if out.suffix in (".spv", ".gen", ".dbg"):
+                continue
+            try:
+                zebin = read_zebin(out.read_bytes(), "probe")
+            except Exception:  # noqa: BLE001 - any unreadable output means "not this spelling"
+                return None
+            return zebin.kernels[0].grf if zebin.kernels else None
+    return None
+
+
+def _establish(compiler: Compiler, mode: str) -> GrfSpelling:
+    ip = _probe_ip(compiler)
+    if ip is None:
+        return GrfSpelling(note="unsupported")
+    for where, text, expected in CANDIDATES[mode]:
+        grf = _try(compiler, ip, where, text)
+        if grf is not None and (expected is None or grf == expected):
+            return GrfSpelling(options=text if where == "options" else "",
+                               internal_options=text if where == "internal" else "")
+    if mode == "128" and _try(compiler, ip, "options", "") == 128:
+        # No explicit spelling, but 128 is what this compiler always picks by default.
+        return GrfSpelling(note="no explicit 128-register option; this compiler's default is 128")
+    return GrfSpelling(note="unsupported")
