@@ -67,39 +67,19 @@ def cli():
 
 def _inspect(paths, targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet):
     """Probe every input: compile sources for the targets, read binaries as they are."""
-    from .inputs import collect
     from .model import Shape
-    from .probes.aot import AotConfig, probe, resolve_compilers
-    from .probes.binary import probe_binaries
-    from .toolchain.targets import plan_targets
+    from .probes.aot import AotConfig
+    from .probes.collect import collect_reports
 
-    inputs = collect(list(paths))
     config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options,
                        shape=Shape(grf=grf), kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache,
                        timeout=timeout)
-    reports, compilers, notes, incidents, stats = [], [], [], [], {}
-    needs_compiler = any(i.compilable for i in inputs)
-    found = resolve_compilers(config) if (needs_compiler or targets) else []
-    if needs_compiler:
-        update, close = _progress(quiet, "compiling")
-        try:
-            result = probe([i for i in inputs if i.compilable], config, progress=update, compilers=found)
-        finally:
-            close()
-        reports += result.reports
-        compilers += result.compilers
-        incidents += result.incidents
-        stats = result.stats()
-    if any(not i.compilable for i in inputs):
-        plan = plan_targets(config.targets, found) if targets else None
-        binaries = probe_binaries(inputs, plan=plan, compilers=found)
-        if kernels:
-            from .probes.aot import _kernel_wanted
-
-            binaries.reports = [r for r in binaries.reports if _kernel_wanted(r.kernel, config.kernels)]
-        reports += binaries.reports
-        notes += binaries.notes
-    return reports, compilers, notes, incidents, stats
+    update, close = _progress(quiet, "compiling")
+    try:
+        got = collect_reports(list(paths), config, explicit_targets=bool(targets), progress=update)
+    finally:
+        close()
+    return got.reports, got.compilers, got.notes, got.incidents, got.stats
 
 
 def _finish(reports, compilers, notes, incidents, stats, as_json, render):

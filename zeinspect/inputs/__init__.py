@@ -78,6 +78,16 @@ def read_input(path: str) -> Input:
         )
     if kind == "elf":
         raise InputError("is an ELF file but not an Intel GPU device binary", path=path)
+    if kind == "spirv":
+        from ..errors import FormatError
+        from .spirv import read_module
+
+        try:
+            module = read_module(data, path)
+        except FormatError as exc:
+            raise InputError(str(exc).removeprefix(f"{path} ").removeprefix(f"{path}: "), path=path) from None
+        if not module.kernel_names():
+            raise InputError("is a SPIR-V module without OpenCL kernel entry points", path=path)
     if kind == "opencl":
         try:
             data.decode("utf-8")

@@ -102,7 +102,7 @@ def read_module(data: bytes, what: str = "SPIR-V module") -> Module:
         word = words[i]
         length = word >> 16
         if length == 0 or i + length > count:
-            raise FormatError(f"{what}: instruction at word {i} has a bad length (truncated or damaged)")
+            raise FormatError(f"{what}: SPIR-V instruction at word {i} has a bad length (truncated or damaged)")
         module.instructions.append(Instruction(opcode=word & 0xFFFF, offset=i, operands=tuple(words[i + 1:i + length])))
         i += length
     return module

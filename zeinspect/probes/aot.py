@@ -24,7 +24,7 @@ from ..inputs.zebin import read_zebin
 from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
                      scratch_limit_for_ip)
 from ..paths import build_cache_dir
-from ..toolchain.compilers import discover, select
+from ..toolchain.compilers import select
 from ..toolchain.levers import grf_spelling
 from ..toolchain.run import ToolRun, run_tool
 from ..toolchain.targets import TargetPlan, plan_targets
@@ -248,7 +248,16 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
 
 
 def resolve_compilers(config: AotConfig) -> list[Compiler]:
-    return select(discover(), config.compiler)
+    from ..errors import ToolchainError
+    from ..toolchain.compilers import discover_report
+
+    found = discover_report()
+    usable = [c for c, _ in found if c is not None]
+    if not usable:
+        why = "; ".join(reason for c, reason in found if c is None)
+        raise ToolchainError("no usable Intel GPU compiler (ocloc)" + (f" ({why})" if why else "")
+                             + "; run `zeinspect toolchain fetch` or install Debian's intel-opencl-icd")
+    return select(usable, config.compiler)
 
 
 def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: list[Compiler] | None = None,

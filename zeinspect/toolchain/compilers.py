@@ -124,6 +124,8 @@ def _lib_dirs_for(path: str) -> list[Path]:
 
 def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dict | None = None) -> Compiler:
     """Who this ocloc is.  Raises ToolchainError when it does not run or answer."""
+    if not os.path.exists(path):
+        raise ToolchainError(f"{path} does not exist")
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise ToolchainError(f"{path} is not an executable file")
     key = _fingerprint(path)
@@ -187,7 +189,10 @@ def discover_report() -> list[tuple[Compiler | None, str]]:
     candidates: list[tuple[str, str, dict | None]] = []
     env = os.environ.get("ZEINSPECT_OCLOC")
     if env:
-        candidates.append((env, "ZEINSPECT_OCLOC", None))
+        # An explicit choice, like $CC: this compiler and no other.
+        manifest = next((m for launcher, m in fetched_stacks() if os.path.realpath(launcher) == os.path.realpath(env)), None)
+        candidates.append((env, "ZEINSPECT_OCLOC", manifest))
+        return _identified(candidates)
     on_path = shutil.which("ocloc")
     if on_path:
         candidates.append((on_path, "PATH", None))
@@ -195,7 +200,10 @@ def discover_report() -> list[tuple[Compiler | None, str]]:
         candidates.append(("/usr/bin/ocloc", "Debian package", None))
     for launcher, manifest in fetched_stacks():
         candidates.append((launcher, f"fetched ({manifest.get('suite', '?')})", manifest))
+    return _identified(candidates)
 
+
+def _identified(candidates: list[tuple[str, str, dict | None]]) -> list[tuple[Compiler | None, str]]:
     cache = _load_identity_cache()
     before = json.dumps(cache, sort_keys=True)
     seen: set[str] = set()

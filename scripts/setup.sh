@@ -1,0 +1,37 @@
+#!/bin/sh
+# Install what `make audit` and `make test` need, from nothing, on Debian 12; re-runs are cheap.
+#  1. Debian packages that are missing (Debian 12's Intel compiler stack, Level Zero, SPIR-V
+#     and LLVM offload tools, binutils, Python venv support);
+#  2. the current Intel compiler stack from Debian unstable (`zeinspect toolchain fetch`);
+#  3. a .venv in the repository root with zeinspect installed (editable) and its test extras.
+set -eu
+cd "$(dirname "$0")/.."
+
+PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc make
+          python3 python3-venv python3-dev zstd ca-certificates procps"
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "setup: installing Debian packages:$missing"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+fi
+
+PY=$(command -v python3.11 || command -v python3)
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $PY"
+  "$PY" -m venv .venv
+fi
+if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
+  echo "setup: installing zeinspect into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[test]'
+  touch .venv/.installed
+fi
+
+# The current stack moves: fetch checks Debian unstable and installs what it carries today.
+.venv/bin/zeinspect toolchain fetch

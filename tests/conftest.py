@@ -1,0 +1,125 @@
+"""Shared test fixtures: the real compilers of both generations and a CLI runner.
+
+Tests run the installed `zeinspect` command in a subprocess, as a user would, and
+compare what it prints with what the compilers themselves wrote (zebins, logs).
+`make test` sets ZEINSPECT_REQUIRE_TOOLCHAINS=1: a missing compiler is then a failure,
+not a skip, so CI cannot pass by testing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+ZEINSPECT = [sys.executable, "-m", "zeinspect"]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _require() -> bool:
+    return os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS") == "1"
+
+
+def _compilers():
+    from zeinspect.toolchain.compilers import discover
+
+    return discover()
+
+
+@pytest.fixture(scope="session")
+def all_compilers():
+    return _compilers()
+
+
+def _pick(generation: str):
+    for c in _compilers():
+        major = int(c.ocloc_version.split(".")[0])
+        if generation == "current" and major >= 24:
+            return c
+        if generation == "debian" and major < 24:
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def sid_compiler():
+    c = _pick("current")
+    if c is None:
+        if _require():
+            pytest.fail("the current compiler stack is missing: run `zeinspect toolchain fetch`")
+        pytest.skip("no current compiler stack (zeinspect toolchain fetch)")
+    return c
+
+
+@pytest.fixture(scope="session")
+def debian_compiler():
+    c = _pick("debian")
+    if c is None:
+        if _require():
+            pytest.fail("Debian 12's ocloc is missing: apt-get install intel-opencl-icd")
+        pytest.skip("no Debian 12 ocloc")
+    return c
+
+
+@pytest.fixture(params=["current", "debian"])
+def compiler(request):
+    """Each test using this runs once per compiler generation."""
+    return request.getfixturevalue("sid_compiler" if request.param == "current" else "debian_compiler")
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("zeinspect-cache")
+
+
+class Cli:
+    def __init__(self, env: dict):
+        self.env = env
+
+    def __call__(self, *args, env: dict | None = None, cwd: str | None = None, timeout: float = 1800):
+        full_env = dict(self.env)
+        if env:
+            full_env.update(env)
+        proc = subprocess.run([*ZEINSPECT, *map(str, args)], capture_output=True, text=True, env=full_env,
+                              cwd=cwd or str(ROOT), timeout=timeout)
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def json(self, *args, **kw):
+        res = self(*args, "--json", **kw)
+        assert res.code in (0, 1), res.err
+        return res.code, json.loads(res.out)
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+    def __repr__(self):
+        return f"Result(code={self.code}, err={self.err[-400:]!r})"
+
+
+@pytest.fixture
+def cli(session_cache):
+    """The zeinspect CLI with the session's build cache (shared, so repeated compiles are cheap)."""
+    env = dict(os.environ)
+    env["ZEINSPECT_CACHE_DIR"] = str(session_cache)
+    env.pop("ZEINSPECT_OCLOC", None)
+    env["PYTHONPATH"] = str(ROOT)
+    return Cli(env)
+
+
+@pytest.fixture
+def fresh_cli(tmp_path):
+    """The CLI with an empty build cache of its own."""
+    env = dict(os.environ)
+    env["ZEINSPECT_CACHE_DIR"] = str(tmp_path / "cache")
+    env.pop("ZEINSPECT_OCLOC", None)
+    env["PYTHONPATH"] = str(ROOT)
+    return Cli(env)

@@ -1,0 +1,144 @@
+"""Bad input and broken toolchains: one line naming the file and the problem, the documented
+exit code, never a traceback; compiler crashes and hangs are contained and reported."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import KERNELS
+
+
+def one_line_error(res, *needles):
+    lines = [line for line in res.err.splitlines() if line.strip()]
+    assert lines, res
+    assert "Traceback" not in res.err
+    error_lines = [line for line in lines if line.startswith("zeinspect: error:")]
+    assert len(error_lines) == 1, res.err
+    for needle in needles:
+        assert needle in error_lines[0], (needle, error_lines[0])
+
+
+@pytest.fixture
+def spirv(sid_compiler, tmp_path):
+    subprocess.run([sid_compiler.path, "compile", "-file", str(KERNELS / "clean.cl"), "-device", "tgllp",
+                    "-spv_only", "-out_dir", str(tmp_path), "-output", "clean"], check=True, capture_output=True,
+                   cwd=tmp_path)
+    return next(tmp_path.glob("*.spv")).read_bytes()
+
+
+@pytest.fixture
+def zebin(sid_compiler, tmp_path):
+    out = tmp_path / "zb"
+    subprocess.run([sid_compiler.path, "compile", "-file", str(KERNELS / "clean.cl"), "-device", "dg2-g10",
+                    "-out_dir", str(out), "-output", "clean"], check=True, capture_output=True, cwd=tmp_path)
+    return next(out.glob("*.bin")).read_bytes()
+
+
+def test_nonexistent_file(cli, tmp_path):
+    res = cli("inspect", tmp_path / "missing.spv")
+    assert res.code == 2
+    one_line_error(res, "missing.spv", "no such file")
+
+
+def test_empty_file(cli, tmp_path):
+    (tmp_path / "empty.spv").write_bytes(b"")
+    res = cli("kernel", tmp_path / "empty.spv")
+    assert res.code == 2
+    one_line_error(res, "empty.spv", "empty")
+
+
+def test_garbage(cli, tmp_path):
+    (tmp_path / "noise.spv").write_bytes(os.urandom(4096))
+    res = cli("inspect", tmp_path / "noise.spv")
+    assert res.code == 2
+    one_line_error(res, "noise.spv", "not a SPIR-V module")
+
+
+def test_truncated_spirv(cli, tmp_path, spirv):
+    (tmp_path / "cut.spv").write_bytes(spirv[: len(spirv) // 2 + 2])
+    res = cli("inspect", tmp_path / "cut.spv")
+    assert res.code == 2
+    one_line_error(res, "cut.spv", "SPIR-V")
+
+
+def test_truncated_and_garbled_zebin(cli, tmp_path, zebin):
+    (tmp_path / "cut.bin").write_bytes(zebin[:700])
+    res = cli("inspect", tmp_path / "cut.bin")
+    assert res.code == 2
+    one_line_error(res, "cut.bin", "ELF")
+    garbled = bytearray(zebin)
+    garbled[0x28:0x30] = b"\xff" * 8  # e_shoff far past the end
+    (tmp_path / "garbled.bin").write_bytes(bytes(garbled))
+    res = cli("inspect", tmp_path / "garbled.bin")
+    assert res.code == 2
+    one_line_error(res, "garbled.bin")
+
+
+def test_truncated_archive(cli, tmp_path, zebin):
+    member = b"64.12.55.8/".ljust(16) + b"0".ljust(12) + b"0".ljust(6) + b"0".ljust(6) + b"644".ljust(8)
+    member += str(len(zebin)).encode().ljust(10) + b"`\n"
+    archive = b"!<arch>\n" + member + zebin
+    (tmp_path / "whole.ar").write_bytes(archive)
+    assert cli("inspect", tmp_path / "whole.ar").code == 0
+    (tmp_path / "cut.ar").write_bytes(archive[:-200])
+    res = cli("inspect", tmp_path / "cut.ar")
+    assert res.code == 2
+    one_line_error(res, "cut.ar", "past the end")
+
+
+def test_unknown_target_suggests(cli, sid_compiler):
+    res = cli("inspect", KERNELS / "clean.cl", "-t", "bmg-g12")
+    assert res.code == 2
+    one_line_error(res, "unknown target 'bmg-g12'", "did you mean", "bmg-g21")
+
+
+def test_no_compiler(cli, tmp_path):
+    res = cli("inspect", KERNELS / "clean.cl", env={"ZEINSPECT_OCLOC": str(tmp_path / "no-ocloc")})
+    assert res.code == 3
+    one_line_error(res, "no usable Intel GPU compiler", "no-ocloc")
+
+
+def _wrapper(tmp_path: Path, real: str, body: str) -> str:
+    """An ocloc that answers identity questions for real but misbehaves on `compile`."""
+    path = tmp_path / "ocloc-faulty"
+    path.write_text(f"#!/bin/sh\ncase \"$*\" in *' -file '*) {body} ;; esac\nexec '{real}' \"$@\"\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_compiler_crash_is_a_finding(cli, sid_compiler, tmp_path):
+    faulty = _wrapper(tmp_path, sid_compiler.path, "kill -SEGV $$")
+    res = cli("inspect", KERNELS / "sg32_accumulate.cl", "-t", "tgllp", "--json", "--no-cache",
+              env={"ZEINSPECT_OCLOC": faulty})
+    assert res.code == 3
+    one_line_error(res, "sg32_accumulate.cl", "compiler crashed: signal 11")
+    import json
+
+    doc = json.loads(res.out)
+    assert doc["reports"][0]["status"] == "build_failed"
+    assert "signal 11" in doc["reports"][0]["reason"]
+
+
+def test_compiler_hang_times_out(cli, sid_compiler, tmp_path):
+    faulty = _wrapper(tmp_path, sid_compiler.path, "sleep 300")
+    start = time.monotonic()
+    res = cli("inspect", KERNELS / "clean.cl", "-t", "tgllp", "--timeout", "2", "--no-cache",
+              env={"ZEINSPECT_OCLOC": faulty})
+    assert time.monotonic() - start < 60
+    assert res.code == 3
+    one_line_error(res, "clean.cl", "timed out after 2 s")
+    # The whole process group died with it: no sleeping child is left behind.
+    leftover = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True).stdout.strip()
+    assert not leftover
+
+
+def test_kernel_filter_names_the_kernels_that_exist(cli, sid_compiler):
+    res = cli("kernel", KERNELS / "fma_tile.cl", "-t", "tgllp", "-k", "nope", "--compiler", sid_compiler.id)
+    assert res.code == 2
+    one_line_error(res, "nope", "fma_tile")

@@ -1,0 +1,57 @@
+"""One entry point from inputs to reports: compile what needs compiling, read the rest.
+
+`inspect`, `kernel` and `audit` all go through `collect_reports`; the CLI stays thin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..inputs import Input, collect
+from ..model import Compiler, KernelReport
+from .aot import AotConfig, _kernel_wanted, probe, resolve_compilers
+from .binary import probe_binaries
+
+
+@dataclass
+class Collection:
+    reports: list[KernelReport] = field(default_factory=list)
+    compilers: list[Compiler] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    plan: object = None
+
+    def extend(self, other: "Collection") -> None:
+        self.reports += other.reports
+        self.compilers += [c for c in other.compilers if c not in self.compilers]
+        self.notes += other.notes
+        self.incidents += other.incidents
+        for key, value in other.stats.items():
+            self.stats[key] = self.stats.get(key, 0) + value
+
+
+def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bool, progress=None,
+                    inputs: list[Input] | None = None) -> Collection:
+    """Reports for every path: sources compiled for the planned targets, binaries read as they are
+    (and, when targets were asked for explicitly, narrowed to them with the missing ones noted)."""
+    from ..toolchain.targets import plan_targets
+
+    inputs = inputs if inputs is not None else collect(list(paths))
+    out = Collection()
+    compilable = [i for i in inputs if i.compilable]
+    found = resolve_compilers(config) if (compilable or explicit_targets) else []
+    if compilable:
+        result = probe(compilable, config, progress=progress, compilers=found)
+        out.reports += result.reports
+        out.compilers += result.compilers
+        out.incidents += result.incidents
+        out.stats = result.stats()
+        out.plan = result.plan
+    binaries = [i for i in inputs if not i.compilable]
+    if binaries:
+        plan = out.plan or (plan_targets(config.targets, found) if explicit_targets else None)
+        got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found)
+        out.reports += [r for r in got.reports if _kernel_wanted(r.kernel, config.kernels)]
+        out.notes += got.notes
+    return out
