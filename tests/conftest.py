@@ -22,6 +22,9 @@ ZEINSPECT = [sys.executable, "-m", "zeinspect"]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# The sample project is run by test_pytest_plugin in its own pytest process.
+collect_ignore = ["sample_project"]
+
 
 def _require() -> bool:
     return os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS") == "1"

@@ -121,6 +121,129 @@ def inspect(paths, targets, kernels, options, grf, compiler, as_json, jobs, no_c
     sys.exit(_finish(*got, as_json, table))
 
 
+def audit_options(f):
+    f = click.argument("paths", nargs=-1, type=click.Path())(f)
+    f = click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
+                     help="A build log to judge without compiling (repeatable).")(f)
+    f = click.option("--ratchet", default=None, type=click.Path(dir_okay=False),
+                     help="The ratchet file (default: scratch_ratchet.txt, or the gate configuration's).")(f)
+    f = click.option("--config", default=None, type=click.Path(dir_okay=False),
+                     help="A gate configuration (YAML) saying what to audit.")(f)
+    f = click.option("--shapes", default=None, type=click.Path(dir_okay=False),
+                     help="Judge each kernel in the shape recorded here (zeinspect fix --write).")(f)
+    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
+    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
+    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
+    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
+    f = click.option("--no-cache", is_flag=True, help="Compile everything again.")(f)
+    f = click.option("--timeout", type=click.FloatRange(1, None), default=None, help="Seconds before a compile counts as hung.")(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
+    f = click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc.")(f)
+    return f
+
+
+def _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
+                   strict=False):
+    from .judge.gate import load as load_gate
+    from .judge.run import AuditRequest
+
+    overrides = dict(paths=tuple(paths), logs=tuple(logs), ratchet=ratchet, targets=tuple(targets), options=options,
+                     compiler=compiler, shapes=shapes, strict=strict, jobs=jobs, use_cache=not no_cache,
+                     timeout=timeout)
+    if config:
+        return AuditRequest.from_gate(load_gate(config), **overrides)
+    return AuditRequest(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _run_audit(request, quiet, runtime):
+    from .errors import UsageError
+    from .judge.run import run
+
+    if runtime:
+        raise UsageError("--runtime auditing needs the Level Zero probe: use `zeinspect kernel FILE --runtime`")
+    update, close = _progress(quiet, "compiling")
+    try:
+        return run(request, progress=update)
+    finally:
+        close()
+
+
+@cli.command()
+@audit_options
+@click.option("--strict", is_flag=True, help="IMPROVED and STALE fail the gate too.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text")
+@click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list kernels that pass.")
+def audit(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout, quiet, runtime,
+          strict, as_json, fmt, junit, verbose):
+    """Judge kernels against the ratchet file: NEW, GREW and OVERFLOW fail the gate."""
+    from .formats import audit as audit_fmt
+    from .probes.cache import atomic_write
+
+    request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
+                             timeout, strict)
+    got = _run_audit(request, quiet, runtime)
+    strict = request.strict
+    if as_json:
+        fmt = "json"
+    if fmt == "json":
+        doc = audit_fmt.document(got.result, got.collection.compilers, strict=strict, stats=got.collection.stats,
+                                 notes=got.collection.notes, incidents=got.collection.incidents)
+        click.echo(audit_fmt.dumps(doc), nl=False)
+    elif fmt == "github":
+        click.echo(audit_fmt.github(got.result, strict=strict), nl=False)
+    else:
+        click.echo(audit_fmt.text(got.result, strict=strict, verbose=verbose), nl=False)
+        for note in got.collection.notes:
+            click.echo(f"note: {note}")
+    if junit:
+        from .formats.junit import junit as junit_xml
+
+        atomic_write(junit, junit_xml(got.result, strict=strict))
+    for incident in got.collection.incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+    if got.collection.incidents:
+        sys.exit(EXIT_TOOLCHAIN)
+    sys.exit(EXIT_OK if got.result.passed(strict) else EXIT_FINDING)
+
+
+@cli.group()
+def ratchet():
+    """Maintain the ratchet file."""
+
+
+@ratchet.command("update")
+@audit_options
+@click.option("--allow-grow", is_flag=True, help="Let entries grow and new scratch users be added.")
+def ratchet_update(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
+                   quiet, runtime, allow_grow):
+    """Rewrite the ratchet file to what was measured (tightening only, unless --allow-grow)."""
+    from .judge.update import update
+    from .probes.cache import atomic_write
+
+    request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
+                             timeout)
+    got = _run_audit(request, quiet, runtime)
+    if got.collection.incidents:
+        for incident in got.collection.incidents:
+            click.echo(f"zeinspect: error: {incident}", err=True)
+        _fatal("not updating the ratchet: some compiles crashed or hung", EXIT_TOOLCHAIN)
+    before = got.ratchet.render()
+    plan = update(got.ratchet, got.result, allow_grow=allow_grow)
+    after = got.ratchet.render()
+    for line in plan.changes + plan.grew + plan.kept:
+        click.echo(line)
+    for line in plan.refused:
+        click.echo(f"refused: {line}")
+    if after != before:
+        atomic_write(got.ratchet.path, after.encode("utf-8"))
+        click.echo(f"wrote {got.ratchet.path}")
+    else:
+        click.echo(f"{got.ratchet.path} is up to date")
+    sys.exit(EXIT_FINDING if plan.refused else EXIT_OK)
+
+
 @cli.group()
 def toolchain():
     """List and fetch Intel GPU compilers."""

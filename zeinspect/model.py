@@ -182,6 +182,8 @@ class KernelFigures:
     largest_scratch_slot: int | None = None
     required_sub_group_size: int | None = None
     has_stack_calls: bool = False
+    unreported_private_bytes: int = 0
+    """Private memory in scratch that the driver does not report (Xe-LP with IGC 2.x)."""
     notes: tuple[str, ...] = ()
 
 
@@ -209,6 +211,10 @@ class KernelReport:
     needed_scratch_bytes: int | None = None
     scratch_limit_bytes: int | None = None
     required_sub_group_size: int | None = None
+    unreported_private_bytes: int = 0
+    """Private memory in scratch that zeKernelGetProperties does not report (Xe-LP, IGC 2.x)."""
+    scratch_unknown: bool = False
+    """A build log says the kernel spills but gives no figure."""
     reason: str | None = None
     """Why a kernel did not build (the compiler's own error lines, or a crash)."""
     log: tuple[str, ...] = ()
@@ -226,9 +232,17 @@ class KernelReport:
         return (self.spill_bytes or 0) + (self.private_bytes or 0)
 
     @property
+    def audited_private_bytes(self) -> int | None:
+        """Private bytes the gate judges: the driver's figure plus private scratch it hides."""
+        if self.private_bytes is None:
+            return None
+        return self.private_bytes + self.unreported_private_bytes
+
+    @property
     def uses_scratch(self) -> bool:
         """Spill or private memory by the driver's figures, or scratch the compiler reserved."""
-        return bool(self.scratch_bytes) or bool(self.scratch_space_bytes) or bool(self.log_spilled_regs)
+        return (bool(self.scratch_bytes) or bool(self.scratch_space_bytes) or bool(self.log_spilled_regs)
+                or bool(self.unreported_private_bytes) or self.scratch_unknown)
 
     @property
     def built(self) -> bool:
@@ -268,6 +282,8 @@ class KernelReport:
             "source": self.source.value,
             "scratch_space_bytes": self.scratch_space_bytes,
             "required_sub_group_size": self.required_sub_group_size,
+            "unreported_private_bytes": self.unreported_private_bytes,
+            "scratch_unknown": self.scratch_unknown,
             "reason": self.reason,
             "log": list(self.log),
             "command": self.command,

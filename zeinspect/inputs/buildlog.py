@@ -39,6 +39,7 @@ _DROP_SIMD = re.compile(r"couldn't compile without exceeding max permitted PTSS"
 _SPILL_NO_FIGURE = re.compile(r"\bspill", re.IGNORECASE)
 _KERNEL_ANY = re.compile(r"in kernel '(?P<kernel_new>[^']*)'|\bkernel (?P<kernel_old>[A-Za-z_$][\w$.]*)")
 _BUILD_FOR = re.compile(r"^Build (?P<verdict>succeeded|failed) for : (?P<device>[A-Za-z0-9_.:-]+?)(?:\.|\s+with error code:\s*(?P<code>-?\d+).*)?\s*$")
+_SOURCE_ERROR = re.compile(r"^(?:\S*:)?\d+:\d+:\s+(?:fatal\s+)?error:\s")  # front end: file:line:col: error:
 _BUILD_FAILED = re.compile(r"^Build failed with error code:\s*(?P<code>-?\d+)")
 
 
@@ -119,7 +120,7 @@ def _classify(body: str, line: str, lineno: int, target: str | None) -> LogEvent
     if _DROP_SIMD.search(body):
         k = _KERNEL_ANY.search(body)
         return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
-    if body.startswith("error:") or body.startswith("Error:"):
+    if body.startswith(("error:", "Error:", "fatal error:")) or _SOURCE_ERROR.match(body):
         k = _KERNEL_ANY.search(body)
         return LogEvent("error", line, lineno, target, _kernel(k) if k else None)
     if body.startswith("warning:") and _SPILL_NO_FIGURE.search(body):

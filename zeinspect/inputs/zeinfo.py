@@ -130,11 +130,13 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
                     else:
                         private_scratch = size
         notes = []
+        unreported = 0
         if xe_hp_or_later is None:
             notes.append("target unknown: private memory derived with the Xe-HP and later rule")
         if xe_hp_or_later is False:
             private = global_private
             if private_scratch and not global_private:
+                unreported = private_scratch
                 notes.append(
                     f"{private_scratch} bytes of private memory live in scratch; the driver reports "
                     "privateMemSize 0 on Xe-LP"
@@ -158,6 +160,7 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
                 largest_scratch_slot=largest_slot,
                 required_sub_group_size=_int(required, "required sub-group size") if required else None,
                 has_stack_calls=bool(env.get("has_stack_calls")),
+                unreported_private_bytes=unreported,
                 notes=tuple(notes),
             )
         )

@@ -193,7 +193,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
         spill_bytes=fig.spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
         scratch_space_bytes=fig.scratch_space_bytes, log_spilled_regs=spilled, needed_scratch_bytes=needed,
-        scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size, reason=reason,
+        scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
+        unreported_private_bytes=fig.unreported_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
     )
 

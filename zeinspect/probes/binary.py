@@ -35,7 +35,7 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
         source=Source.BINARY, simd=fig.simd, grf=fig.grf, spill_bytes=fig.spill_bytes,
         private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes, scratch_space_bytes=fig.scratch_space_bytes,
         needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
-        reason=reason, notes=notes + fig.notes,
+        unreported_private_bytes=fig.unreported_private_bytes, reason=reason, notes=notes + fig.notes,
     )
 
 

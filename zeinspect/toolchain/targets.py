@@ -38,6 +38,28 @@ def name_for_ip(ip: str, compilers: list[Compiler] = ()) -> str:
 FAMILY_SETS = ("xe-lp", "xe-hpg", "xe-lpg", "xe-lpgplus", "xe2", "xe2-hpg", "xe2-lpg", "xe-hpc", "xe3")
 
 
+# When no installed compiler knows a family name (Debian 12's ocloc predates `xe-lp`,
+# `xe-lpg` and `xe2`), a ratchet line naming it still matches by IP range.
+_FAMILY_RANGES = {
+    "xe-lp": ((12, 0), (12, 10)), "gen12lp": ((12, 0), (12, 10)), "xe-hpg": ((12, 55), (12, 57)),
+    "xe-hpc": ((12, 60), (12, 61)), "xe-lpg": ((12, 70), (12, 71)), "xe-lpgplus": ((12, 74), (12, 74)),
+    "xe2": ((20, 0), (20, 255)), "xe2-hpg": ((20, 1), (20, 2)), "xe2-lpg": ((20, 4), (20, 4)),
+    "xe3": ((30, 0), (30, 255)),
+}
+
+
+def ip_in_family(ip: str, family: str, compilers: list[Compiler] = ()) -> bool:
+    """Whether IP version `ip` belongs to `family`, by the compilers' own `ocloc ids`, else by range."""
+    knowing = [c for c in compilers if c.knows(family)]
+    if knowing:
+        return any(ip in c.ips(family) for c in knowing)
+    if family not in _FAMILY_RANGES or not is_ip(ip):
+        return False
+    major, minor, _ = (int(x) for x in ip.split("."))
+    low, high = _FAMILY_RANGES[family]
+    return low <= (major, minor) <= high
+
+
 def _is_stepping(name: str) -> bool:
     """`dg2-g10-a0`, `bmg-g21-b0`: a stepping of a product, not a product."""
     tail = name.rsplit("-", 1)[-1]

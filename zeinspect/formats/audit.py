@@ -1,0 +1,73 @@
+"""Audit output: plain text, GitHub workflow commands, JSON.  Pure functions to strings."""
+
+from __future__ import annotations
+
+import json
+
+from ..judge.audit import AuditResult, Verdict
+from ..model import SCHEMA
+from .common import safe
+
+_ORDER = [Verdict.OVERFLOW, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
+
+
+def text(result: AuditResult, *, strict: bool, verbose: bool = False) -> str:
+    lines = []
+    for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN] if verbose else []):
+        for j in result.judgements:
+            if j.verdict is verdict:
+                tag = "FAIL" if j.fails(strict) else "NOTE" if verdict in (Verdict.IMPROVED, Verdict.STALE) else "ok"
+                lines.append(f"{tag}: {verdict.label}: {safe(j.message)}")
+    lines.append(result.summary)
+    lines.append("gate passed" if result.passed(strict) else f"gate failed ({len(result.failures(strict))} findings)")
+    return "\n".join(lines) + "\n"
+
+
+def _escape_property(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github(result: AuditResult, *, strict: bool) -> str:
+    """GitHub Actions workflow commands: one annotation per finding, then the summary."""
+    lines = []
+    for j in result.judgements:
+        if j.verdict in (Verdict.LISTED, Verdict.CLEAN):
+            continue
+        level = "error" if j.fails(strict) else "notice"
+        file = j.report.input if j.report is not None else result.ratchet_path
+        props = f"file={_escape_property(file)},title={_escape_property('zeinspect ' + j.verdict.label)}"
+        if j.report is None and j.entry is not None:
+            props += f",line={j.entry.lineno}"
+        lines.append(f"::{level} {props}::{_escape_data(safe(j.message))}")
+    lines.append(result.summary)
+    return "\n".join(lines) + "\n"
+
+
+def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None = None, notes=(), incidents=()) -> dict:
+    return {
+        "schema": "zeinspect.audit/1",
+        "report_schema": SCHEMA,
+        "passed": result.passed(strict),
+        "strict": strict,
+        "ratchet": result.ratchet_path,
+        "summary": {"kernels": result.kernels, "targets": result.targets, "scratch_kernels": result.scratch_kernels,
+                    "listed_kernels": result.listed_kernels, "text": result.summary},
+        "compilers": [c.to_json() for c in compilers],
+        "verdicts": [
+            {"verdict": j.verdict.label, "fails": j.fails(strict), "message": j.message,
+             "entry_line": j.entry.lineno if j.entry else None,
+             "report": j.report.to_json() if j.report else None}
+            for j in result.judgements
+        ],
+        "stats": stats or {},
+        "notes": list(notes),
+        "incidents": list(incidents),
+    }
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,155 @@
+"""The audit: judge every (kernel, target) report against the ratchet file.
+
+Like LLVM lit's result codes, each verdict knows whether it fails the gate:
+
+  OVERFLOW  over the per-thread scratch cap, or did not build  -> fails, whatever the ratchet says
+  NEW       uses scratch memory and is not listed               -> fails
+  GREW      uses more than its entry allows                     -> fails
+  IMPROVED  an entry allows more than any kernel it matches uses: tighten it   -> fails under --strict
+  STALE     an entry that matches no scratch user: remove it                   -> fails under --strict
+  LISTED    uses scratch within its entry (or none, under an entry for others)  -> passes
+  CLEAN     uses no scratch and is not listed                                  -> passes
+
+OVERFLOW, NEW, GREW, LISTED and CLEAN judge one (kernel, target) report; IMPROVED and
+STALE judge one ratchet line against the largest figures of every report it matches, so
+an entry for all targets is not "improved" merely because some targets use less.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..model import Compiler, KernelReport, Status, grf_bytes_for_ip
+from .ratchet import Entry, Ratchet, find_entry, kernel_matches
+
+
+class Verdict(enum.Enum):
+    OVERFLOW = ("OVERFLOW", True, True)
+    NEW = ("NEW", True, True)
+    GREW = ("GREW", True, True)
+    IMPROVED = ("IMPROVED", False, True)
+    STALE = ("STALE", False, True)
+    LISTED = ("LISTED", False, False)
+    CLEAN = ("CLEAN", False, False)
+
+    def __init__(self, label: str, fails: bool, fails_strict: bool):
+        self.label = label
+        self.fails = fails
+        self.fails_strict = fails_strict
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    message: str
+    report: KernelReport | None = None
+    entry: Entry | None = None
+
+    def fails(self, strict: bool) -> bool:
+        return self.verdict.fails_strict if strict else self.verdict.fails
+
+
+@dataclass
+class AuditResult:
+    ratchet_path: str
+    judgements: list[Judgement] = field(default_factory=list)
+    kernels: int = 0
+    targets: int = 0
+    scratch_kernels: int = 0
+    listed_kernels: int = 0
+
+    def failures(self, strict: bool) -> list[Judgement]:
+        return [j for j in self.judgements if j.fails(strict)]
+
+    def passed(self, strict: bool) -> bool:
+        return not self.failures(strict)
+
+    @property
+    def summary(self) -> str:
+        return (f"audited {self.kernels} kernels on {self.targets} targets: {self.scratch_kernels} use scratch "
+                f"memory, {self.listed_kernels} listed in the ratchet")
+
+
+def measured(report: KernelReport) -> tuple[int, int]:
+    """(private, spill) bytes per hardware thread the gate compares with an entry."""
+    private = report.audited_private_bytes or 0
+    if report.spill_bytes is not None:
+        spill = report.spill_bytes
+    elif report.log_spilled_regs:
+        spill = report.log_spilled_regs * (grf_bytes_for_ip(report.ip) if report.ip else 32)
+    else:
+        spill = 0
+    if not private and not spill and report.scratch_space_bytes:
+        # The compiler reserved scratch the driver's figures do not show: count it as private.
+        private = report.scratch_space_bytes
+    return private, spill
+
+
+def _where(report: KernelReport) -> str:
+    return f"{report.kernel} on {report.target} ({report.input})"
+
+
+def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> Judgement:
+    entry = find_entry(ratchet, report, compilers)
+    if report.status is not Status.OK:
+        what = "is over the per-thread scratch cap" if report.status is Status.SCRATCH_OVERFLOW else "did not build"
+        detail = f": {report.reason}" if report.reason else ""
+        return Judgement(Verdict.OVERFLOW, f"{_where(report)} {what}{detail}", report, entry)
+    private, spill = measured(report)
+    line = f"{ratchet.path} line {entry.lineno}" if entry else ""
+    if not report.uses_scratch:
+        if entry is not None:
+            return Judgement(Verdict.LISTED, f"{_where(report)} uses no scratch memory ({line} covers it)",
+                             report, entry)
+        return Judgement(Verdict.CLEAN, f"{_where(report)} uses no scratch memory", report)
+    figures = f"private {private}, spill {spill} bytes per thread"
+    if report.scratch_unknown:
+        figures = "spills of unknown size (the build log gives no figure)"
+    if entry is None:
+        return Judgement(Verdict.NEW, f"{_where(report)} uses scratch memory ({figures}) and is not listed in "
+                         f"{ratchet.path}", report)
+    if report.scratch_unknown:
+        return Judgement(Verdict.LISTED, f"{_where(report)}: {figures}; listed at {line}", report, entry)
+    if private > entry.private or spill > entry.spill:
+        return Judgement(Verdict.GREW, f"{_where(report)} uses {figures}, more than {line} allows "
+                         f"({entry.private} private, {entry.spill} spill)", report, entry)
+    return Judgement(Verdict.LISTED, f"{_where(report)} uses {figures}, within {line} "
+                     f"({entry.private} private, {entry.spill} spill)", report, entry)
+
+
+def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compiler]) -> AuditResult:
+    result = AuditResult(ratchet_path=ratchet.path)
+    for report in reports:
+        result.judgements.append(judge(report, ratchet, compilers))
+    # Entries: stale when they match no kernel that uses scratch memory, improved when
+    # every kernel they match uses less than they allow.
+    for entry in ratchet.entries:
+        matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
+        users = [j.report for j in matched if j.report.uses_scratch and j.report.status is Status.OK]
+        where = f"{ratchet.path} line {entry.lineno} ({entry.kernel} {entry.targets})"
+        if any(j.verdict in (Verdict.GREW, Verdict.OVERFLOW) for j in matched) or \
+                any(r.scratch_unknown for r in users):
+            continue
+        if not users:
+            absent = not any(kernel_matches(entry.kernel, r.kernel) for r in reports)
+            why = ("names a kernel that is not in the audited builds" if absent
+                   else "matches no kernel that uses scratch memory")
+            result.judgements.append(Judgement(Verdict.STALE, f"{where} {why}: remove this line", None, entry))
+            continue
+        most_private = max(measured(r)[0] for r in users)
+        most_spill = max(measured(r)[1] for r in users)
+        if (most_private, most_spill) != (entry.private, entry.spill):
+            result.judgements.append(Judgement(
+                Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes; the kernels "
+                f"it matches use at most {most_private} and {most_spill}: tighten it to "
+                f"`{most_private} {most_spill}`", None, entry))
+    kernels = {(r.input, r.kernel) for r in reports if r.kernel != "*"}
+    result.kernels = len(kernels)
+    result.targets = len({r.target for r in reports})
+    users = {(r.input, r.kernel) for r in reports if r.uses_scratch or r.status is not Status.OK}
+    result.scratch_kernels = len(users)
+    result.listed_kernels = len({(j.report.input, j.report.kernel) for j in result.judgements
+                                 if j.report is not None and j.entry is not None
+                                 and (j.report.input, j.report.kernel) in users})
+    return result

@@ -1,0 +1,243 @@
+"""The ratchet file: which kernels may use scratch memory, and how much.
+
+Two dialects, each read and written back unchanged in form (every byte of a line that
+did not change is kept, comments and order included):
+
+native   `KERNEL  TARGETS  PRIVATE_BYTES  SPILL_BYTES  [# reason]`, whitespace-separated;
+         TARGETS is a target name, an IP version, a set (`default`, `xe-lp`, ...), a glob
+         or `*`.  `#` starts a comment line.
+tab      `GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID` (the SYCL project's audit in seed 003),
+         every target.  GROUP is informational.
+
+The dialect of a file is the dialect of its first entry; mixing them is an error.  A file
+with no entry yet is tab-separated when a comment line holds four tab-separated headings
+(or the name ends in .tsv), native otherwise.  The first entry that matches a
+(kernel, target) is the one that applies.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import InputError
+from ..model import Compiler, KernelReport, is_ip
+
+NATIVE = "native"
+TAB = "tab"
+_NUMBER = re.compile(r"^\d+$")
+MAX_RATCHET_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Entry:
+    lineno: int
+    kernel: str
+    targets: str
+    private: int
+    spill: int
+    reason: str | None = None
+    group: str | None = None
+
+
+@dataclass
+class Ratchet:
+    path: str
+    dialect: str
+    lines: list[str] = field(default_factory=list)
+    """The file's lines with their line endings, exactly as read."""
+    entries: list[Entry] = field(default_factory=list)
+
+    def render(self) -> str:
+        return "".join(self.lines)
+
+
+def _split_comment(line: str) -> tuple[str, str | None]:
+    body, sep, comment = line.partition("#")
+    return body, (comment.strip() if sep else None)
+
+
+def parse(text: str, path: str, dialect: str | None = None) -> Ratchet:
+    """Parse ratchet text; InputError names the file, the line and what is wrong."""
+    lines = text.splitlines(keepends=True)
+    ratchet = Ratchet(path=path, dialect=dialect or NATIVE, lines=lines)
+    decided = dialect is not None
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if "\x00" in line:
+            raise InputError(f"line {lineno}: contains a NUL byte", path=path)
+        kind = _line_dialect(line)
+        if kind is None:
+            raise InputError(f"line {lineno}: {_what_is_wrong(line)}", path=path)
+        if not decided:
+            ratchet.dialect, decided = kind, True
+        elif kind != ratchet.dialect:
+            raise InputError(f"line {lineno}: a {kind} entry in a {ratchet.dialect} ratchet file "
+                             "(the two dialects cannot be mixed)", path=path)
+        ratchet.entries.append(_entry(line, lineno, kind, path))
+    if not decided and _looks_tabbed(lines, path):
+        # No entry yet: a tab-separated header comment, or a .tsv name, says which dialect to write.
+        ratchet.dialect = TAB
+    return ratchet
+
+
+def _looks_tabbed(lines: list[str], path: str) -> bool:
+    if path.endswith(".tsv"):
+        return True
+    for raw in lines:
+        text = raw.strip()
+        if text.startswith("#") and len([f for f in text.lstrip("#").split("\t") if f.strip()]) == 4:
+            return True
+    return False
+
+
+def _line_dialect(line: str) -> str | None:
+    fields = line.split("\t")
+    if len(fields) == 4 and _NUMBER.match(fields[1].strip()) and _NUMBER.match(fields[2].strip()) \
+            and fields[0].strip() and fields[3].strip():
+        return TAB
+    body, _ = _split_comment(line)
+    words = body.split()
+    if len(words) == 4 and _NUMBER.match(words[2]) and _NUMBER.match(words[3]):
+        return NATIVE
+    return None
+
+
+def _what_is_wrong(line: str) -> str:
+    body, _ = _split_comment(line)
+    words = body.split()
+    if "\t" in line and len(line.split("\t")) == 4:
+        return "tab entry needs GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID with whole numbers of bytes"
+    if len(words) < 4:
+        return f"expected KERNEL TARGETS PRIVATE_BYTES SPILL_BYTES, found {len(words)} field(s)"
+    if len(words) > 4:
+        return f"expected 4 fields before an optional '# reason', found {len(words)}"
+    bad = words[2] if not _NUMBER.match(words[2]) else words[3]
+    return f"byte counts must be whole non-negative numbers, not {bad!r}"[:200]
+
+
+def _entry(line: str, lineno: int, kind: str, path: str) -> Entry:
+    if kind == TAB:
+        group, private, spill, kernel = (f.strip() for f in line.split("\t"))
+        return Entry(lineno, kernel, "*", int(private), int(spill), group=group)
+    body, reason = _split_comment(line)
+    kernel, targets, private, spill = body.split()
+    return Entry(lineno, kernel, targets, int(private), int(spill), reason=reason or None)
+
+
+def load(path: str | Path, *, must_exist: bool = True) -> Ratchet:
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_RATCHET_BYTES:
+            raise InputError(f"is over the {MAX_RATCHET_BYTES} byte limit for a ratchet file", path=str(path))
+        data = p.read_bytes()
+    except FileNotFoundError:
+        if must_exist:
+            raise InputError("no such ratchet file", path=str(path)) from None
+        return Ratchet(path=str(path), dialect=NATIVE)
+    except IsADirectoryError:
+        raise InputError("is a directory, not a ratchet file", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", path=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputError(f"line {line}: not UTF-8 text", path=str(path)) from None
+    return parse(text, str(path))
+
+
+# -- matching ----------------------------------------------------------------------------
+
+@lru_cache(maxsize=4096)
+def demangle(name: str) -> str:
+    """C++ names as the new IGC prints them in logs; unchanged when c++filt is missing."""
+    if not name.startswith("_Z") or shutil.which("c++filt") is None:
+        return name
+    try:
+        out = subprocess.run(["c++filt", "--", name], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return name
+    return out or name
+
+
+def kernel_matches(pattern: str, kernel: str) -> bool:
+    if pattern == kernel or fnmatch.fnmatchcase(kernel, pattern):
+        return True
+    return demangle(pattern) == kernel or demangle(kernel) == pattern
+
+
+def targets_match(spec: str, report: KernelReport, compilers: list[Compiler]) -> bool:
+    from ..toolchain.targets import NAMED_SETS, ip_in_family
+
+    if spec == "*" or spec == report.target or fnmatch.fnmatchcase(report.target, spec):
+        return True
+    if report.ip and is_ip(spec):
+        return spec == report.ip
+    if spec in NAMED_SETS:
+        return report.target in NAMED_SETS[spec]
+    if report.ip:
+        return ip_in_family(report.ip, spec, compilers)
+    return False
+
+
+def find_entry(ratchet: Ratchet, report: KernelReport, compilers: list[Compiler]) -> Entry | None:
+    for entry in ratchet.entries:
+        if kernel_matches(entry.kernel, report.kernel) and targets_match(entry.targets, report, compilers):
+            return entry
+    return None
+
+
+# -- rewriting ---------------------------------------------------------------------------
+
+def _newline(ratchet: Ratchet) -> str:
+    return "\r\n" if any(line.endswith("\r\n") for line in ratchet.lines) else "\n"
+
+
+def with_figures(ratchet: Ratchet, entry: Entry, private: int, spill: int) -> None:
+    """Rewrite one entry's numbers in place, keeping every other byte of its line."""
+    index = entry.lineno - 1
+    raw = ratchet.lines[index]
+    ending = raw[len(raw.rstrip("\r\n")):]
+    line = raw.rstrip("\r\n")
+    if ratchet.dialect == TAB:
+        fields = line.split("\t")
+        fields[1] = fields[1].replace(fields[1].strip(), str(private), 1)
+        fields[2] = fields[2].replace(fields[2].strip(), str(spill), 1)
+        new = "\t".join(fields)
+    else:
+        body, sep, comment = line.partition("#")
+        tokens = re.split(r"(\s+)", body)
+        words = [i for i, t in enumerate(tokens) if t and not t.isspace()]
+        tokens[words[2]], tokens[words[3]] = str(private), str(spill)
+        new = "".join(tokens) + sep + comment
+    ratchet.lines[index] = new + ending
+    ratchet.entries = [replace(e, private=private, spill=spill) if e is entry else e for e in ratchet.entries]
+
+
+def remove(ratchet: Ratchet, entries: list[Entry]) -> None:
+    """Drop entry lines (and nothing else); later entries keep their own line numbers updated."""
+    doomed = {e.lineno - 1 for e in entries}
+    ratchet.lines = [line for i, line in enumerate(ratchet.lines) if i not in doomed]
+    ratchet.entries = parse(ratchet.render(), ratchet.path, ratchet.dialect).entries
+
+
+def append(ratchet: Ratchet, kernel: str, targets: str, private: int, spill: int, reason: str, group: str) -> None:
+    if any(ch.isspace() for ch in kernel) or "#" in kernel:
+        raise InputError(f"kernel name {kernel!r} cannot be written to a ratchet file"[:200], path=ratchet.path)
+    nl = _newline(ratchet)
+    if ratchet.lines and not ratchet.lines[-1].endswith(("\n", "\r")):
+        ratchet.lines[-1] += nl
+    if ratchet.dialect == TAB:
+        line = f"{group}\t{private}\t{spill}\t{kernel}"
+    else:
+        line = f"{kernel}  {targets}  {private}  {spill}  # {reason}"
+    ratchet.lines.append(line + nl)
+    ratchet.entries = parse(ratchet.render(), ratchet.path, ratchet.dialect).entries

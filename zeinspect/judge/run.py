@@ -1,0 +1,82 @@
+"""From an audit request to a judged result: collect reports, read the ratchet, judge.
+
+Shared by `zeinspect audit`, `zeinspect ratchet update` and the pytest plugin.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from ..errors import UsageError
+from ..probes.aot import AotConfig
+from ..probes.collect import Collection, collect_reports
+from ..probes.logs import read_log, reports_from_log
+from . import ratchet as ratchet_mod
+from .audit import AuditResult, audit
+from .gate import GateConfig
+
+DEFAULT_RATCHET = "scratch_ratchet.txt"
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    paths: tuple[str, ...] = ()
+    logs: tuple[str, ...] = ()
+    ratchet: str | None = None
+    targets: tuple[str, ...] = ()
+    compiler: str | None = None
+    options: str = ""
+    modules: dict = field(default_factory=dict)
+    shapes: str | None = None
+    strict: bool = False
+    jobs: int = 0
+    use_cache: bool = True
+    timeout: float | None = None
+
+    @classmethod
+    def from_gate(cls, gate: GateConfig, **overrides) -> "AuditRequest":
+        req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
+                  compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
+                  strict=gate.strict)
+        changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
+        return replace(req, **changes)
+
+
+@dataclass
+class AuditRun:
+    result: AuditResult
+    collection: Collection
+    ratchet: ratchet_mod.Ratchet
+
+
+def run(request: AuditRequest, *, progress=None) -> AuditRun:
+    if not request.paths and not request.logs:
+        raise UsageError("nothing to audit: give PATHs, --log files or --config")
+    ratchet_path = request.ratchet or DEFAULT_RATCHET
+    ratchet = ratchet_mod.load(ratchet_path, must_exist=request.ratchet is not None)
+    config = AotConfig(targets=request.targets or ("default",), compiler=request.compiler, options=request.options,
+                       jobs=request.jobs, use_cache=request.use_cache, timeout=request.timeout,
+                       per_module_options=dict(request.modules))
+    collection = Collection()
+    if request.paths:
+        if request.shapes:
+            from .shapes_file import collect_in_chosen_shapes
+
+            collection.extend(collect_in_chosen_shapes(list(request.paths), config, request.shapes,
+                                                       explicit_targets=bool(request.targets), progress=progress))
+        else:
+            collection.extend(collect_reports(list(request.paths), config, explicit_targets=bool(request.targets),
+                                              progress=progress))
+    compilers = collection.compilers
+    if request.logs and not compilers:
+        try:
+            from ..toolchain.compilers import discover
+
+            compilers = discover()
+        except Exception:  # noqa: BLE001 - naming targets in logs works without a compiler too
+            compilers = []
+    for log in request.logs:
+        collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
+    result = audit(collection.reports, ratchet, compilers)
+    return AuditRun(result=result, collection=collection, ratchet=ratchet)

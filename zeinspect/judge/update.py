@@ -1,0 +1,79 @@
+"""`zeinspect ratchet update`: rewrite the ratchet to what was measured, tightening only.
+
+Entries are tightened to the largest figures measured over the (kernel, target) reports
+they match and removed when the kernel they name no longer uses scratch memory.  Entries
+for kernels that this audit did not see at all are kept (the audit may cover a subset of
+the project) and said so.  Growing an entry or adding one for a new scratch user needs
+`--allow-grow`, and is then reported.  The file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .audit import AuditResult, Verdict, measured
+from .ratchet import Ratchet, append, kernel_matches, remove, with_figures
+
+
+@dataclass
+class UpdatePlan:
+    changes: list[str] = field(default_factory=list)
+    grew: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """What would grow or be added without --allow-grow, or cannot be listed at all."""
+    kept: list[str] = field(default_factory=list)
+
+
+def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> UpdatePlan:
+    plan = UpdatePlan()
+    reports = [j.report for j in result.judgements if j.report is not None]
+    doomed = []
+    for entry in list(ratchet.entries):
+        matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
+        users = [j.report for j in matched if j.report.uses_scratch and j.verdict is not Verdict.OVERFLOW]
+        if not matched and not any(kernel_matches(entry.kernel, r.kernel) for r in reports):
+            plan.kept.append(f"line {entry.lineno}: {entry.kernel} was not in this audit; kept")
+            continue
+        if not users:
+            doomed.append(entry)
+            plan.changes.append(f"line {entry.lineno}: removed {entry.kernel} {entry.targets} (no scratch memory now)")
+            continue
+        private = max(measured(r)[0] for r in users)
+        spill = max(measured(r)[1] for r in users)
+        grows = private > entry.private or spill > entry.spill
+        if grows and not allow_grow:
+            plan.refused.append(f"line {entry.lineno}: {entry.kernel} would grow to {private} private, {spill} spill "
+                                f"(from {entry.private}, {entry.spill}); rerun with --allow-grow to accept")
+            private, spill = min(private, entry.private), min(spill, entry.spill)
+        if (private, spill) != (entry.private, entry.spill):
+            verb = "grew" if grows and allow_grow else "tightened"
+            text = (f"line {entry.lineno}: {verb} {entry.kernel} {entry.targets} to {private} private, {spill} spill "
+                    f"(was {entry.private}, {entry.spill})")
+            (plan.grew if verb == "grew" else plan.changes).append(text)
+            with_figures(ratchet, entry, private, spill)
+    if doomed:
+        remove(ratchet, doomed)
+
+    new: dict[tuple[str, str], list] = {}
+    for j in result.judgements:
+        if j.verdict is Verdict.NEW:
+            new.setdefault((j.report.input, j.report.kernel), []).append(j.report)
+        elif j.verdict is Verdict.OVERFLOW:
+            plan.refused.append(f"{j.report.kernel} on {j.report.target} is over the scratch cap or did not build: "
+                                "a ratchet entry cannot allow that")
+    today = datetime.date.today().isoformat()
+    for (inp, kernel), group in new.items():
+        if any(r.scratch_unknown for r in group):
+            plan.refused.append(f"{kernel}: spills of unknown size (build log without figures); list it by hand")
+            continue
+        private = max(measured(r)[0] for r in group)
+        spill = max(measured(r)[1] for r in group)
+        if not allow_grow:
+            plan.refused.append(f"{kernel} ({inp}) uses scratch memory ({private} private, {spill} spill) and is not "
+                                "listed; rerun with --allow-grow to add it")
+            continue
+        append(ratchet, kernel, "*", private, spill, f"added by zeinspect ratchet update {today}", Path(inp).stem)
+        plan.grew.append(f"added {kernel} * {private} private, {spill} spill")
+    return plan

@@ -1,0 +1,93 @@
+"""The log probe: kernel reports from an existing build log, with nothing compiled.
+
+For gating AOT builds (icpx, ocloc fat builds) whose binaries are not at hand.  A log
+names the device of each line either by a `[device]` prefix or by the ocloc verdict that
+follows it; a spill warning gives the registers spilled (bytes are unknown, estimated as
+registers x register size); the PTSS error gives needed and limit bytes; a failure line
+without a kernel makes a `*` report for that device.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..inputs.buildlog import parse_log
+from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
+from ..toolchain.targets import KNOWN_IPS
+
+MAX_LOG_BYTES = 256 * 1024 * 1024
+_IP_FOR_NAME = {}
+for _ip, _name in KNOWN_IPS.items():
+    _IP_FOR_NAME.setdefault(_name, _ip)
+for _alias, _canon in (("rpl-s", "adl-s"), ("rpl-p", "adl-p"), ("acm-g10", "dg2-g10"), ("acm-g11", "dg2-g11"),
+                       ("acm-g12", "dg2-g12"), ("arl-s", "mtl-u")):
+    _IP_FOR_NAME[_alias] = _IP_FOR_NAME[_canon]
+
+
+def ip_for(target: str | None, compilers=()) -> str | None:
+    if target is None:
+        return None
+    for c in compilers:
+        ips = c.ips(target)
+        if len(ips) == 1:
+            return ips[0]
+    return _IP_FOR_NAME.get(target)
+
+
+def read_log(path: str) -> str:
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_LOG_BYTES:
+            raise InputError(f"is over the {MAX_LOG_BYTES} byte limit for a build log", path=path)
+        return p.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise InputError("no such build log", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a build log", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+
+
+def reports_from_log(path: str, text: str, *, default_target: str | None = None, compilers=()) -> list[KernelReport]:
+    events = parse_log(text)
+    reports: dict[tuple[str, str], KernelReport] = {}
+    failed_targets: dict[str, str] = {}
+    for ev in events:
+        target = ev.target or default_target or "unknown"
+        ip = ip_for(target, compilers)
+        limit = scratch_limit_for_ip(ip) if ip else None
+        base = dict(input=path, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, source=Source.LOG,
+                    scratch_limit_bytes=limit, log=(ev.line.strip()[:500],))
+        if ev.kind == "spill" and ev.kernel:
+            grf_bytes = grf_bytes_for_ip(ip) if ip else 32
+            note = (f"from the build log: {ev.spilled_regs} registers spilled; bytes estimated as "
+                    f"{ev.spilled_regs} x {grf_bytes}" + ("" if ip else " (register size unknown: 32 assumed)"))
+            key = (ev.kernel, target)
+            if key in reports and reports[key].status is not Status.OK:
+                continue
+            reports[key] = KernelReport(kernel=ev.kernel, status=Status.OK, simd=ev.simd, grf=ev.regs,
+                                        spill_bytes=ev.spilled_regs * grf_bytes, private_bytes=None,
+                                        log_spilled_regs=ev.spilled_regs, notes=(note,), **base)
+        elif ev.kind == "spill_unknown":
+            key = (ev.kernel or "*", target)
+            if key not in reports:
+                reports[key] = KernelReport(kernel=ev.kernel or "*", status=Status.OK, scratch_unknown=True,
+                                            notes=("the build log reports spills without a figure: bytes unknown",),
+                                            **base)
+        elif ev.kind == "scratch_overflow":
+            reports[(ev.kernel or "*", target)] = KernelReport(
+                kernel=ev.kernel or "*", status=Status.SCRATCH_OVERFLOW, needed_scratch_bytes=ev.needed_bytes,
+                reason=ev.line.strip()[:500], **{**base, "scratch_limit_bytes": ev.limit_bytes})
+        elif ev.kind == "error" and ev.target is not None:
+            failed_targets.setdefault(target, ev.line.strip()[:500])
+        elif ev.kind == "build_failed":
+            failed_targets.setdefault(target, ev.line.strip()[:500])
+    for target, line in failed_targets.items():
+        if any(t == target and r.status is not Status.OK for (_, t), r in reports.items()):
+            continue
+        ip = ip_for(target, compilers)
+        reports[("*", target)] = KernelReport(
+            input=path, kernel="*", target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE,
+            status=Status.BUILD_FAILED, source=Source.LOG, reason=line, log=(line,))
+    return list(reports.values())
