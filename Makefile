@@ -6,7 +6,7 @@ setup:
 	./scripts/setup.sh
 
 audit: setup
-	.venv/bin/zeinspect inspect kernels/ -t default
+	.venv/bin/zeinspect audit --config ratchet/gate.yaml
 
 test: setup
 	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q

@@ -49,6 +49,8 @@ def common_probe_options(f):
     f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
     f = click.option("--grf", type=click.Choice(["default", "128", "256", "auto"]), default="default",
                      help="Register file mode.")(f)
+    f = click.option("--sub-group", "sub_group", type=click.Choice(["0", "8", "16", "32"]), default=None,
+                     help="Require this sub-group size (0: none, the compiler's choice) by rewriting the SPIR-V.")(f)
     f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(f)
     f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
@@ -65,14 +67,15 @@ def cli():
     """Find, gate and remove scratch memory use (spills, private memory) in Intel GPU kernels."""
 
 
-def _inspect(paths, targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet):
+def _inspect(paths, targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet):
     """Probe every input: compile sources for the targets, read binaries as they are."""
     from .model import Shape
     from .probes.aot import AotConfig
     from .probes.collect import collect_reports
 
     config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options,
-                       shape=Shape(grf=grf), kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache,
+                       shape=Shape(grf=grf, sub_group=int(sub_group) if sub_group is not None else None),
+                       kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache,
                        timeout=timeout)
     update, close = _progress(quiet, "compiling")
     try:
@@ -102,22 +105,22 @@ def _finish(reports, compilers, notes, incidents, stats, as_json, render):
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @common_probe_options
-def kernel(file, targets, kernels, options, grf, compiler, as_json, jobs, no_cache, timeout, quiet):
+def kernel(file, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet):
     """Show one card per kernel of FILE: every figure per target, the log, the command."""
     from .formats.text import cards
 
-    got = _inspect([file], targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet)
+    got = _inspect([file], targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
     sys.exit(_finish(*got, as_json, cards))
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @common_probe_options
-def inspect(paths, targets, kernels, options, grf, compiler, as_json, jobs, no_cache, timeout, quiet):
+def inspect(paths, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet):
     """Show one table for many files: kernels as rows, targets as columns."""
     from .formats.text import table
 
-    got = _inspect(list(paths), targets, kernels, options, grf, compiler, jobs, no_cache, timeout, quiet)
+    got = _inspect(list(paths), targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
     sys.exit(_finish(*got, as_json, table))
 
 
@@ -242,6 +245,96 @@ def ratchet_update(paths, logs, ratchet, config, shapes, targets, options, compi
     else:
         click.echo(f"{got.ratchet.path} is up to date")
     sys.exit(EXIT_FINDING if plan.refused else EXIT_OK)
+
+
+def _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout):
+    from .inputs import collect
+    from .probes.aot import AotConfig, resolve_compilers
+    from .toolchain.targets import plan_targets
+
+    inputs = collect(list(paths))
+    config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options, jobs=jobs,
+                       use_cache=not no_cache, timeout=timeout)
+    compilers = resolve_compilers(config)
+    return inputs, config, compilers, plan_targets(config.targets, compilers)
+
+
+def shape_options(f):
+    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
+    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
+    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
+    f = click.option("--allow-subgroup-change", is_flag=True,
+                     help="Also try other sub-group sizes for kernels whose code depends on theirs.")(f)
+    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
+    f = click.option("--no-cache", is_flag=True, help="Compile everything again.")(f)
+    f = click.option("--timeout", type=click.FloatRange(1, None), default=None, help="Seconds before a compile counts as hung.")(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
+    return f
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-k", "--kernel", "kernels", multiple=True, help="Search these kernels even if they use no scratch.")
+@shape_options
+@click.option("--json", "as_json", is_flag=True)
+def shapes(file, kernels, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, as_json):
+    """Compile every shape of each scratch-using kernel on every target and show the table."""
+    from .formats import shapes as shapes_fmt
+    from .formats.json import dumps
+    from .judge.fix import scratch_users
+    from .judge.shapes import search
+
+    inputs, config, compilers, plan = _shape_setup([file], targets, options, compiler, jobs, no_cache, timeout)
+    searches = []
+    for inp in inputs:
+        if not inp.compilable:
+            _fatal(f"{inp.path}: shapes need a source or SPIR-V module, not a {inp.kind}", EXIT_INPUT)
+        names = list(kernels) or scratch_users(inp, config, plan, compilers)[0]
+        update, close = _progress(quiet, "compiling shapes")
+        try:
+            for name in names:
+                searches.append(search(inp, name, config, plan, compilers,
+                                       allow_subgroup_change=allow_subgroup_change, progress=update))
+        finally:
+            close()
+    if as_json:
+        click.echo(dumps(shapes_fmt.document(searches)), nl=False)
+    elif not searches:
+        click.echo("no kernel uses scratch memory on these targets")
+    else:
+        click.echo(shapes_fmt.table(searches), nl=False)
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@shape_options
+@click.option("--write", "write_to", default=None, type=click.Path(dir_okay=False),
+              help="Write the decisions here (e.g. ratchet/shapes.yaml) and the remedied SPIR-V beside it.")
+def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, write_to):
+    """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
+    from .judge import fix as fix_mod
+
+    inputs, config, compilers, plan = _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout)
+    update, close = _progress(quiet, "compiling shapes")
+    try:
+        result = fix_mod.fix(inputs, config, plan, compilers, allow_subgroup_change=allow_subgroup_change,
+                             progress=update)
+    finally:
+        close()
+    for d in result.decisions:
+        state = "no scratch memory on any target" if d.cleans else "still uses scratch memory"
+        click.echo(f"{d.search.input}:{d.kernel}: {d.shape.describe()}: {state}")
+        click.echo(f"  why: {d.search.why()}")
+        click.echo(f"  SYCL: {fix_mod.sycl_spelling(d.shape, d.search.written_sub_group)}")
+    if write_to:
+        for path in fix_mod.write(result, write_to, plan, config):
+            click.echo(f"wrote {path}")
+    left = [d for d in result.decisions if not d.cleans]
+    if left:
+        click.echo(f"{len(left)} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
+                   "(zeinspect ratchet update --shapes ...)")
+    sys.exit(EXIT_OK)
 
 
 @cli.group()

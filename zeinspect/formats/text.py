@@ -63,7 +63,8 @@ def _row(r: KernelReport) -> list[str]:
     return [
         safe(r.target), r.ip or "?", r.status.value, fmt_opt(r.simd), fmt_opt(r.grf), fmt_opt(r.spill_bytes),
         fmt_opt(r.private_bytes), fmt_opt(r.scratch_bytes), fmt_opt(r.slm_bytes),
-        fmt_opt(r.log_spilled_regs), "?" if headroom is None else str(headroom),
+        "-" if r.log_spilled_regs is None and r.built else fmt_opt(r.log_spilled_regs),
+        "?" if headroom is None else str(headroom),
     ]
 
 

@@ -49,6 +49,9 @@ class AotConfig:
     timeout: float | None = None
     per_module_options: dict = field(default_factory=dict, compare=False, hash=False)
     """input path -> extra options (from a gate configuration)."""
+    rewrites: tuple[tuple[str, int], ...] | None = None
+    """(kernel, sub-group size) to write into the SPIR-V; None: `shape.sub_group` for every
+    kernel that `kernels` selects."""
 
 
 @dataclass
@@ -95,14 +98,27 @@ def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
     return not patterns or any(name == p or fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def prepare_module(inp: Input, shape: Shape, compiler: Compiler, plan_ip: str, cache: BuildCache,
-                   timeout: float | None) -> tuple[bytes, str, tuple[str, ...]]:
-    """The bytes to hand ocloc for this shape: the input itself, or a rewritten SPIR-V."""
-    if shape.sub_group is None:
-        return inp.data, inp.kind, ()
-    from ..judge.levers import module_with_sub_group  # the shape lever (SPIR-V rewrite)
+def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache):
+    if config.rewrites is not None:
+        return config.rewrites
+    if config.shape.sub_group is None:
+        return ()
+    from ..judge.levers import to_spirv
 
-    return module_with_sub_group(inp, shape.sub_group, compiler, cache, timeout)
+    names = read_module(to_spirv(inp, compiler, ip, cache, config.timeout), inp.path).kernel_names()
+    return tuple((name, config.shape.sub_group) for name in names if _kernel_wanted(name, config.kernels))
+
+
+def prepare_module(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache
+                   ) -> tuple[bytes, str, tuple[str, ...]]:
+    """The bytes to hand ocloc: the input itself, or SPIR-V with the shape's sub-group sizes written in."""
+    rewrites = _rewrites_for(inp, config, compiler, ip, cache)
+    if not rewrites:
+        return inp.data, inp.kind, ()
+    from ..judge.levers import rewrite_module
+
+    data, notes = rewrite_module(inp, rewrites, compiler, ip, cache, config.timeout)
+    return data, "spirv", notes
 
 
 def _merge(*parts: str) -> str:
@@ -231,7 +247,8 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
     events = parse_log(compiled.log)
     out: list[KernelReport] = []
     for target in targets:
-        file_arg = job.input.path if not job.notes else f"<{job.input.path} rewritten>"
+        rewritten = job.module is not job.input.data
+        file_arg = f"<{job.input.path} rewritten: {'; '.join(job.notes)}>" if rewritten else job.input.path
         command = shlex.join(build_argv(job, file_arg, None, target.name))
         if compiled.binary is not None:
             try:
@@ -276,7 +293,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
         for ip in plan.ips:
             compiler = plan.compiler_for_ip[ip]
             spelling = grf_spelling(compiler, config.shape.grf)
-            module, kind, notes = prepare_module(inp, config.shape, compiler, ip, cache, config.timeout)
+            module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options)
             options = _merge(config.options, config.per_module_options.get(inp.path, ""), spelling.options)
             notes = notes + ((spelling.note,) if spelling.note else ())

@@ -1,0 +1,61 @@
+"""The shape table of seed 003's decision record, in text and JSON.  Pure functions."""
+
+from __future__ import annotations
+
+from ..judge.shapes import Row, Search, _compress, describe_cells
+from .common import safe
+
+COLUMNS = ("shape", "targets that spill or use private memory (bytes per thread)", "fail to build",
+           "not available / ignored")
+
+
+def _row_cells(row: Row) -> list[str]:
+    if row.changes_semantics:
+        return ["(skipped: changes semantics)", "", ""]
+    failed = [c.target for c in row.cells if c.state == "failed"]
+    na = [c.target for c in row.cells if c.state == "n/a"]
+    ignored = [c.target for c in row.cells if c.state == "ignored"]
+    scratch = describe_cells(row.scratch_targets) if row.scratch_targets else "none"
+    other = "; ".join(x for x in (f"not available: {_compress(na)}" if na else "",
+                                  f"ignored: {_compress(ignored)}" if ignored else "") if x)
+    return [scratch, _compress(failed) if failed else "-", other or "-"]
+
+
+def table(searches: list[Search]) -> str:
+    out = []
+    for s in searches:
+        written = f"requires sub-group size {s.written_sub_group}" if s.written_sub_group else "no required sub-group size"
+        out.append(f"kernel {safe(s.kernel)} ({safe(s.input)}): {written} as written; "
+                   + ("depends on its sub-group size: " + "; ".join(s.depends) if s.depends
+                      else "does not depend on its sub-group size"))
+        rows = [list(COLUMNS)]
+        for row in s.rows:
+            label = row.shape.describe() + (" (as written)" if row.as_written else "")
+            marker = "* " if s.winner is row else "  "
+            rows.append([marker + label] + _row_cells(row))
+        rows[0][0] = "  " + rows[0][0]
+        width = max(len(r[0]) for r in rows)
+        for r in rows:
+            out.append("  " + r[0].ljust(width) + "  | " + " | ".join(r[1:]))
+        out.append(f"  chosen (*): {s.why()}" if s.winner else f"  no shape builds on every target")
+        out.append("")
+    return "\n".join(out)
+
+
+def document(searches: list[Search]) -> dict:
+    def row_json(row: Row) -> dict:
+        return {
+            "shape": row.shape.to_json(), "as_written": row.as_written, "changes_semantics": row.changes_semantics,
+            "builds_everywhere": row.builds_everywhere, "targets_with_scratch": [c.target for c in row.scratch_targets],
+            "total_scratch_bytes": row.total_scratch,
+            "cells": [{"target": c.target, "state": c.state, "why": c.why, "scratch_bytes": c.scratch,
+                       "report": c.report.to_json() if c.report else None} for c in row.cells],
+        }
+
+    return {"schema": "zeinspect.shape-search/1", "searches": [
+        {"input": s.input, "kernel": s.kernel, "written_sub_group": s.written_sub_group,
+         "depends_on_sub_group": s.depends, "compilers": s.compiler_ids,
+         "rows": [row_json(r) for r in s.rows],
+         "winner": s.winner.shape.to_json() if s.winner else None,
+         "runner_up": s.runner_up.shape.to_json() if s.runner_up else None,
+         "why": s.why()} for s in searches]}

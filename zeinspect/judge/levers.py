@@ -1,0 +1,211 @@
+"""Shape levers on a module: the sub-group size of an entry point, written into its SPIR-V.
+
+No build option forces a sub-group size (only the debug variable IGC_ForceOCLSIMDWidth),
+so the lever is the module itself: `OpExecutionMode %kernel SubgroupSize N` (mode 35,
+capability SubgroupDispatch) is added, changed or removed for one entry point, and the
+result is checked structurally here and by `spirv-val` where it accepts the module.
+OpenCL C sources are first turned into SPIR-V by the same ocloc (`-spv_only`).
+
+A kernel whose code depends on its sub-group size (sub-group operations, or the
+sub-group built-in variables) must not be given another size silently: `depends_on_sub_group`
+finds them by walking each kernel's call graph.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import lru_cache
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import FormatError, InputError
+from ..inputs import Input
+from ..inputs.spirv import (MODE_SUBGROUP_SIZE, OP_CAPABILITY, OP_ENTRY_POINT, OP_EXECUTION_MODE, Module,
+                            read_module)
+from ..model import Compiler
+from ..probes.cache import BuildCache, make_key, sha256
+from ..toolchain.run import run_tool
+
+CAPABILITY_SUBGROUP_DISPATCH = 58
+OP_FUNCTION, OP_FUNCTION_END, OP_FUNCTION_CALL = 54, 56, 57
+OP_DECORATE, DECORATION_BUILTIN = 71, 11
+OP_CONSTANT = 43
+OP_CONTROL_BARRIER = 224
+SCOPE_SUBGROUP = 3
+SUBGROUP_BUILTINS = {36, 37, 38, 39, 40, 41, 4416, 4417, 4418, 4419, 4420}
+# Operations that act on the sub-group whatever their operands say.
+SUBGROUP_OPS = set(range(333, 367)) | set(range(4421, 4433)) | set(range(5571, 5582)) | {5283, 5284}
+# OpGroup* (259-270): the execution scope operand decides.
+SCOPED_GROUP_OPS = set(range(259, 271))
+
+
+def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout: float | None) -> bytes:
+    """The module as SPIR-V: the input itself, or OpenCL C through ocloc's front end."""
+    if inp.kind == "spirv":
+        return inp.data
+    key = make_key(kind="spv_only", module=sha256(inp.data), ip=ip, compiler=compiler.id)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[1]
+    with tempfile.TemporaryDirectory(prefix="zeinspect-spv-") as tmp:
+        src = Path(tmp) / "module.cl"
+        src.write_bytes(inp.data)
+        run = run_tool([compiler.path, "compile", "-file", str(src), "-device", ip, "-spv_only", "-out_dir",
+                        str(Path(tmp) / "out"), "-output", "module"], cwd=tmp, timeout=timeout)
+        produced = sorted((Path(tmp) / "out").glob("*.spv")) if (Path(tmp) / "out").is_dir() else []
+        if run.returncode != 0 or not produced:
+            first = next((line for line in run.output.splitlines() if "error" in line), run.output.strip()[-300:])
+            raise InputError(f"the OpenCL C front end failed: {first}", path=inp.path)
+        data = produced[0].read_bytes()
+    cache.put(key, {"kind": "spv_only"}, data)
+    return data
+
+
+def _entry_id(module: Module, kernel: str) -> int:
+    for fid, name in module.entry_points():
+        if name == kernel:
+            return fid
+    raise FormatError(f"no kernel entry point named {kernel!r}")
+
+
+def set_sub_group(data: bytes, kernel: str, size: int) -> bytes:
+    """Return the module with `kernel`'s required sub-group size set to `size` (0 removes it)."""
+    module = read_module(data, "SPIR-V module")
+    fid = _entry_id(module, kernel)
+    words = module.words
+    out = words[:5]
+    have_capability = CAPABILITY_SUBGROUP_DISPATCH in module.capabilities()
+    last_capability_end = None
+    entry_point_end = None
+    replaced = False
+    for ins in module.instructions:
+        length = 1 + len(ins.operands)
+        chunk = words[ins.offset:ins.offset + length]
+        if ins.opcode == OP_EXECUTION_MODE and len(ins.operands) >= 3 and ins.operands[0] == fid \
+                and ins.operands[1] == MODE_SUBGROUP_SIZE:
+            replaced = True
+            if size == 0:
+                continue
+            chunk = [chunk[0], fid, MODE_SUBGROUP_SIZE, size]
+        out.extend(chunk)
+        if ins.opcode == OP_CAPABILITY:
+            last_capability_end = len(out)
+        if ins.opcode == OP_ENTRY_POINT:
+            entry_point_end = len(out)
+    version = module.version
+    if not replaced and size != 0:
+        if version < (1, 1):
+            # SubgroupDispatch arrived in SPIR-V 1.1, which changes the meaning of nothing in 1.0.
+            version = (1, 1)
+            out[1] = (1 << 16) | (1 << 8)
+        # Execution modes follow the entry points; the capability joins the others.
+        mode = [(4 << 16) | OP_EXECUTION_MODE, fid, MODE_SUBGROUP_SIZE, size]
+        out[entry_point_end:entry_point_end] = mode
+        if not have_capability:
+            out[last_capability_end:last_capability_end] = [(2 << 16) | OP_CAPABILITY, CAPABILITY_SUBGROUP_DISPATCH]
+    result = Module(words=out, endian=module.endian, version=version).to_bytes()
+    check_structure(result, kernel, size)
+    return result
+
+
+def check_structure(data: bytes, kernel: str, size: int) -> None:
+    """Our own checks, always: it parses, the kernel has exactly the mode we asked for."""
+    module = read_module(data, "rewritten SPIR-V")
+    fid = _entry_id(module, kernel)
+    modes = [ins for ins in module.instructions if ins.opcode == OP_EXECUTION_MODE and ins.operands[:2] ==
+             (fid, MODE_SUBGROUP_SIZE)]
+    if size == 0 and modes:
+        raise FormatError("rewrite left a SubgroupSize mode behind")
+    if size and (len(modes) != 1 or modes[0].operands[2] != size):
+        raise FormatError("rewrite did not leave exactly one SubgroupSize mode")
+    if size and CAPABILITY_SUBGROUP_DISPATCH not in module.capabilities():
+        raise FormatError("SubgroupSize without the SubgroupDispatch capability")
+    if len(module.entry_points()) != len(read_module(data).entry_points()):
+        raise FormatError("rewrite changed the entry points")
+
+
+def spirv_val(data: bytes) -> str | None:
+    """None if spirv-val accepts the module (or is not installed); its complaint otherwise."""
+    return _spirv_val_cached(sha256(data), data)
+
+
+@lru_cache(maxsize=256)
+def _spirv_val_cached(digest: str, data: bytes) -> str | None:
+    tool = shutil.which("spirv-val")
+    if tool is None:
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+        fh.write(data)
+        fh.flush()
+        proc = subprocess.run([tool, fh.name], capture_output=True, text=True, timeout=120)
+    return None if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()
+
+
+def rewrite_module(inp: Input, rewrites: tuple[tuple[str, int], ...], compiler: Compiler, ip: str,
+                   cache: BuildCache, timeout: float | None) -> tuple[bytes, tuple[str, ...]]:
+    """SPIR-V with each (kernel, size) rewrite applied, and notes saying what changed.
+
+    Where spirv-val accepts the original module it must accept the rewritten one too."""
+    original = to_spirv(inp, compiler, ip, cache, timeout)
+    data = original
+    notes = []
+    for kernel, size in rewrites:
+        try:
+            data = set_sub_group(data, kernel, size)
+        except FormatError as exc:
+            raise InputError(f"cannot set the sub-group size of {kernel}: {exc}", path=inp.path) from None
+        notes.append(f"SPIR-V rewritten: {kernel} " + ("has no required sub-group size" if size == 0
+                                                       else f"requires sub-group size {size}"))
+    if data != original and spirv_val(original) is None:
+        complaint = spirv_val(data)
+        if complaint is not None:
+            raise InputError(f"the rewritten SPIR-V does not validate: {complaint[:300]}", path=inp.path)
+    return data, tuple(notes)
+
+
+def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
+    """Why `kernel` depends on its sub-group size (empty when it does not)."""
+    module = read_module(data, "SPIR-V module")
+    fid = _entry_id(module, kernel)
+    constants = {}
+    builtin_vars = {}
+    for ins in module.instructions:
+        if ins.opcode == OP_CONSTANT and len(ins.operands) >= 3:
+            constants[ins.operands[1]] = ins.operands[2]
+        elif ins.opcode == OP_DECORATE and len(ins.operands) >= 3 and ins.operands[1] == DECORATION_BUILTIN \
+                and ins.operands[2] in SUBGROUP_BUILTINS:
+            builtin_vars[ins.operands[0]] = ins.operands[2]
+    # Split the function bodies; note what each calls and uses.
+    calls: dict[int, set] = {}
+    reasons: dict[int, list] = {}
+    current = None
+    for ins in module.instructions:
+        if ins.opcode == OP_FUNCTION:
+            current = ins.operands[1]
+            calls[current], reasons[current] = set(), []
+        elif ins.opcode == OP_FUNCTION_END:
+            current = None
+        elif current is not None:
+            if ins.opcode == OP_FUNCTION_CALL:
+                calls[current].add(ins.operands[2])
+            elif ins.opcode in SUBGROUP_OPS:
+                reasons[current].append(f"sub-group operation (opcode {ins.opcode})")
+            elif ins.opcode in SCOPED_GROUP_OPS and len(ins.operands) >= 3 and \
+                    constants.get(ins.operands[2]) == SCOPE_SUBGROUP:
+                reasons[current].append(f"group operation at sub-group scope (opcode {ins.opcode})")
+            elif ins.opcode == OP_CONTROL_BARRIER and constants.get(ins.operands[0]) == SCOPE_SUBGROUP:
+                reasons[current].append("sub-group barrier")
+            else:
+                used = set(ins.operands) & set(builtin_vars)
+                if used:
+                    reasons[current].append(f"sub-group built-in variable (BuiltIn {builtin_vars[used.pop()]})")
+    seen, todo, found = set(), [fid], []
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        found += reasons.get(f, [])
+        todo += list(calls.get(f, ()))
+    return sorted(set(found))

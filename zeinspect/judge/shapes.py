@@ -1,0 +1,246 @@
+"""The shape search: compile a scratch-using kernel in every shape on every target, and choose.
+
+Shapes are (sub-group size: as written / compiler's choice / 8 / 16 / 32) x (register
+file: default / 256 / auto).  Per target a shape either builds (with or without scratch),
+fails to build, is not available (the compiler refuses the size: Xe2 has no SIMD8; the
+compiler has no spelling for the mode) or is ignored (asked for 256 registers, got 128:
+Xe-LP has no large register file).  A kernel that depends on its sub-group size is never
+given another one unless asked: those shapes are marked "changes semantics" and skipped.
+
+Choosing, in this order (README "How zeinspect chooses a shape"):
+  1. builds on every target (not available counts as not building);
+  2. fewest targets with scratch;
+  3. least total scratch (bytes per thread, summed over targets);
+  4. fewest constraints: the compiler's choice before a fixed sub-group size, the default
+     register file before automatic before 256.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..inputs import Input
+from ..model import KernelReport, Shape, Status
+from ..probes.aot import AotConfig, probe
+from ..toolchain.targets import TargetPlan
+
+SUB_GROUPS = (0, 8, 16, 32)
+GRFS = ("default", "256", "auto")
+_UNSUPPORTED_SIZE = re.compile(r"required subgroup size \d+, which is unsupported on this platform")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One shape on one target."""
+
+    target: str
+    state: str
+    """clean | scratch | failed | n/a | ignored | skipped"""
+    report: KernelReport | None = None
+    why: str = ""
+
+    @property
+    def scratch(self) -> int:
+        if self.report is None:
+            return 0
+        return self.report.scratch_bytes or self.report.scratch_space_bytes or 0
+
+
+@dataclass
+class Row:
+    shape: Shape
+    cells: list[Cell] = field(default_factory=list)
+    changes_semantics: bool = False
+    as_written: bool = False
+
+    @property
+    def builds_everywhere(self) -> bool:
+        return all(c.state in ("clean", "scratch", "ignored") for c in self.cells)
+
+    @property
+    def scratch_targets(self) -> list[Cell]:
+        return [c for c in self.cells if c.state == "scratch" or (c.state == "ignored" and c.scratch)]
+
+    @property
+    def total_scratch(self) -> int:
+        return sum(c.scratch for c in self.cells if c.state in ("scratch", "ignored"))
+
+    @property
+    def constraints(self) -> tuple[int, int]:
+        sg = 0 if self.shape.sub_group in (None, 0) else 1
+        return sg, {"default": 0, "auto": 1, "256": 2, "128": 0}[self.shape.grf]
+
+    def key(self) -> tuple:
+        return (not self.builds_everywhere, len(self.scratch_targets), self.total_scratch, self.constraints)
+
+
+@dataclass
+class Search:
+    input: str
+    kernel: str
+    written_sub_group: int | None
+    depends: list[str]
+    rows: list[Row] = field(default_factory=list)
+    compiler_ids: list[str] = field(default_factory=list)
+
+    @property
+    def candidates(self) -> list[Row]:
+        return sorted((r for r in self.rows if not r.changes_semantics), key=Row.key)
+
+    @property
+    def winner(self) -> Row | None:
+        c = self.candidates
+        return c[0] if c and c[0].builds_everywhere else None
+
+    @property
+    def runner_up(self) -> Row | None:
+        c = self.candidates
+        return c[1] if len(c) > 1 else None
+
+    @property
+    def cleans(self) -> bool:
+        w = self.winner
+        return w is not None and not w.scratch_targets
+
+    def why(self) -> str:
+        w = self.winner
+        if w is None:
+            return "no shape builds on every target"
+        parts = [f"{w.shape.describe()} builds on every target"]
+        parts.append("and uses no scratch memory anywhere" if not w.scratch_targets else
+                     f"with scratch on {len(w.scratch_targets)} target(s), {w.total_scratch} bytes in all, "
+                     "the fewest of any shape")
+        r = self.runner_up
+        if r is not None:
+            if not r.builds_everywhere:
+                cost = f"does not build on {', '.join(c.target for c in r.cells if c.state in ('failed', 'n/a'))}"
+            elif len(r.scratch_targets) != len(w.scratch_targets):
+                cost = f"leaves scratch on {len(r.scratch_targets)} target(s)"
+            elif r.total_scratch != w.total_scratch:
+                cost = f"uses {r.total_scratch} bytes of scratch in all"
+            else:
+                cost = "is as good but constrains the kernel more"
+            parts.append(f"; the runner-up, {r.shape.describe()}, {cost}")
+        return " ".join(parts[:2]) + "".join(parts[2:])
+
+
+def _cell(target: str, report: KernelReport | None, shape: Shape) -> Cell:
+    if report is None:
+        return Cell(target, "failed", None, "no report")
+    if report.status is not Status.OK:
+        text = (report.reason or "") + " " + " ".join(report.log)
+        if _UNSUPPORTED_SIZE.search(text):
+            return Cell(target, "n/a", report, f"sub-group size {shape.sub_group} is not supported here")
+        return Cell(target, "failed", report, report.reason or report.status.value)
+    if shape.grf == "256" and report.grf is not None and report.grf < 256:
+        return Cell(target, "ignored", report, f"asked for 256 registers, got {report.grf}")
+    return Cell(target, "scratch" if report.uses_scratch else "clean", report)
+
+
+def search(inp: Input, kernel: str, base: AotConfig, plan: TargetPlan, compilers, *, allow_subgroup_change=False,
+           progress=None) -> Search:
+    """Compile every shape of `kernel` for every planned target (through the cache)."""
+    from ..errors import UsageError
+    from ..inputs.spirv import read_module
+    from ..probes.cache import BuildCache
+    from ..paths import build_cache_dir
+    from .levers import depends_on_sub_group, to_spirv
+
+    first_ip = plan.ips[0]
+    compiler = plan.compiler_for_ip[first_ip]
+    cache = BuildCache(build_cache_dir() if base.use_cache else None)
+    spirv = to_spirv(inp, compiler, first_ip, cache, base.timeout)
+    module = read_module(spirv, inp.path)
+    fid = next((f for f, name in module.entry_points() if name == kernel), None)
+    if fid is None:
+        raise UsageError(f"no kernel {kernel!r} in {inp.path}")
+    written = module.required_sub_group_size(fid)
+    result = Search(input=inp.path, kernel=kernel, written_sub_group=written,
+                    depends=depends_on_sub_group(spirv, kernel))
+    shapes = []
+    for sg in SUB_GROUPS:
+        for grf in GRFS:
+            shapes.append(Shape(grf=grf, sub_group=sg))
+    for n, shape in enumerate(shapes):
+        effective = written or 0
+        changes = shape.sub_group != effective
+        row = Row(shape=shape, changes_semantics=changes and bool(result.depends) and not allow_subgroup_change,
+                  as_written=(not changes and shape.grf == "default"))
+        if row.changes_semantics:
+            row.cells = [Cell(t.name, "skipped", None, "changes semantics") for t in plan.targets]
+            result.rows.append(row)
+            continue
+        config = AotConfig(targets=base.targets, compiler=base.compiler, options=base.options,
+                           shape=shape, kernels=(kernel,), jobs=base.jobs, use_cache=base.use_cache,
+                           timeout=base.timeout, per_module_options=base.per_module_options,
+                           rewrites=((kernel, shape.sub_group),) if changes else ())
+        try:
+            got = probe([inp], config, compilers=compilers, plan=_plan_for(plan, shape, compilers))
+            by_target = {r.target: r for r in got.reports if r.kernel in (kernel, "*")}
+            for c in got.compilers:
+                if c.id not in result.compiler_ids:
+                    result.compiler_ids.append(c.id)
+            row.cells = [_cell(t.name, by_target.get(t.name), shape) for t in plan.targets]
+        except UsageError as exc:  # e.g. no spelling for this register-file mode
+            row.cells = [Cell(t.name, "n/a", None, str(exc)) for t in plan.targets]
+        result.rows.append(row)
+        if progress:
+            progress(n + 1, len(shapes))
+    return result
+
+
+def _plan_for(plan: TargetPlan, shape: Shape, compilers) -> TargetPlan:
+    return plan
+
+
+# -- describing --------------------------------------------------------------------------
+
+FAMILIES = [((12, 0), (12, 10), "Xe-LP"), ((12, 55), (12, 57), "Xe-HPG"), ((12, 60), (12, 61), "Xe-HPC"),
+            ((12, 70), (12, 74), "Xe-LPG"), ((20, 0), (20, 255), "Xe2"), ((30, 0), (30, 255), "Xe3")]
+
+
+def family_of(ip: str | None) -> str:
+    if not ip:
+        return "?"
+    major, minor = (int(x) for x in ip.split(".")[:2])
+    for low, high, name in FAMILIES:
+        if low <= (major, minor) <= high:
+            return name
+    return ip
+
+
+def _compress(names: list[str]) -> str:
+    """`adl-s, adl-p, adl-n` -> `adl-*`; single names stay."""
+    groups: dict[str, list[str]] = {}
+    order = []
+    for name in names:
+        prefix = name.rsplit("-", 1)[0] if "-" in name else name
+        if prefix not in groups:
+            order.append(prefix)
+        groups.setdefault(prefix, []).append(name)
+    out = []
+    for prefix in order:
+        members = groups[prefix]
+        out.append(f"{prefix}-*" if len(members) > 1 else members[0])
+    return ", ".join(out)
+
+
+def describe_cells(cells: list[Cell]) -> str:
+    """`Xe-LP: tgllp, adl-*, rpl-* (2752); Xe-HPG: dg2-*, acm-* (2176)`, figures in bytes per thread."""
+    if not cells:
+        return "none"
+    by_family: dict[str, list[Cell]] = {}
+    order = []
+    for c in cells:
+        fam = family_of(c.report.ip if c.report else None)
+        if fam not in by_family:
+            order.append(fam)
+        by_family.setdefault(fam, []).append(c)
+    parts = []
+    for fam in order:
+        group = by_family[fam]
+        values = sorted({c.scratch for c in group})
+        figure = f"{values[0]}" if len(values) == 1 else f"{values[0]} to {values[-1]}"
+        parts.append(f"{_compress([c.target for c in group])} ({figure})")
+    return "; ".join(parts)
