@@ -4,6 +4,11 @@
 // registers (two 64-byte ones on Xe2), so the tile cannot fit in 128 registers anywhere,
 // and not in 256 either. Left to its own choice the compiler builds it at SIMD8 (SIMD16 on
 // Xe2), where it fits.
+// zeinspect-launch fma_tile: global=32,8 local=32,1
+// zeinspect-arg fma_tile: a float[1024] random
+// zeinspect-arg fma_tile: b float[4096] random
+// zeinspect-arg fma_tile: c float[16384] output
+// zeinspect-arg fma_tile: k_total int 16
 #define TM 8
 #define TN 8
 #define KU 2

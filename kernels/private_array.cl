@@ -4,6 +4,10 @@
 // (Xe-HPG, Xe-LPG), 128 bytes per work-item = 4096 bytes per hardware thread.
 // Left to choose its sub-group size, the compiler picks SIMD16 and keeps the array in
 // registers (indirect addressing): that shape removes the private memory.
+// zeinspect-launch private_histogram: global=256 local=32
+// zeinspect-arg private_histogram: in uint[16384] below:100
+// zeinspect-arg private_histogram: out uint[8192] output
+// zeinspect-arg private_histogram: n uint 64
 #define BINS 32
 __attribute__((intel_reqd_sub_group_size(32)))
 __kernel void private_histogram(__global const uint* in, __global uint* out, uint n) {

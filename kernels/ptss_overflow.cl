@@ -5,6 +5,9 @@
 // supported limit"); on 32-byte-GRF targets it builds with about 150 KB of spills.
 // No shape makes a live set this size fit in registers: the compiler's choice of
 // sub-group size brings it under the cap (it builds everywhere) but it still spills.
+// zeinspect-launch ptss_live_set: global=32 local=32
+// zeinspect-arg ptss_live_set: in float[9437696] random
+// zeinspect-arg ptss_live_set: out float[32] output
 #define N 144
 __attribute__((intel_reqd_sub_group_size(32)))
 __kernel void ptss_live_set(__global const float* in, __global float* out) {

@@ -3,6 +3,10 @@
 // Xe-HPG and Xe-LPG (spill at 128), but only 80 64-byte registers on Xe2 (no spill).
 // A large register file cleans Xe-HPG and Xe-LPG but not Xe-LP, which has none; a
 // sub-group size of 16, or the compiler's choice, cleans every target.
+// zeinspect-launch sg32_accumulate: global=1024 local=32
+// zeinspect-arg sg32_accumulate: in float[40968] random
+// zeinspect-arg sg32_accumulate: out float[1024] output
+// zeinspect-arg sg32_accumulate: steps int 8
 #define N 40
 __attribute__((intel_reqd_sub_group_size(32)))
 __kernel void sg32_accumulate(__global const float* in, __global float* out, int steps) {

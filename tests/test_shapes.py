@@ -116,6 +116,8 @@ def test_fix_loop_leaves_no_scratch_and_the_gate_passes(cli, sid_compiler, tmp_p
             assert decision["cleans"] == clean
             assert clean == (kernel != "ptss_live_set"), (kernel, results)
             assert decision["compilers"] == [sid_compiler.id]
+            same = decision["same_results"]
+            assert same["ran"] and same["equal"], (kernel, same)  # every corpus kernel describes its launch
         artefact = project / "ratchet" / entry["artefact"]
         assert spirv_val(artefact.read_bytes()) is None
     assert "drop [[sycl::reqd_sub_group_size(32)]]" in modules["kernels/fma_tile.cl"]["kernels"]["fma_tile"]["sycl"]
@@ -152,3 +154,33 @@ def test_the_projects_own_gate_uses_recorded_shapes(cli):
                 assert report["shape"] == decision["shape"]
                 assert (report["spill_bytes"], report["private_bytes"]) == \
                     (figures["spill_bytes"], figures["private_bytes"])
+
+
+@pytest.mark.parametrize("source, kernel", [
+    (KERNELS / "sg32_accumulate.cl", "sg32_accumulate"), (KERNELS / "fma_tile.cl", "fma_tile"),
+    (KERNELS / "private_array.cl", "private_histogram")])
+def test_remedied_kernels_compute_the_same_results_on_the_cpu(sid_compiler, tmp_path, source, kernel):
+    from zeinspect.judge.equivalence import compare, launches
+
+    original = spv_of(sid_compiler, source, tmp_path)
+    launch = launches(source.read_text())[kernel]
+    for size in (0, 16):
+        got = compare(original, set_sub_group(original, kernel, size), launch)
+        assert got["ran"], got
+        assert got["equal"] and got["outputs_compared"] > 0, got
+
+
+def test_the_check_can_fail(sid_compiler, tmp_path):
+    """A sub-group reduction over 32 lanes is not one over 16: the comparison must say so."""
+    from zeinspect.judge.equivalence import compare, launches
+
+    source = TESTS_KERNELS / "subgroup_scan.cl"
+    original = spv_of(sid_compiler, source, tmp_path)
+    got = compare(original, set_sub_group(original, "subgroup_scan", 16), launches(source.read_text())["subgroup_scan"])
+    assert got["ran"] and not got["equal"] and got["max_abs_diff"] > 0
+
+
+def test_no_launch_description_is_not_a_claim(tmp_path):
+    from zeinspect.judge.equivalence import launches
+
+    assert launches((KERNELS / "clean.cl").read_text()) == {}

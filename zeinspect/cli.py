@@ -327,14 +327,25 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
         click.echo(f"{d.search.input}:{d.kernel}: {d.shape.describe()}: {state}")
         click.echo(f"  why: {d.search.why()}")
         click.echo(f"  SYCL: {fix_mod.sycl_spelling(d.shape, d.search.written_sub_group)}")
+        eq = d.equivalence
+        if eq.get("ran"):
+            verdict = ("same results" + (" (bitwise)" if eq["bitwise"] else f" (max difference {eq['max_abs_diff']:g})")
+                       if eq["equal"] else f"DIFFERENT RESULTS (max difference {eq['max_abs_diff']:g})")
+            click.echo(f"  checked: {verdict} on {eq['device']}, {eq['outputs_compared']} outputs")
+        elif eq:
+            click.echo(f"  checked: {eq['why']}")
     if write_to:
         for path in fix_mod.write(result, write_to, plan, config):
             click.echo(f"wrote {path}")
+    differ = [d for d in result.decisions if d.equivalence.get("ran") and not d.equivalence.get("equal")]
+    for d in differ:
+        click.echo(f"zeinspect: error: {d.search.input}:{d.kernel}: the remedied kernel computes different results",
+                   err=True)
     left = [d for d in result.decisions if not d.cleans]
     if left:
         click.echo(f"{len(left)} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
                    "(zeinspect ratchet update --shapes ...)")
-    sys.exit(EXIT_OK)
+    sys.exit(EXIT_FINDING if differ else EXIT_OK)
 
 
 @cli.group()

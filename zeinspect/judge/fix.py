@@ -25,6 +25,8 @@ class Decision:
     shape: Shape
     verified: dict = field(default_factory=dict)
     """target -> report of the module compiled in its chosen shapes."""
+    equivalence: dict = field(default_factory=dict)
+    """The outcome of running the original and the remedied kernel (judge.equivalence)."""
 
     @property
     def kernel(self) -> str:
@@ -87,7 +89,33 @@ def fix(inputs: list[Input], config: AotConfig, plan: TargetPlan, compilers, *, 
             shape = winner.shape if winner is not None else Shape(sub_group=s.written_sub_group or 0)
             result.decisions.append(Decision(search=s, shape=shape))
     _verify(result, config, plan, compilers)
+    _check_results(result, config, plan)
     return result
+
+
+def _check_results(result: FixResult, config: AotConfig, plan: TargetPlan) -> None:
+    """Run original and remedied kernels where a device accepts them; never claim without a run."""
+    from ..inputs import read_input
+    from ..paths import build_cache_dir
+    from ..probes.cache import BuildCache
+    from .equivalence import compare, launches
+    from .levers import rewrite_module, to_spirv
+
+    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    ip = plan.ips[0]
+    compiler = plan.compiler_for_ip[ip]
+    for d in result.decisions:
+        inp = read_input(d.search.input)
+        described = launches(inp.data.decode("utf-8", "replace")) if inp.kind == "opencl" else {}
+        if d.shape.sub_group is None or d.shape.sub_group == (d.search.written_sub_group or 0):
+            d.equivalence = {"ran": False, "why": "nothing to run: the remedied module is the original "
+                             "(only build options change)"}
+        elif d.kernel not in described:
+            d.equivalence = {"ran": False, "why": "not executable here: the kernel has no launch description"}
+        else:
+            original = to_spirv(inp, compiler, ip, cache, config.timeout)
+            remedied, _ = rewrite_module(inp, ((d.kernel, d.shape.sub_group),), compiler, ip, cache, config.timeout)
+            d.equivalence = compare(original, remedied, described[d.kernel])
 
 
 def _verify(result: FixResult, config: AotConfig, plan: TargetPlan, compilers) -> None:
@@ -130,6 +158,8 @@ def _document(result: FixResult, base: Path, artefacts: dict | None) -> dict:
         }
         if d.search.depends:
             record["depends_on_sub_group"] = d.search.depends
+        if d.equivalence:
+            record["same_results"] = d.equivalence
         if d.verified:
             record["results"] = {t: _figures(r) for t, r in d.verified.items()}
         entry["kernels"][d.kernel] = record

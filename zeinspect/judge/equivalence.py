@@ -1,0 +1,166 @@
+"""Same results, checked: run the original and the remedied kernel on the same inputs.
+
+Where a device accepts the SPIR-V (here: the OpenCL CPU runtime through dpctl), both
+modules run on the same random inputs and their outputs are compared.  Kernels opt in
+with a launch description in their source:
+
+    // zeinspect-launch fma_tile: global=64,16 local=8,2
+    // zeinspect-arg fma_tile: a float[8192] random
+    // zeinspect-arg fma_tile: c float[8192] output
+    // zeinspect-arg fma_tile: k_total int 64
+
+sizes in OpenCL order (dimension 0 first), one `zeinspect-arg` line per kernel argument, in order: `NAME TYPE[COUNT] INIT` for
+buffers (INIT: random, zero, output (zeroed and compared), below:N for integers in
+[0, N)) and `NAME TYPE VALUE` for scalars; TYPE is float, int or uint.  Without a
+description, or without a device, the answer is "not executable here": equivalence is
+never claimed without a run.  The run happens in a child process with a timeout, so a
+runtime crash is a finding, not a dead tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LAUNCH = re.compile(r"//\s*zeinspect-launch\s+(?P<kernel>\w+)\s*:\s*global=(?P<g>[\d,]+)\s+local=(?P<l>[\d,]+)")
+_ARG = re.compile(r"//\s*zeinspect-arg\s+(?P<kernel>\w+)\s*:\s*(?P<name>\w+)\s+(?P<type>float|int|uint)"
+                  r"(?:\[(?P<count>\d+)\]\s+(?P<init>random|zero|output|below:\d+)|\s+(?P<value>-?[\d.eE+-]+))\s*$")
+MAX_ELEMENTS = 1 << 24
+
+
+@dataclass
+class Launch:
+    kernel: str
+    global_size: list[int]
+    local_size: list[int]
+    args: list[dict] = field(default_factory=list)
+
+
+def launches(source: str) -> dict[str, Launch]:
+    out: dict[str, Launch] = {}
+    for line in source.splitlines():
+        m = _LAUNCH.search(line)
+        if m:
+            out[m["kernel"]] = Launch(m["kernel"], [int(x) for x in m["g"].split(",")],
+                                      [int(x) for x in m["l"].split(",")])
+            continue
+        m = _ARG.search(line)
+        if m and m["kernel"] in out:
+            if m["count"]:
+                count = int(m["count"])
+                if count > MAX_ELEMENTS:
+                    continue
+                out[m["kernel"]].args.append({"name": m["name"], "type": m["type"], "count": count,
+                                              "init": m["init"]})
+            else:
+                out[m["kernel"]].args.append({"name": m["name"], "type": m["type"], "value": m["value"]})
+    return out
+
+
+def _runtime_env() -> dict:
+    """Point the ICD loader at the intel-opencl-rt wheel's CPU runtime when no one else did
+    (the wheel's own .icd file holds a placeholder path)."""
+    env = dict(os.environ)
+    if "OCL_ICD_FILENAMES" not in env:
+        for lib in (Path(sys.prefix) / "lib" / "libintelocl.so",):
+            if lib.exists():
+                env["OCL_ICD_FILENAMES"] = str(lib)
+    return env
+
+
+def compare(original: bytes, remedied: bytes, launch: Launch, *, seed: int = 1234, timeout: float = 300) -> dict:
+    """{"ran": bool, "why"?, "device"?, "equal"?, "bitwise"?, "max_abs_diff"?, "outputs_compared"?}"""
+    with tempfile.TemporaryDirectory(prefix="zeinspect-eq-") as tmp:
+        a, b = Path(tmp) / "a.spv", Path(tmp) / "b.spv"
+        a.write_bytes(original)
+        b.write_bytes(remedied)
+        request = {"a": str(a), "b": str(b), "kernel": launch.kernel, "global": launch.global_size,
+                   "local": launch.local_size, "args": launch.args, "seed": seed}
+        try:
+            proc = subprocess.run([sys.executable, "-m", "zeinspect.judge.equivalence"], input=json.dumps(request),
+                                  capture_output=True, text=True, timeout=timeout, env=_runtime_env(), cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return {"ran": False, "why": f"the run on the CPU device timed out after {timeout:.0f} s"}
+    if proc.returncode < 0:
+        return {"ran": False, "why": f"the CPU runtime crashed (signal {-proc.returncode})"}
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"ran": False, "why": "the runner gave no answer: " + " ".join(proc.stderr.split())[-300:]}
+
+
+def _child() -> None:  # runs in its own process: python -m zeinspect.judge.equivalence
+    request = json.loads(sys.stdin.read())
+    try:
+        import ctypes
+
+        import dpctl
+        import dpctl.memory as dpm
+        import dpctl.program as dpp
+        import numpy as np
+    except ImportError as exc:
+        print(json.dumps({"ran": False, "why": f"not executable here: {exc.name} is not installed"}))
+        return
+    try:
+        queue = dpctl.SyclQueue("opencl:cpu")
+    except Exception:  # noqa: BLE001 - dpctl raises its own types for "no such device"
+        print(json.dumps({"ran": False, "why": "not executable here: no OpenCL CPU device"}))
+        return
+    dtypes = {"float": np.float32, "int": np.int32, "uint": np.uint32}
+    scalars = {"float": ctypes.c_float, "int": ctypes.c_int32, "uint": ctypes.c_uint32}
+
+    def run(path: str):
+        rng = np.random.default_rng(request["seed"])
+        program = dpp.create_program_from_spirv(queue, Path(path).read_bytes())
+        kernel = program.get_sycl_kernel(request["kernel"])
+        args, outputs = [], []
+        for arg in request["args"]:
+            if "value" in arg:
+                value = float(arg["value"]) if arg["type"] == "float" else int(float(arg["value"]))
+                args.append(scalars[arg["type"]](value))
+                continue
+            dtype, count, init = dtypes[arg["type"]], arg["count"], arg["init"]
+            if init == "random":
+                host = rng.random(count).astype(dtype) if arg["type"] == "float" else \
+                    rng.integers(0, 1 << 16, count).astype(dtype)
+            elif init.startswith("below:"):
+                host = rng.integers(0, int(init.split(":")[1]), count).astype(dtype)
+            else:
+                host = np.zeros(count, dtype)
+            mem = dpm.MemoryUSMShared(max(host.nbytes, 1), queue=queue)
+            mem.copy_from_host(host.view(np.uint8))
+            args.append(mem)
+            if init == "output":
+                outputs.append((mem, host))
+        # Sizes are written in OpenCL order (dimension 0 first); SYCL ranges list the
+        # fastest-moving dimension last, so dpctl takes them reversed.
+        queue.submit(kernel, args, list(reversed(request["global"])), list(reversed(request["local"]))).wait()
+        result = []
+        for mem, host in outputs:
+            out = np.empty_like(host)
+            mem.copy_to_host(out.view(np.uint8))
+            result.append(out)
+        return result
+
+    try:
+        first, second = run(request["a"]), run(request["b"])
+    except Exception as exc:  # noqa: BLE001 - a runtime refusal is an answer, not a crash
+        print(json.dumps({"ran": False, "why": f"the CPU device refused the module: {exc}"[:400]}))
+        return
+    bitwise = all(np.array_equal(x, y) for x, y in zip(first, second))
+    diffs = [float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))) if x.size else 0.0
+             for x, y in zip(first, second)]
+    equal = all(np.allclose(x, y, rtol=1e-5, atol=1e-6) for x, y in zip(first, second))
+    print(json.dumps({"ran": True, "device": f"opencl:cpu {queue.sycl_device.name}", "equal": bool(equal),
+                      "bitwise": bool(bitwise), "max_abs_diff": max(diffs, default=0.0),
+                      "outputs_compared": int(sum(x.size for x in first))}))
+
+
+if __name__ == "__main__":
+    _child()
