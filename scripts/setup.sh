@@ -32,6 +32,11 @@ if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
   .venv/bin/python -m pip install -q -e '.[test]'
   touch .venv/.installed
 fi
+# The Level Zero binding (cffi, out-of-line): an editable install does not carry the
+# generated module, so generate it into the tree (zeinspect/_ze.py, ignored by git).
+if [ ! -f zeinspect/_ze.py ] || [ native/ze_build.py -nt zeinspect/_ze.py ]; then
+  .venv/bin/python native/ze_build.py
+fi
 
 # The current stack moves: fetch checks Debian unstable and installs what it carries today.
 .venv/bin/zeinspect toolchain fetch

@@ -105,12 +105,69 @@ def _finish(reports, compilers, notes, incidents, stats, as_json, render):
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @common_probe_options
-def kernel(file, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet):
+@click.option("--runtime", is_flag=True, help="Build through Level Zero on a device, as an application would.")
+@click.option("-d", "--device", "device", type=click.IntRange(0, None), default=0, help="Level Zero device index.")
+@click.option("--simulate", default=None, metavar="PRODUCT",
+              help="Start the driver's hardware-free device (tgllp, dg2, mtl, pvc): no GPU needed.")
+@click.option("--compare-aot", is_flag=True, help="With --runtime: show the AOT figures beside the runtime ones.")
+def kernel(file, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet,
+           runtime, device, simulate, compare_aot):
     """Show one card per kernel of FILE: every figure per target, the log, the command."""
     from .formats.text import cards
 
+    if runtime or simulate:
+        sys.exit(_runtime_kernel(file, kernels, options, grf, compiler, as_json, timeout, device, simulate,
+                                 compare_aot, jobs, no_cache))
     got = _inspect([file], targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
     sys.exit(_finish(*got, as_json, cards))
+
+
+def _runtime_kernel(file, kernels, options, grf, compiler, as_json, timeout, device, simulate, compare_aot, jobs,
+                    no_cache):
+    from .errors import UsageError
+    from .formats.json import dumps, report_document
+    from .formats.text import cards, side_by_side
+    from .inputs import read_input
+    from .model import Status
+    from .probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig, probe
+
+    if grf != "default":
+        raise UsageError("--grf applies to AOT compiles; give the driver its flags with --options")
+    inp = read_input(file)
+    config = RuntimeConfig(simulate=simulate, device=device, build_flags=options, kernels=tuple(kernels),
+                           timeout=timeout or DEFAULT_TIMEOUT)
+    result = probe([inp], config)
+    aot = []
+    compilers = []
+    if compare_aot:
+        aot, compilers = _aot_for_runtime(inp, result, options, compiler, jobs, no_cache, timeout)
+    if as_json:
+        doc = report_document(result.reports + aot, compilers, incidents=result.incidents)
+        doc["runtime"] = {"device": result.device, "driver": result.driver}
+        click.echo(dumps(doc), nl=False)
+    else:
+        click.echo(side_by_side(result.reports, aot) if compare_aot else cards(result.reports), nl=False)
+    for incident in result.incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+    if result.incidents:
+        return EXIT_TOOLCHAIN
+    return EXIT_FINDING if any(r.status is not Status.OK for r in result.reports) else EXIT_OK
+
+
+def _aot_for_runtime(inp, result, options, compiler, jobs, no_cache, timeout):
+    """The AOT probe for the runtime device's IP, with the compiler of the driver's own build."""
+    from .probes.aot import AotConfig, probe as aot_probe, resolve_compilers
+
+    ip = next((r.ip for r in result.reports if r.ip), None)
+    if ip is None:
+        return [], []
+    config = AotConfig(targets=(ip,), compiler=compiler, options=options, jobs=jobs, use_cache=not no_cache,
+                       timeout=timeout)
+    found = resolve_compilers(config)
+    build = (result.driver.get("version") or 0) & 0xFFFF
+    same = [c for c in found if c.ocloc_version.split(".")[-1].lstrip("0") == str(build) and c.knows(ip)]
+    got = aot_probe([inp], config, compilers=same or found)
+    return got.reports, got.compilers
 
 
 @cli.command()
@@ -142,28 +199,27 @@ def audit_options(f):
     f = click.option("--timeout", type=click.FloatRange(1, None), default=None, help="Seconds before a compile counts as hung.")(f)
     f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
     f = click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc.")(f)
+    f = click.option("--simulate", default=None, metavar="PRODUCT",
+                     help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc).")(f)
     return f
 
 
 def _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
-                   strict=False):
+                   strict=False, runtime=False, simulate=None):
     from .judge.gate import load as load_gate
     from .judge.run import AuditRequest
 
     overrides = dict(paths=tuple(paths), logs=tuple(logs), ratchet=ratchet, targets=tuple(targets), options=options,
                      compiler=compiler, shapes=shapes, strict=strict, jobs=jobs, use_cache=not no_cache,
-                     timeout=timeout)
+                     timeout=timeout, runtime=runtime, simulate=simulate)
     if config:
         return AuditRequest.from_gate(load_gate(config), **overrides)
     return AuditRequest(**{k: v for k, v in overrides.items() if v is not None})
 
 
 def _run_audit(request, quiet, runtime):
-    from .errors import UsageError
     from .judge.run import run
 
-    if runtime:
-        raise UsageError("--runtime auditing needs the Level Zero probe: use `zeinspect kernel FILE --runtime`")
     update, close = _progress(quiet, "compiling")
     try:
         return run(request, progress=update)
@@ -179,13 +235,13 @@ def _run_audit(request, quiet, runtime):
 @click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels that pass.")
 def audit(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout, quiet, runtime,
-          strict, as_json, fmt, junit, verbose):
+          simulate, strict, as_json, fmt, junit, verbose):
     """Judge kernels against the ratchet file: NEW, GREW and OVERFLOW fail the gate."""
     from .formats import audit as audit_fmt
     from .probes.cache import atomic_write
 
     request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
-                             timeout, strict)
+                             timeout, strict, runtime, simulate)
     got = _run_audit(request, quiet, runtime)
     strict = request.strict
     if as_json:
@@ -220,13 +276,13 @@ def ratchet():
 @audit_options
 @click.option("--allow-grow", is_flag=True, help="Let entries grow and new scratch users be added.")
 def ratchet_update(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
-                   quiet, runtime, allow_grow):
+                   quiet, runtime, simulate, allow_grow):
     """Rewrite the ratchet file to what was measured (tightening only, unless --allow-grow)."""
     from .judge.update import update
     from .probes.cache import atomic_write
 
     request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
-                             timeout)
+                             timeout, runtime=runtime, simulate=simulate)
     got = _run_audit(request, quiet, runtime)
     if got.collection.incidents:
         for incident in got.collection.incidents:
@@ -346,6 +402,63 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
         click.echo(f"{len(left)} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
                    "(zeinspect ratchet update --shapes ...)")
     sys.exit(EXIT_FINDING if differ else EXIT_OK)
+
+
+@cli.command()
+@click.option("--simulate", default=None, metavar="PRODUCT", help="List the driver's hardware-free device.")
+@click.option("--json", "as_json", is_flag=True)
+def devices(simulate, as_json):
+    """List Level Zero drivers and devices, and the SYCL devices dpctl sees."""
+    import json as _json
+
+    from .errors import ToolchainError
+    from .probes.runtime import RuntimeConfig, devices as ze_devices
+
+    out = {"level_zero": None, "level_zero_error": None, "sycl": sycl_devices()}
+    try:
+        out["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
+    except ToolchainError as exc:
+        out["level_zero_error"] = str(exc)
+    if as_json:
+        click.echo(_json.dumps(out, indent=2))
+    else:
+        if out["level_zero"] is None:
+            click.echo(f"Level Zero: {out['level_zero_error']}")
+        for drv in out["level_zero"] or []:
+            v = drv["version"]
+            click.echo(f"Level Zero driver {drv['index']}: version {v >> 24}.{(v >> 16) & 0xFF}.{v & 0xFFFF}")
+            for i, dev in enumerate(drv["devices"]):
+                click.echo(f"  device {i}: {dev['name']} (device id {dev['device_id']}, IP "
+                           f"{dev['ip_version'] or 'not reported'}, sub-group sizes "
+                           f"{', '.join(map(str, dev['sub_group_sizes']))}, SLM {dev['slm_bytes']} bytes)")
+        if out["sycl"] is None:
+            click.echo("SYCL: dpctl is not installed")
+        for dev in out["sycl"] or []:
+            click.echo(f"SYCL: {dev['filter']}: {dev['name']} ({dev['driver']})")
+    sys.exit(EXIT_OK if out["level_zero"] or out["sycl"] else EXIT_TOOLCHAIN)
+
+
+def sycl_devices():
+    """The SYCL devices dpctl sees, or None when dpctl is not installed (asked in a child process:
+    a SYCL runtime may crash, and the OpenCL CPU runtime must be pointed at first)."""
+    import json as _json
+    import subprocess
+
+    from .judge.equivalence import _runtime_env
+
+    code = ("import json, dpctl\nprint(json.dumps([{'filter': d.filter_string, 'name': d.name, "
+            "'driver': d.driver_version} for d in dpctl.get_devices()]))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              env=_runtime_env())
+    except subprocess.TimeoutExpired:
+        return []
+    if "ModuleNotFoundError" in proc.stderr:
+        return None
+    try:
+        return _json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
 
 
 @cli.group()

@@ -110,3 +110,33 @@ def cards(reports: list[KernelReport]) -> str:
                 out.append(f"    reproduce: {safe(r.command)}")
         out.append("")
     return "\n".join(out)
+
+
+def side_by_side(runtime: list[KernelReport], aot: list[KernelReport]) -> str:
+    """`kernel --runtime --compare-aot`: the driver's figures, the driver's own binary, ocloc's."""
+    out = []
+    for r in runtime:
+        twin = next((a for a in aot if a.kernel == r.kernel), None)
+        binary = (r.extra or {}).get("native_binary_figures") or {}
+        out.append(f"kernel {safe(r.kernel)}   ({safe(r.input)}) on {safe(r.target)}, ip {r.ip or '?'}")
+        rows = [["figure", "runtime (zeKernelGetProperties)", "driver's native binary (.ze_info)",
+                 f"AOT ({twin.compiler})" if twin else "AOT"]]
+        for label, attr, key in (("status", "status", None), ("simd", "simd", "simd"), ("grf", "grf", "grf"),
+                                 ("spill", "spill_bytes", "spill_bytes"), ("private", "private_bytes", "private_bytes"),
+                                 ("slm", "slm_bytes", "slm_bytes")):
+            value = getattr(r, attr)
+            value = value.value if hasattr(value, "value") else value
+            other = getattr(twin, attr) if twin else None
+            other = other.value if hasattr(other, "value") else other
+            rows.append([label, fmt_opt(value), "-" if key is None else fmt_opt(binary.get(key)),
+                         fmt_opt(other) if twin else "n/a"])
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        out.extend("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows)
+        for note in r.notes:
+            out.append(f"  note: {safe(note)}")
+        if r.reason:
+            out.append(f"  reason: {safe(r.reason)}")
+        for line in r.log:
+            out.append(f"  log: {safe(line)}")
+        out.append("")
+    return "\n".join(out)

@@ -33,6 +33,9 @@ class AuditRequest:
     jobs: int = 0
     use_cache: bool = True
     timeout: float | None = None
+    runtime: bool = False
+    """Build through Level Zero on the device instead of compiling with ocloc."""
+    simulate: str | None = None
 
     @classmethod
     def from_gate(cls, gate: GateConfig, **overrides) -> "AuditRequest":
@@ -59,7 +62,16 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
                        jobs=request.jobs, use_cache=request.use_cache, timeout=request.timeout,
                        per_module_options=dict(request.modules))
     collection = Collection()
-    if request.paths:
+    if request.paths and (request.runtime or request.simulate):
+        from ..inputs import collect
+        from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig, probe as runtime_probe
+
+        got = runtime_probe([i for i in collect(list(request.paths)) if i.kind in ("spirv", "zebin", "opencl")],
+                            RuntimeConfig(simulate=request.simulate, build_flags=request.options,
+                                          timeout=request.timeout or DEFAULT_TIMEOUT))
+        collection.reports += got.reports
+        collection.incidents += got.incidents
+    elif request.paths:
         if request.shapes:
             from .shapes_file import collect_in_chosen_shapes
 
