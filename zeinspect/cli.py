@@ -461,6 +461,22 @@ def sycl_devices():
         return []
 
 
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the images and manifest.json into (created if missing).")
+def extract(file, out_dir):
+    """Write every device image a SYCL AOT build embedded, with a manifest."""
+    from .judge.extract import extract as do_extract
+
+    written, skipped = do_extract(file, out_dir)
+    for name in written:
+        click.echo(f"wrote {name}")
+    for line in skipped:
+        click.echo(f"skipped: {line}")
+    sys.exit(EXIT_OK)
+
+
 @cli.group()
 def toolchain():
     """List and fetch Intel GPU compilers."""

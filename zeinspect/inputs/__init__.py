@@ -1,7 +1,8 @@
 """What a user hands us: recognise each file by its content, walk directories.
 
 Kinds: `opencl` (OpenCL C source), `spirv`, `zebin`, `patchtokens` (legacy binary),
-`fatbin` (ocloc `ar` archive).  Content decides, not the file name, except that OpenCL C
+`fatbin` (ocloc `ar` archive), `host` (an x86-64 object, executable, shared object or static
+archive that may carry device images: see inputs.offload).  Content decides, not the file name, except that OpenCL C
 (plain text) is recognised by its `.cl` suffix.
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .fatbin import is_fatbin
+from .offload import is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
 from .zebin import is_zebin, looks_like_elf
@@ -37,6 +39,8 @@ class Input:
 def detect_kind(path: str, data: bytes) -> str | None:
     if is_spirv(data):
         return "spirv"
+    if is_host_archive(data):
+        return "host"
     if is_fatbin(data):
         return "fatbin"
     if looks_like_elf(data):
@@ -44,6 +48,8 @@ def detect_kind(path: str, data: bytes) -> str | None:
             return "zebin"
         if is_patchtoken_binary(data):
             return "patchtokens"
+        if is_host_elf(data):
+            return "host"
         return "elf"
     if path.endswith(SOURCE_SUFFIXES):
         return "opencl"
@@ -73,11 +79,12 @@ def read_input(path: str) -> Input:
     kind = detect_kind(path, data)
     if kind is None:
         raise InputError(
-            "is not a SPIR-V module, OpenCL C source (.cl), zebin, patch-token binary or ocloc fat binary",
+            "is not a SPIR-V module, OpenCL C source (.cl), zebin, patch-token binary, ocloc fat binary "
+            "or host object with device images",
             path=path,
         )
     if kind == "elf":
-        raise InputError("is an ELF file but not an Intel GPU device binary", path=path)
+        raise InputError("is an ELF file but neither an Intel GPU device binary nor an x86-64 host file", path=path)
     if kind == "spirv":
         from ..errors import FormatError
         from .spirv import read_module
@@ -128,3 +135,47 @@ def collect(paths: list[str]) -> list[Input]:
         else:
             out.append(read_input(path))
     return out
+
+
+def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
+    """The device images inside a host file as inputs of their own, plus notes.
+
+    Returns (inputs, notes, info) where info says which IP versions native images cover and
+    whether a SPIR-V image exists (the runtime would compile it for any other target)."""
+    from ..errors import FormatError
+    from .fatbin import read_members
+    from .offload import find_images
+    from .zebin import read_zebin
+
+    try:
+        images = find_images(inp.data, inp.path)
+    except FormatError as exc:
+        raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
+    out, notes = [], []
+    info = {"ips": set(), "spirv": False, "images": len(images)}
+    for img in images:
+        where = f"{inp.path}" + (f"({img.member})" if img.member else "") + f"[{img.source}]"
+        if img.skipped:
+            notes.append(f"{where}: skipped: {img.skipped}")
+            continue
+        if img.kind in ("zebin", "patchtokens", "fatbin"):
+            out.append(Input(path=where, kind=img.kind, data=img.data))
+            try:
+                if img.kind == "zebin":
+                    ip = read_zebin(img.data, where).ip
+                    if ip:
+                        info["ips"].add(ip)
+                elif img.kind == "fatbin":
+                    info["ips"].update(m.ip for m in read_members(img.data, where) if m.ip)
+            except FormatError:
+                pass
+        elif img.kind == "spirv":
+            info["spirv"] = True
+            out.append(Input(path=where, kind="spirv", data=img.data))
+        elif img.kind == "bitcode":
+            notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
+        else:
+            notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")
+    if not images:
+        notes.append(f"{inp.path}: no device images found")
+    return out, notes, info

@@ -39,6 +39,21 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
 
     inputs = inputs if inputs is not None else collect(list(paths))
     out = Collection()
+    hosts = [i for i in inputs if i.kind == "host"]
+    host_info = {}
+    if hosts:
+        from ..inputs import expand_host
+
+        expanded = []
+        for inp in inputs:
+            if inp.kind != "host":
+                expanded.append(inp)
+                continue
+            found, notes, info = expand_host(inp)
+            expanded += found
+            out.notes += notes
+            host_info[inp.path] = info
+        inputs = expanded
     compilable = [i for i in inputs if i.compilable]
     found = resolve_compilers(config) if (compilable or explicit_targets) else []
     if compilable:
@@ -53,5 +68,13 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
         plan = out.plan or (plan_targets(config.targets, found) if explicit_targets else None)
         got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found)
         out.reports += [r for r in got.reports if _kernel_wanted(r.kernel, config.kernels)]
-        out.notes += got.notes
+        out.notes += [n for n in got.notes if "holds no image for" not in n or not host_info]
+    if host_info and explicit_targets:
+        plan = out.plan or plan_targets(config.targets, found)
+        for path, info in host_info.items():
+            missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
+            if missing:
+                fallback = ("; its SPIR-V image is compiled at run time there" if info["spirv"]
+                            else "; it has no SPIR-V image to fall back on")
+                out.notes.append(f"{path}: no native image for {', '.join(missing)}{fallback}")
     return out

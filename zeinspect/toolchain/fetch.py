@@ -173,3 +173,32 @@ def _write_launcher(path: Path, final: Path, ocloc_name: str) -> None:
 
 def main() -> None:  # pragma: no cover - convenience for `python -m zeinspect.toolchain.fetch`
     fetch(force="--force" in sys.argv)
+
+
+def fetch_packages(name: str, roots: list[str], *, without_dependencies: tuple[str, ...] = (),
+                   progress=print) -> Path:
+    """Any Debian unstable packages (and the library closure of `roots`) unpacked into
+    <toolchain dir>/<name>/root, the same way as the compiler stack; re-used when present."""
+    final = toolchain_dir() / name
+    if (final / "root").is_dir():
+        return final
+    staging = toolchain_dir() / f".staging-{name}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
+            (staging / sub).mkdir(parents=True, exist_ok=True)
+        (staging / "sources.list").write_text(f"deb {MIRROR} {SUITE} main\n")
+        options = _apt_options(staging)
+        _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
+        packages = _closure(options, list(roots)) + [p for p in without_dependencies]
+        progress(f"downloading {len(packages)} packages for {name}")
+        _run(["apt-get", *options, "download", *packages], cwd=staging / "debs", what="apt-get download")
+        for deb in sorted((staging / "debs").glob("*.deb")):
+            _run(["dpkg-deb", "-x", str(deb), str(staging / "root")], what=f"dpkg-deb -x {deb.name}")
+        shutil.rmtree(staging / "debs")
+        shutil.rmtree(staging / "lists")
+        shutil.rmtree(staging / "cache")
+        staging.rename(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final

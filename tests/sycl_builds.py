@@ -1,0 +1,149 @@
+"""Build SYCL-AOT-like host files from real tools, the way the SYCL toolchain lays them out.
+
+No icpx here, so: real zebins, fat binaries and SPIR-V from ocloc; real LLVM offload tools
+(Debian 12's clang-offload-packager-15 and clang-15's -fembed-offload-object for the new
+model's version 1; llvm-offload-binary from Debian unstable's LLVM 23 for version 2);
+`objcopy --add-section` for old-model bundle sections (LLVM 15's bundler refuses the sycl
+kind and the spir64_gen triple); zstd from the zstandard library; and a real assembly and
+link by the system compiler for .tgtimg records in objects, PIE executables and shared
+objects.  Everything is generated during the test run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import zstandard
+
+NATIVE = "__CLANG_OFFLOAD_BUNDLE__sycl-spir64_gen-unknown-unknown"
+SPIRV = "__CLANG_OFFLOAD_BUNDLE__sycl-spir64-unknown-unknown"
+
+
+def run(argv, cwd):
+    subprocess.run([str(a) for a in argv], check=True, capture_output=True, cwd=cwd)
+
+
+def device_images(compiler, source: Path, tmp: Path) -> dict[str, bytes]:
+    """A zebin for dg2-g10, an ocloc fat binary for tgllp and mtl-u, the module's SPIR-V."""
+    out = {}
+    run([compiler.path, "compile", "-file", source, "-device", "dg2-g10", "-out_dir", tmp / "z", "-output", "k"], tmp)
+    out["zebin"] = next((tmp / "z").glob("*.bin")).read_bytes()
+    run([compiler.path, "compile", "-file", source, "-device", "tgllp,mtl-u", "-out_dir", tmp / "f", "-output", "k"],
+        tmp)
+    out["fatbin"] = next(p for p in (tmp / "f").iterdir() if p.read_bytes()[:8] == b"!<arch>\n").read_bytes()
+    run([compiler.path, "compile", "-file", source, "-device", "tgllp", "-spv_only", "-out_dir", tmp / "s",
+         "-output", "k"], tmp)
+    out["spirv"] = next((tmp / "s").glob("*.spv")).read_bytes()
+    return out
+
+
+def zstd(data: bytes) -> bytes:
+    return zstandard.ZstdCompressor(level=3).compress(data)
+
+
+def end_to_end(parts: list[bytes]) -> bytes:
+    """Images one after another, each followed by zero padding to a 16-byte boundary."""
+    out = b""
+    for part in parts:
+        out += part
+        out += b"\0" * ((-len(out)) % 16 + 16)
+    return out
+
+
+def host_object(tmp: Path, name: str = "host") -> Path:
+    src = tmp / f"{name}.c"
+    src.write_text(f"int {name}_entry(void) {{ return 42; }}\n")
+    run(["gcc", "-c", src, "-o", tmp / f"{name}.o"], tmp)
+    return tmp / f"{name}.o"
+
+
+def old_model_object(tmp: Path, images: dict[str, bytes], name: str = "old", compress: bool = False) -> Path:
+    host = host_object(tmp, name + "_host")
+    native = [images["zebin"], images["fatbin"]]
+    if compress:
+        native = [zstd(x) for x in native]
+    (tmp / f"{name}.native").write_bytes(end_to_end(native))
+    (tmp / f"{name}.spirv").write_bytes(end_to_end([zstd(images["spirv"]) if compress else images["spirv"]]))
+    out = tmp / f"{name}.o"
+    run(["objcopy", f"--add-section={NATIVE}={tmp / (name + '.native')}",
+         f"--add-section={SPIRV}={tmp / (name + '.spirv')}", host, out], tmp)
+    return out
+
+
+def package_v1(tmp: Path, images: dict[str, bytes], compress: bool = False) -> Path:
+    """LLVM 15's clang-offload-packager: one version-1 OffloadBinary per image."""
+    files = {}
+    for kind, data in images.items():
+        path = tmp / f"pkg-{kind}.img"
+        path.write_bytes(zstd(data) if compress else data)
+        files[kind] = path
+    out = tmp / "pkg-v1.bin"
+    run(["clang-offload-packager-15", "-o", out,
+         f"--image=file={files['zebin']},triple=spir64_gen-unknown-unknown,arch=dg2-g10,kind=sycl",
+         f"--image=file={files['fatbin']},triple=spir64_gen-unknown-unknown,arch=tgllp+mtl-u,kind=sycl",
+         f"--image=file={files['spirv']},triple=spir64-unknown-unknown,arch=,kind=sycl"], tmp)
+    return out
+
+
+def package_v2(tmp: Path, images: dict[str, bytes], llvm_root: Path) -> Path:
+    """LLVM 23's llvm-offload-binary (Debian unstable): one version-2 blob with every entry."""
+    libdir = llvm_root / "usr" / "lib" / "x86_64-linux-gnu"
+    tool = next((llvm_root / "usr" / "lib").glob("llvm-*/bin/llvm-offload-binary"))
+    llvm_lib = tool.parent.parent / "lib"
+    for kind, data in images.items():
+        (tmp / f"v2-{kind}.img").write_bytes(data)
+    out = tmp / "pkg-v2.bin"
+    run([libdir / "ld-linux-x86-64.so.2", "--library-path", f"{libdir}:{llvm_lib}", tool, "-o", out,
+         f"--image=file={tmp / 'v2-zebin.img'},triple=spir64_gen-unknown-unknown,arch=dg2-g10,kind=sycl",
+         f"--image=file={tmp / 'v2-spirv.img'},triple=spir64-unknown-unknown,arch=generic,kind=sycl"], tmp)
+    return out
+
+
+def new_model_object(tmp: Path, package: Path, name: str = "new") -> Path:
+    """clang-15 embeds the packaged blob in .llvm.offloading, as the new driver does."""
+    src = tmp / f"{name}.c"
+    src.write_text(f"int {name}_entry(void) {{ return 7; }}\n")
+    out = tmp / f"{name}.o"
+    run(["clang-15", "-c", src, "-o", out, "-Xclang", f"-fembed-offload-object={package}"], tmp)
+    return out
+
+
+def tgtimg_assembly(tmp: Path, images: dict[str, bytes], name: str) -> Path:
+    """Images in bundle sections plus one {addr, size} .tgtimg record each, as assembly."""
+    lines = []
+    for i, (kind, data) in enumerate(images.items()):
+        path = tmp / f"{name}-{i}.img"
+        path.write_bytes(data)
+        section = SPIRV if kind == "spirv" else NATIVE
+        lines += [f'.section {section},"a"', ".p2align 4", f"img{i}:", f'.incbin "{path}"', f"img{i}_end:"]
+    lines += ['.section .tgtimg,"aw"', ".p2align 3"]
+    for i in range(len(images)):
+        lines += [f".quad img{i}", f".quad img{i}_end - img{i}"]
+    lines += [".text", f".globl {name}_entry", f"{name}_entry:", "ret", '.section .note.GNU-stack,"",@progbits']
+    asm = tmp / f"{name}.s"
+    asm.write_text("\n".join(lines) + "\n")
+    return asm
+
+
+def linked(tmp: Path, images: dict[str, bytes], kind: str) -> Path:
+    """A real link by the system compiler: `pie` executable, `shared` object, or `object`."""
+    asm = tgtimg_assembly(tmp, images, f"linked_{kind}")
+    main = tmp / "main.c"
+    main.write_text("int main(void) { return 0; }\n")
+    if kind == "object":
+        out = tmp / "tgt.o"
+        run(["gcc", "-c", asm, "-o", out], tmp)
+    elif kind == "pie":
+        out = tmp / "app"
+        run(["gcc", "-pie", "-fPIE", main, asm, "-o", out], tmp)
+    else:
+        out = tmp / "libfoo.so"
+        run(["gcc", "-shared", "-fPIC", asm, "-o", out], tmp)
+    return out
+
+
+def static_archive(tmp: Path, objects: list[Path]) -> Path:
+    out = tmp / "libkernels.a"
+    run(["ar", "rcs", out, *objects], tmp)
+    return out

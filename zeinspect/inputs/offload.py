@@ -1,0 +1,468 @@
+"""Device images inside SYCL AOT builds: objects, static archives, executables, shared objects.
+
+Where images live (FORMATS.md "SYCL AOT images"):
+
+* the old offload model: sections `__CLANG_OFFLOAD_BUNDLE__<kind>-<triple>`, images laid end
+  to end with zero padding;
+* the new model: `.llvm.offloading` sections of 8-byte aligned OffloadBinary blobs
+  (magic 10 FF 10 AD; version 1: one entry per blob; version 2: a count of entries,
+  string entries with a value size);
+* both: a 16-byte {addr, size} record per image in `.tgtimg`; in objects the address is a
+  relocation (`.rela.tgtimg`), in PIE executables and shared objects the addend of an
+  R_X86_64_RELATIVE relocation in `.rela.dyn`.  With records, image boundaries are exact;
+  without, they are found from each image's own format.
+
+Payloads are recognised by their bytes: zstd frames (`--offload-compress`, decoded under a
+size limit and looked at again), ocloc `ar` fat binaries, zebins, patch-token binaries,
+SPIR-V, LLVM bitcode, nested OffloadBinary blobs.  Static archives (`.a`) of such objects
+are walked member by member.  Nothing here trusts a size or an offset it has not checked
+against the bytes it has; a bad image is skipped with the reason, never a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass
+
+from ..errors import FormatError
+
+OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+BUNDLE_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
+MAX_DECOMPRESSED = int(os.environ.get("ZEINSPECT_MAX_DECOMPRESSED", str(1 << 30)))
+MAX_IMAGES = 100_000
+MAX_DEPTH = 4
+IMAGE_KINDS = {0: "none", 1: "object", 2: "bitcode", 3: "cubin", 4: "fatbinary", 5: "ptx", 6: "spirv"}
+OFFLOAD_KINDS = {0: "none", 1: "openmp", 2: "cuda", 4: "hip", 8: "sycl"}
+EM_X86_64 = 62
+R_X86_64_64 = 1
+R_X86_64_RELATIVE = 8
+
+
+@dataclass
+class Image:
+    source: str
+    """Where it was found: a section, a .tgtimg record, an OffloadBinary entry, an archive member."""
+    offset: int
+    """Byte offset in the file given (of the compressed bytes when compressed)."""
+    size: int
+    kind: str
+    """zebin | fatbin | patchtokens | spirv | bitcode | unknown"""
+    data: bytes = b""
+    triple: str | None = None
+    arch: str | None = None
+    compression: str | None = None
+    member: str | None = None
+    skipped: str | None = None
+    """Why the image cannot be used (out of bounds, a decompression bomb, ...)."""
+
+    def manifest(self) -> dict:
+        return {"source": self.source, "member": self.member, "offset": self.offset, "size": self.size,
+                "kind": self.kind, "triple": self.triple, "arch": self.arch, "compression": self.compression,
+                "skipped": self.skipped}
+
+
+def classify(data: bytes) -> str:
+    if data[:4] == ZSTD_MAGIC:
+        return "zstd"
+    if data[:8] == b"!<arch>\n":
+        return "fatbin"
+    if data[:4] == OFFLOAD_MAGIC:
+        return "offload-binary"
+    if data[:4] == b"\x7fELF" and len(data) >= 20:
+        machine = struct.unpack_from("<H", data, 18)[0]
+        etype = struct.unpack_from("<H", data, 16)[0]
+        if machine == 205:
+            return "zebin"
+        if etype == 0xFF04:
+            return "patchtokens"
+        return "elf"
+    if len(data) >= 4 and struct.unpack_from("<I", data)[0] == 0x07230203:
+        return "spirv"
+    if data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):
+        return "bitcode"
+    return "unknown"
+
+
+def is_host_elf(data: bytes) -> bool:
+    return data[:4] == b"\x7fELF" and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_X86_64
+
+
+def is_host_archive(data: bytes) -> bool:
+    """A static archive of host objects (not an ocloc fat binary)."""
+    if data[:8] != b"!<arch>\n" or len(data) < 68:
+        return False
+    name = data[8:24].decode("ascii", "replace").strip()
+    if name in ("/", "//", "/SYM64/") or name.endswith(".o/") or name.endswith(".o"):
+        return True
+    return data[68:72] == b"\x7fELF" and len(data) >= 88 and struct.unpack_from("<H", data, 68 + 18)[0] == EM_X86_64
+
+
+# -- measuring images laid end to end ---------------------------------------------------
+
+def _elf_extent(data: bytes, off: int) -> int | None:
+    if off + 64 > len(data) or data[off + 4] != 2:  # ELF64 only
+        return None
+    phoff, shoff = struct.unpack_from("<QQ", data, off + 32)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, off + 54)
+    end = max(64, phoff + phentsize * phnum, shoff + shentsize * shnum)
+    for i in range(shnum):
+        h = off + shoff + i * shentsize
+        if h + 64 > len(data):
+            return None
+        sh_type = struct.unpack_from("<I", data, h + 4)[0]
+        sh_offset, sh_size = struct.unpack_from("<QQ", data, h + 24)
+        if sh_type != 8:  # SHT_NOBITS
+            end = max(end, sh_offset + sh_size)
+    return end if off + end <= len(data) else None
+
+
+def _ar_extent(data: bytes, off: int) -> int | None:
+    pos = off + 8
+    while pos + 60 <= len(data) and data[pos + 58:pos + 60] == b"`\n":
+        size_text = data[pos + 48:pos + 58].decode("ascii", "replace").strip()
+        if not size_text.isdigit():
+            return None
+        pos += 60 + int(size_text)
+        if pos % 2:
+            pos += 1
+    return pos - off if pos <= len(data) else None
+
+
+def _spirv_extent(data: bytes, off: int) -> int | None:
+    pos = off + 20
+    while pos + 4 <= len(data):
+        word = struct.unpack_from("<I", data, pos)[0]
+        if word == 0:
+            break  # zero padding after the module
+        length = word >> 16
+        if length == 0 or pos + 4 * length > len(data):
+            break
+        pos += 4 * length
+    return pos - off if pos > off + 20 else None
+
+
+def _offload_extent(data: bytes, off: int) -> int | None:
+    if off + 16 > len(data):
+        return None
+    size = struct.unpack_from("<Q", data, off + 8)[0]
+    return size if 16 <= size <= len(data) - off else None
+
+
+def _zstd_frame(data: bytes, off: int) -> tuple[int | None, bytes | None, str | None]:
+    """(compressed length, decompressed bytes, skip reason) of the frame at `off`."""
+    import zstandard
+
+    obj = zstandard.ZstdDecompressor().decompressobj()
+    out = bytearray()
+    pos = off
+    chunk = 1 << 16
+    try:
+        while pos < len(data) and not obj.eof:
+            piece = data[pos:pos + chunk]
+            out += obj.decompress(piece)
+            pos += len(piece)
+            if len(out) > MAX_DECOMPRESSED:
+                return None, None, (f"zstd image decompresses to more than {MAX_DECOMPRESSED} bytes: "
+                                    "refused as a decompression bomb")
+    except zstandard.ZstdError as exc:
+        return None, None, f"damaged zstd frame: {exc}"
+    if not obj.eof:
+        return None, None, "truncated zstd frame"
+    return pos - off - len(obj.unused_data), bytes(out), None
+
+
+def _next_known(data: bytes, start: int) -> int:
+    """The next 4-aligned offset where a known image starts (for images without a length)."""
+    for pos in range(start + 4, len(data) - 3, 4):
+        if classify(data[pos:pos + 20]) in ("zebin", "fatbin", "spirv", "offload-binary", "zstd", "patchtokens"):
+            return pos
+    return len(data)
+
+
+def split_end_to_end(blob: bytes, base: int, source: str) -> list[Image]:
+    """Images laid end to end with zero padding (an old-model bundle section)."""
+    images: list[Image] = []
+    pos = 0
+    while pos < len(blob) and len(images) < MAX_IMAGES:
+        while pos < len(blob) and blob[pos] == 0:
+            pos += 1
+        if pos >= len(blob):
+            break
+        kind = classify(blob[pos:pos + 20])
+        label = f"{source}@{pos}"
+        if kind in ("zebin", "patchtokens", "elf"):
+            length = _elf_extent(blob, pos)
+        elif kind == "fatbin":
+            length = _ar_extent(blob, pos)
+        elif kind == "spirv":
+            length = _spirv_extent(blob, pos)
+        elif kind == "offload-binary":
+            length = _offload_extent(blob, pos)
+        elif kind == "zstd":
+            length, _, why = _zstd_frame(blob, pos)
+            if length is None:
+                images.append(Image(label, base + pos, len(blob) - pos, "unknown", skipped=why))
+                break
+        elif kind == "bitcode":
+            length = _next_known(blob, pos) - pos
+        else:
+            images.append(Image(label, base + pos, len(blob) - pos, "unknown",
+                                skipped="unrecognised bytes where an image should start"))
+            break
+        if not length:
+            images.append(Image(label, base + pos, len(blob) - pos, kind,
+                                skipped=f"{kind} image runs past the end of its section"))
+            break
+        images.append(Image(label, base + pos, length, kind, data=blob[pos:pos + length]))
+        pos += length
+    return images
+
+
+# -- OffloadBinary ------------------------------------------------------------------------
+
+def _cstr(blob: bytes, off: int, limit: int = 4096) -> str:
+    if not 0 <= off < len(blob):
+        raise FormatError("string offset out of bounds")
+    end = blob.find(b"\0", off, off + limit)
+    if end < 0:
+        raise FormatError("unterminated string")
+    return blob[off:end].decode("utf-8", "replace")
+
+
+def offload_entries(blob: bytes) -> list[tuple[int, int, dict, bytes]]:
+    """(image kind, offload kind, strings, image bytes) for each entry of one OffloadBinary blob."""
+    if len(blob) < 32 or blob[:4] != OFFLOAD_MAGIC:
+        raise FormatError("not an OffloadBinary")
+    version, size = struct.unpack_from("<IQ", blob, 4)
+    if size > len(blob) or size < 32:
+        raise FormatError(f"OffloadBinary size {size} does not fit its {len(blob)} bytes")
+    blob = blob[:size]
+    if version == 1:
+        entry_off, entry_size = struct.unpack_from("<QQ", blob, 16)
+        entries = [(entry_off, 1)]
+        string_size = 16
+    elif version in (2, 3):
+        entry_off, count = struct.unpack_from("<QQ", blob, 16)
+        if version == 3 and len(blob) >= 40 and struct.unpack_from("<Q", blob, 32)[0]:
+            raise FormatError("compressed OffloadBinary (version 3) is not supported")
+        if count > MAX_IMAGES:
+            raise FormatError(f"OffloadBinary claims {count} entries")
+        entries = [(entry_off, count)]
+        string_size = 24
+    else:
+        raise FormatError(f"OffloadBinary version {version} is not supported (1, 2)")
+    out = []
+    off, count = entries[0]
+    for i in range(count):
+        e = off + 40 * i
+        if e < 0 or e + 40 > len(blob):
+            raise FormatError("OffloadBinary entry out of bounds")
+        image_kind, offload_kind, _flags, str_off, n_str, img_off, img_size = struct.unpack_from("<HHIQQQQ", blob, e)
+        if n_str > 1024 or str_off + n_str * string_size > len(blob):
+            raise FormatError("OffloadBinary string table out of bounds")
+        strings = {}
+        for j in range(n_str):
+            s = str_off + j * string_size
+            key_off, val_off = struct.unpack_from("<QQ", blob, s)
+            if string_size == 24:
+                val_size = struct.unpack_from("<Q", blob, s + 16)[0]
+                if val_off + val_size > len(blob):
+                    raise FormatError("OffloadBinary string value out of bounds")
+                strings[_cstr(blob, key_off)] = blob[val_off:val_off + val_size].decode("utf-8", "replace")
+            else:
+                strings[_cstr(blob, key_off)] = _cstr(blob, val_off)
+        if img_off + img_size > len(blob):
+            raise FormatError("OffloadBinary image out of bounds")
+        out.append((image_kind, offload_kind, strings, blob[img_off:img_off + img_size]))
+    return out
+
+
+def split_offloading(blob: bytes, base: int, source: str) -> list[Image]:
+    """A `.llvm.offloading` section: OffloadBinary blobs, each 8-byte aligned."""
+    images: list[Image] = []
+    pos = 0
+    while pos + 32 <= len(blob) and len(images) < MAX_IMAGES:
+        if blob[pos:pos + 4] != OFFLOAD_MAGIC:
+            if any(blob[pos:]):
+                images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, "unknown",
+                                    skipped="bytes that are not an OffloadBinary"))
+            break
+        size = _offload_extent(blob, pos)
+        if size is None:
+            images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, "offload-binary",
+                                skipped="OffloadBinary runs past the end of its section"))
+            break
+        images.append(Image(f"{source}@{pos}", base + pos, size, "offload-binary", data=blob[pos:pos + size]))
+        pos += (size + 7) & ~7
+    return images
+
+
+# -- host ELF -----------------------------------------------------------------------------
+
+def _host_sections(data: bytes, what: str):
+    from .zebin import _elf
+
+    elf, sections = _elf(data, what)
+    return elf, sections
+
+
+def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
+    by_name = {s.name: s for s in sections}
+    tgt = by_name.get(".tgtimg")
+    if tgt is None or tgt["sh_type"] == "SHT_NOBITS":
+        return None
+    raw = tgt.data()
+    if len(raw) % 16:
+        return [Image(".tgtimg", tgt["sh_offset"], len(raw), "unknown",
+                      skipped=".tgtimg is not a whole number of 16-byte records")]
+    records = [struct.unpack_from("<QQ", raw, i) for i in range(0, len(raw), 16)]
+    etype = elf.header["e_type"]
+    addrs: list[int | None] = [addr for addr, _ in records]
+    file_offsets: list[int | None] = [None] * len(records)
+    if etype == "ET_REL":
+        rela = by_name.get(".rela.tgtimg")
+        if rela is None:
+            return [Image(".tgtimg", tgt["sh_offset"], len(raw), "unknown",
+                          skipped="object without relocations for its .tgtimg records")]
+        symtab = sections[rela["sh_link"]] if rela["sh_link"] < len(sections) else None
+        for rel in rela.iter_relocations():
+            index = rel["r_offset"] // 16
+            if rel["r_offset"] % 16 or index >= len(records) or symtab is None:
+                continue
+            sym = symtab.get_symbol(rel["r_info_sym"])
+            shndx = sym["st_shndx"]
+            if not isinstance(shndx, int) or shndx >= len(sections):
+                continue
+            target = sections[shndx]
+            file_offsets[index] = target["sh_offset"] + sym["st_value"] + rel["r_addend"]
+    else:
+        rela = by_name.get(".rela.dyn")
+        relative = {}
+        if rela is not None:
+            for rel in rela.iter_relocations():
+                if rel["r_info_type"] == R_X86_64_RELATIVE:
+                    relative[rel["r_offset"]] = rel["r_addend"]
+        for i in range(len(records)):
+            addr = relative.get(tgt["sh_addr"] + 16 * i, addrs[i])
+            addrs[i] = addr
+            for s in sections:
+                if s["sh_type"] != "SHT_NOBITS" and s["sh_flags"] & 2 and s["sh_addr"] <= addr < s["sh_addr"] + s["sh_size"]:
+                    file_offsets[i] = s["sh_offset"] + addr - s["sh_addr"]
+                    break
+    images = []
+    tgt_start, tgt_end = tgt["sh_offset"], tgt["sh_offset"] + len(raw)
+    for i, ((_, size), off) in enumerate(zip(records, file_offsets)):
+        label = f".tgtimg[{i}]"
+        if off is None:
+            images.append(Image(label, 0, size, "unknown", skipped="record address does not resolve into the file"))
+        elif size <= 0 or off < 0 or off + size > len(data) or size > len(data):
+            images.append(Image(label, off, size, "unknown", skipped="record points past the end of the file"))
+        elif off < tgt_end and off + size > tgt_start:
+            images.append(Image(label, off, size, "unknown", skipped="record points into .tgtimg itself"))
+        else:
+            payload = data[off:off + size]
+            images.append(Image(label, off, size, classify(payload[:20]), data=payload))
+    return images
+
+
+def _section_images(sections) -> list[Image]:
+    images = []
+    for s in sections:
+        if s["sh_type"] == "SHT_NOBITS":
+            continue
+        if s.name.startswith(BUNDLE_PREFIX):
+            triple = s.name[len(BUNDLE_PREFIX):]
+            for img in split_end_to_end(s.data(), s["sh_offset"], s.name):
+                img.triple = img.triple or triple
+                images.append(img)
+        elif s.name == ".llvm.offloading" or s["sh_type"] == 0x6FFF4C0B:
+            images.extend(split_offloading(s.data(), s["sh_offset"], s.name))
+    return images
+
+
+def _expand(images: list[Image], depth: int) -> list[Image]:
+    """Decode zstd, open OffloadBinary entries, recurse; keep every image, usable or not."""
+    out: list[Image] = []
+    for img in images:
+        if img.skipped or depth > MAX_DEPTH:
+            if depth > MAX_DEPTH and not img.skipped:
+                img.skipped = "images nested too deeply"
+            out.append(img)
+            continue
+        if img.kind == "zstd" or img.data[:4] == ZSTD_MAGIC:
+            length, payload, why = _zstd_frame(img.data, 0)
+            if payload is None:
+                img.kind, img.skipped = "zstd", why
+                out.append(img)
+                continue
+            img.data, img.compression, img.kind = payload, "zstd", classify(payload[:20])
+        if img.kind == "offload-binary":
+            try:
+                entries = offload_entries(img.data)
+            except FormatError as exc:
+                img.skipped = str(exc)
+                out.append(img)
+                continue
+            for j, (image_kind, offload_kind, strings, payload) in enumerate(entries):
+                child = Image(f"{img.source}/entry[{j}]", img.offset, len(payload), classify(payload[:20]),
+                              data=payload, triple=strings.get("triple"), arch=strings.get("arch") or None,
+                              compression=img.compression, member=img.member)
+                child.source += f" ({IMAGE_KINDS.get(image_kind, image_kind)}, {OFFLOAD_KINDS.get(offload_kind, offload_kind)})"
+                out.extend(_expand([child], depth + 1))
+            continue
+        out.append(img)
+    return out
+
+
+def find_images(data: bytes, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
+    """Every device image in a host object, executable, shared object or static archive."""
+    if data[:8] == b"!<arch>\n":
+        return _archive_images(data, what, depth)
+    elf, sections = _host_sections(data, what)
+    images = _tgtimg_images(data, elf, sections, what)
+    if images is None:
+        images = _section_images(sections)
+    for img in images:
+        img.member = member
+    return _expand(images, depth)
+
+
+def _archive_images(data: bytes, what: str, depth: int) -> list[Image]:
+    from .fatbin import read_members
+
+    members = read_members(data, what)
+    long_names = next((m.data for m in members if m.name == "//"), b"")
+    out: list[Image] = []
+    for m in members:
+        if m.name in ("/", "//", "/SYM64/") or m.name.startswith("//"):
+            continue
+        name = m.name
+        if re.fullmatch(r"/\d+", name):
+            start = int(name[1:])
+            end = long_names.find(b"/\n", start)
+            name = long_names[start:end if end >= 0 else None].decode("utf-8", "replace")
+        if not is_host_elf(m.data):
+            continue
+        try:
+            found = find_images(m.data, f"{what}({name})", member=name, depth=depth + 1)
+        except FormatError as exc:
+            found = [Image(name, m.offset, len(m.data), "unknown", member=name, skipped=str(exc))]
+        for img in found:
+            img.offset += m.offset  # offsets count from the archive's first byte
+        out.extend(found)
+    return out
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+EXTENSIONS = {"zebin": "zebin", "fatbin": "ar", "patchtokens": "bin", "spirv": "spv", "bitcode": "bc",
+              "unknown": "bin", "elf": "elf", "zstd": "zst", "offload-binary": "offload"}
+
+
+def safe_name(index: int, img: Image) -> str:
+    """A file name that cannot leave its folder: an index, a sanitised label, a known extension."""
+    label = img.arch or (img.triple or "").replace(BUNDLE_PREFIX, "") or img.kind
+    label = _SAFE.sub("_", label).strip("._")[:48] or "image"
+    return f"{index:03d}-{label}.{EXTENSIONS.get(img.kind, 'bin')}"
