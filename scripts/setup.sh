@@ -38,5 +38,9 @@ if [ ! -f zeinspect/_ze.py ] || [ native/ze_build.py -nt zeinspect/_ze.py ]; the
   .venv/bin/python native/ze_build.py
 fi
 
+# Byte-compile once: start-up matters for a tool run on every commit (and some environments
+# set PYTHONDONTWRITEBYTECODE, which would make every run compile the sources again).
+.venv/bin/python -m compileall -q zeinspect >/dev/null || true
+
 # The current stack moves: fetch checks Debian unstable and installs what it carries today.
 .venv/bin/zeinspect toolchain fetch

@@ -85,12 +85,20 @@ def _inspect(paths, targets, kernels, options, grf, sub_group, compiler, jobs, n
     return got.reports, got.compilers, got.notes, got.incidents, got.stats
 
 
+def _own_stats(stats: dict) -> dict:
+    """The probe's counters plus zeinspect's own peak memory (not its compilers')."""
+    import resource
+
+    return {**stats, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
 def _finish(reports, compilers, notes, incidents, stats, as_json, render):
     from .formats.json import dumps, report_document
     from .model import Status
 
     if as_json:
-        click.echo(dumps(report_document(reports, compilers, stats=stats, notes=notes, incidents=incidents)), nl=False)
+        click.echo(dumps(report_document(reports, compilers, stats=_own_stats(stats), notes=notes,
+                                         incidents=incidents)), nl=False)
     else:
         click.echo(render(reports), nl=False)
         for note in notes:
@@ -247,7 +255,7 @@ def audit(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs
     if as_json:
         fmt = "json"
     if fmt == "json":
-        doc = audit_fmt.document(got.result, got.collection.compilers, strict=strict, stats=got.collection.stats,
+        doc = audit_fmt.document(got.result, got.collection.compilers, strict=strict, stats=_own_stats(got.collection.stats),
                                  notes=got.collection.notes, incidents=got.collection.incidents)
         click.echo(audit_fmt.dumps(doc), nl=False)
     elif fmt == "github":

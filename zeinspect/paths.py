@@ -3,6 +3,8 @@
 Both live under the user cache directory ($XDG_CACHE_HOME or ~/.cache) unless
 ZEINSPECT_CACHE_DIR / ZEINSPECT_TOOLCHAIN_DIR say otherwise.  They are separate so that
 a test (or a user) can start from an empty build cache without losing the toolchains.
+What zeinspect learns about each installed compiler (its identity, targets, option
+spellings) is kept with the toolchains, keyed by the binary's path, size and mtime.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import shlex
-import tempfile
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,9 +26,8 @@ from ..toolchain.compilers import select
 from ..toolchain.levers import grf_spelling
 from ..toolchain.run import ToolRun, run_tool
 from ..toolchain.targets import TargetPlan, plan_targets
-from .cache import BuildCache, make_key, sha256
-
-OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
+from .cache import BuildCache
+from .executor import Compiled, Job, LocalExecutor, build_argv
 
 
 @dataclass(frozen=True)
@@ -55,19 +52,6 @@ class AotConfig:
 
 
 @dataclass
-class Compiled:
-    """One ocloc run (or its cached result) for one module on one IP."""
-
-    run_failure: str | None
-    returncode: int | None
-    log: str
-    binary: bytes | None
-    kernel_names: list[str]
-    from_cache: bool
-    argv: list[str]
-
-
-@dataclass
 class ProbeResult:
     reports: list[KernelReport] = field(default_factory=list)
     compilers: list[Compiler] = field(default_factory=list)
@@ -79,19 +63,6 @@ class ProbeResult:
 
     def stats(self) -> dict:
         return {"compiles": self.compiles, "cache_hits": self.cache_hits}
-
-
-@dataclass(frozen=True)
-class Job:
-    input: Input
-    module: bytes
-    kind: str
-    ip: str
-    compiler: Compiler
-    options: str
-    internal_options: str
-    shape: Shape
-    notes: tuple[str, ...] = ()
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
@@ -123,58 +94,6 @@ def prepare_module(inp: Input, config: AotConfig, compiler: Compiler, ip: str, c
 
 def _merge(*parts: str) -> str:
     return " ".join(p for p in parts if p and p.strip())
-
-
-def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
-    argv = [job.compiler.path, "compile", "-file", file_path, "-device", device]
-    if job.kind == "spirv":
-        argv.append("-spirv_input")
-    if out_dir is not None:
-        argv += ["-out_dir", out_dir, "-output", "module"]
-    if job.options:
-        argv += ["-options", job.options]
-    if job.internal_options:
-        argv += ["-internal_options", job.internal_options]
-    return argv
-
-
-def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
-    key = make_key(kind="aot", module=sha256(job.module), input_kind=job.kind, ip=job.ip,
-                   options=job.options, internal=job.internal_options, compiler=job.compiler.id)
-    hit = cache.get(key)
-    if hit is not None:
-        meta, payload = hit
-        return Compiled(None, meta["returncode"], meta["log"], payload if meta["has_binary"] else None,
-                        meta["kernel_names"], True, meta["argv"])
-    suffix = ".spv" if job.kind == "spirv" else ".cl"
-    with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
-        src = Path(tmp) / f"module{suffix}"
-        src.write_bytes(job.module)
-        out = Path(tmp) / "out"
-        argv = build_argv(job, str(src), str(out), job.ip)
-        run: ToolRun = run_tool(argv, cwd=tmp, timeout=timeout)
-        binary = None
-        names: list[str] = []
-        if out.is_dir():
-            for produced in sorted(out.iterdir()):
-                if produced.suffix == ".spv":
-                    try:
-                        names = read_module(produced.read_bytes(), "generated SPIR-V").kernel_names()
-                    except FormatError:
-                        names = []
-                elif produced.suffix not in OUTPUT_SKIP_SUFFIXES and run.returncode == 0 and binary is None:
-                    binary = produced.read_bytes()
-        if job.kind == "spirv" and not names:
-            try:
-                names = read_module(job.module, job.input.path).kernel_names()
-            except FormatError:
-                names = []
-    failure = run.describe_failure()
-    compiled = Compiled(failure, run.returncode, run.output, binary, names, False, argv)
-    if failure is None:  # crashes and hangs may be transient: never cached
-        cache.put(key, {"returncode": run.returncode, "log": run.output, "has_binary": binary is not None,
-                        "kernel_names": names, "argv": argv, "seconds": round(run.seconds, 3)}, binary or b"")
-    return compiled
 
 
 def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, log_text: str,
@@ -250,16 +169,13 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
         rewritten = job.module is not job.input.data
         file_arg = f"<{job.input.path} rewritten: {'; '.join(job.notes)}>" if rewritten else job.input.path
         command = shlex.join(build_argv(job, file_arg, None, target.name))
-        if compiled.binary is not None:
-            try:
-                zebin = read_zebin(compiled.binary, f"ocloc output for {target.name}", target_ip=job.ip)
-            except FormatError as exc:
-                broken = Compiled(f"ocloc wrote an unreadable binary: {exc}", compiled.returncode, compiled.log,
-                                  None, compiled.kernel_names, compiled.from_cache, compiled.argv)
-                out.extend(_failure_reports(job, target, broken, events, command))
-                continue
-            for fig in zebin.kernels:
-                out.append(_figures_report(job, target, fig, events, compiled.log, command, zebin.zeinfo_version))
+        if compiled.binary is not None and compiled.figures is not None:
+            for fig in compiled.figures:
+                out.append(_figures_report(job, target, fig, events, compiled.log, command, compiled.zeinfo_version))
+        elif compiled.binary is not None:
+            broken = Compiled(f"ocloc wrote an unreadable binary: {compiled.parse_error}", compiled.returncode,
+                              compiled.log, None, compiled.kernel_names, compiled.from_cache, compiled.argv)
+            out.extend(_failure_reports(job, target, broken, events, command))
         else:
             out.extend(_failure_reports(job, target, compiled, events, command))
     return out
@@ -302,23 +218,13 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             if compiler not in result.compilers:
                 result.compilers.append(compiler)
 
-    workers = config.jobs or os.cpu_count() or 1
-    outcomes: dict[int, Compiled] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(compile_job, job, cache, config.timeout): i for i, (job, _) in enumerate(jobs)}
-        for done, future in enumerate(as_completed(futures), 1):
-            outcomes[futures[future]] = future.result()
-            if progress:
-                progress(done, len(jobs))
+    executor = LocalExecutor(cache=cache, timeout=config.timeout, workers=config.jobs)
+    outcomes = executor.run([job for job, _ in jobs], progress=progress)
 
     seen_names: list[str] = []
     produced: list[KernelReport] = []
-    for i, (job, targets) in enumerate(jobs):
-        compiled = outcomes[i]
-        if compiled.from_cache:
-            result.cache_hits += 1
-        else:
-            result.compiles += 1
+    result.compiles, result.cache_hits = executor.compiles, executor.cache_hits
+    for (job, targets), compiled in zip(jobs, outcomes):
         if compiled.run_failure:
             result.incidents.append(f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}")
         for report in reports_for(job, compiled, targets):

@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 
@@ -96,25 +96,26 @@ class BuildCache:
 
     @staticmethod
     def _decode(blob: bytes) -> tuple[dict, bytes] | None:
-        if len(blob) < 12 or blob[:8] != _MAGIC:
+        if len(blob) < 12 + 32 or blob[:8] != _MAGIC:
             return None
-        (header_len,) = struct.unpack_from("<I", blob, 8)
-        if 12 + header_len > len(blob):
+        body, digest = blob[:-32], blob[-32:]
+        if hashlib.sha256(body).digest() != digest:
+            return None
+        (header_len,) = struct.unpack_from("<I", body, 8)
+        if 12 + header_len > len(body):
             return None
         try:
-            meta = json.loads(blob[12:12 + header_len])
+            meta = json.loads(body[12:12 + header_len])
         except ValueError:
             return None
-        payload = blob[12 + header_len:]
-        if not isinstance(meta, dict) or meta.get("payload_sha256") != sha256(payload) or meta.get("payload_len") != len(payload):
-            return None
-        return meta, payload
+        return (meta, body[12 + header_len:]) if isinstance(meta, dict) else None
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
         if not self.enabled:
             return
-        header = json.dumps({**meta, "payload_sha256": sha256(payload), "payload_len": len(payload)}).encode()
-        blob = _MAGIC + struct.pack("<I", len(header)) + header + payload
+        header = json.dumps(meta).encode()
+        body = _MAGIC + struct.pack("<I", len(header)) + header + payload
+        blob = body + hashlib.sha256(body).digest()
         try:
             atomic_write(self._path(key), blob)
         except OSError as exc:

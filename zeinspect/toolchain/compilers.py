@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import ToolchainError
 from ..model import Compiler
-from ..paths import build_cache_dir, toolchain_dir
+from ..paths import toolchain_dir
 from .run import run_tool
 
 _IDENTITY_CACHE_VERSION = 3
@@ -28,7 +28,7 @@ _DEVICE_LIST = re.compile(r"<device_type> can be:\s*(?P<list>.*?)(?:\s+or hexade
 
 
 def _identity_cache_path() -> Path:
-    return build_cache_dir() / "compilers.json"
+    return toolchain_dir() / "compilers.json"
 
 
 def _load_identity_cache() -> dict:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..model import Compiler
-from ..paths import build_cache_dir
+from ..paths import toolchain_dir
 from .run import run_tool
 
 PROBE_KERNEL = "__kernel void zeinspect_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }\n"
@@ -49,7 +49,7 @@ _memo: dict[tuple[str, str], GrfSpelling] = {}
 
 
 def _cache_file() -> Path:
-    return build_cache_dir() / "levers.json"
+    return toolchain_dir() / "levers.json"
 
 
 def grf_spelling(compiler: Compiler, mode: str) -> GrfSpelling:

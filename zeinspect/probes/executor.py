@@ -1,0 +1,270 @@
+"""Running compile jobs: the cache, the process pool, and batching several IPs per ocloc call.
+
+A job is one module for one IP version with one compiler and one set of options.  The
+executor answers each job from the cache when it can; the others run in a pool sized to
+the cores.  Jobs that differ only in IP are batched into one `ocloc -device ip1,ip2,...`
+call per worker, so each worker loads the compiler once instead of once per target
+(measured in bench/run.py); the resulting archive is split by member and the log by
+ocloc's "Build succeeded for : <ip>" lines, and each IP is cached as if compiled alone.
+ocloc stops a fat build at its first failing device and writes nothing, so a failed batch
+falls back to one call per IP (that module is simply slower once; then it is cached).
+
+`Executor` is the small interface a distributed engine could implement instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import FormatError
+from ..inputs import Input
+from ..inputs.fatbin import read_members
+from ..inputs.spirv import read_module
+from ..inputs.zebin import read_zebin
+from ..model import Compiler, KernelFigures, Shape
+from ..toolchain.run import ToolRun, run_tool
+from .cache import BuildCache, make_key, sha256
+
+OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
+_BUILD_FOR = re.compile(r"^(?:\[[^\]]+\]\s+)?Build (succeeded|failed) for : ([0-9A-Za-z_.:-]+?)(?:\.|\s+with error code.*)?\s*$")
+
+
+@dataclass(frozen=True)
+class Job:
+    input: Input
+    module: bytes
+    kind: str
+    ip: str
+    compiler: Compiler
+    options: str
+    internal_options: str
+    shape: Shape
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return make_key(kind="aot", module=sha256(self.module), input_kind=self.kind, ip=self.ip,
+                        options=self.options, internal=self.internal_options, compiler=self.compiler.id)
+
+    @property
+    def batch_key(self) -> tuple:
+        return (id(self.input), sha256(self.module), self.kind, self.compiler.id, self.options,
+                self.internal_options)
+
+
+@dataclass
+class Compiled:
+    """One ocloc run (or its cached result) for one module on one IP."""
+
+    run_failure: str | None
+    returncode: int | None
+    log: str
+    binary: bytes | None
+    kernel_names: list[str]
+    from_cache: bool
+    argv: list[str]
+    figures: list[KernelFigures] | None = None
+    zeinfo_version: tuple[int, int] | None = None
+    parse_error: str | None = None
+
+
+def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
+    argv = [job.compiler.path, "compile", "-file", file_path, "-device", device]
+    if job.kind == "spirv":
+        argv.append("-spirv_input")
+    if out_dir is not None:
+        argv += ["-out_dir", out_dir, "-output", "module"]
+    if job.options:
+        argv += ["-options", job.options]
+    if job.internal_options:
+        argv += ["-internal_options", job.internal_options]
+    return argv
+
+
+def _parse(binary: bytes, ip: str) -> tuple[list[KernelFigures] | None, tuple[int, int] | None, str | None]:
+    try:
+        zebin = read_zebin(binary, f"ocloc output for {ip}", target_ip=ip)
+    except FormatError as exc:
+        return None, None, str(exc)
+    return list(zebin.kernels), zebin.zeinfo_version, None
+
+
+def _figures_json(figures: list[KernelFigures] | None):
+    return None if figures is None else [f.__dict__ | {"notes": list(f.notes)} for f in figures]
+
+
+def _figures_from_json(data) -> list[KernelFigures] | None:
+    if data is None:
+        return None
+    return [KernelFigures(**{**d, "notes": tuple(d.get("notes", ()))}) for d in data]
+
+
+def _from_cache(meta: dict, payload: bytes) -> Compiled:
+    return Compiled(None, meta["returncode"], meta["log"], payload if meta["has_binary"] else None,
+                    meta["kernel_names"], True, meta["argv"], _figures_from_json(meta.get("figures")),
+                    tuple(meta["zeinfo_version"]) if meta.get("zeinfo_version") else None, meta.get("parse_error"))
+
+
+def _store(cache: BuildCache, job: Job, compiled: Compiled, seconds: float) -> None:
+    if compiled.run_failure is not None:  # crashes and hangs may be transient: never cached
+        return
+    cache.put(job.key, {"returncode": compiled.returncode, "log": compiled.log, "has_binary": compiled.binary is not None,
+                        "kernel_names": compiled.kernel_names, "argv": compiled.argv, "seconds": round(seconds, 3),
+                        "figures": _figures_json(compiled.figures),
+                        "zeinfo_version": list(compiled.zeinfo_version) if compiled.zeinfo_version else None,
+                        "parse_error": compiled.parse_error}, compiled.binary or b"")
+
+
+def _names_from(job: Job, out: Path) -> list[str]:
+    for produced in sorted(out.glob("*.spv")) if out.is_dir() else []:
+        try:
+            return read_module(produced.read_bytes(), "generated SPIR-V").kernel_names()
+        except FormatError:
+            return []
+    if job.kind == "spirv":
+        try:
+            return read_module(job.module, job.input.path).kernel_names()
+        except FormatError:
+            return []
+    return []
+
+
+def _write_module(job: Job, tmp: str) -> Path:
+    src = Path(tmp) / ("module.spv" if job.kind == "spirv" else "module.cl")
+    src.write_bytes(job.module)
+    return src
+
+
+def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
+    """One ocloc call for one IP."""
+    with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
+        src = _write_module(job, tmp)
+        out = Path(tmp) / "out"
+        argv = build_argv(job, str(src), str(out), job.ip)
+        run: ToolRun = run_tool(argv, cwd=tmp, timeout=timeout)
+        binary = None
+        if out.is_dir() and run.returncode == 0:
+            for produced in sorted(out.iterdir()):
+                if produced.suffix not in OUTPUT_SKIP_SUFFIXES:
+                    binary = produced.read_bytes()
+                    break
+        names = _names_from(job, out)
+    figures = version = error = None
+    if binary is not None:
+        figures, version, error = _parse(binary, job.ip)
+    compiled = Compiled(run.describe_failure(), run.returncode, run.output, binary, names, False, argv,
+                        figures, version, error)
+    _store(cache, job, compiled, run.seconds)
+    return compiled
+
+
+def split_log(text: str) -> dict[str, str]:
+    """Per device, the lines an ocloc fat build printed before its verdict for that device."""
+    chunks: dict[str, str] = {}
+    pending: list[str] = []
+    for line in text.splitlines():
+        m = _BUILD_FOR.match(line.strip())
+        pending.append(line)
+        if m:
+            chunks[m.group(2)] = "\n".join(pending) + "\n"
+            pending = []
+    return chunks
+
+
+def compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> list[Compiled] | None:
+    """One ocloc call for several IPs of one module; None when the batch failed (fall back)."""
+    first = jobs[0]
+    with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
+        src = _write_module(first, tmp)
+        out = Path(tmp) / "out"
+        argv = build_argv(first, str(src), str(out), ",".join(j.ip for j in jobs))
+        run = run_tool(argv, cwd=tmp, timeout=timeout)
+        produced = [p for p in sorted(out.iterdir()) if p.suffix not in OUTPUT_SKIP_SUFFIXES] if out.is_dir() else []
+        if run.returncode != 0 or run.describe_failure() or len(produced) != 1:
+            return None
+        try:
+            members = {m.ip: m.data for m in read_members(produced[0].read_bytes(), "ocloc fat build")}
+        except FormatError:
+            return None
+    if any(j.ip not in members for j in jobs):
+        return None
+    chunks = split_log(run.output)
+    names = []
+    if first.kind == "spirv":
+        names = _names_from(first, Path("/nonexistent"))
+    results = []
+    share = run.seconds / len(jobs)
+    for job in jobs:
+        binary = members[job.ip]
+        figures, version, error = _parse(binary, job.ip)
+        single = build_argv(job, str(src), str(out), job.ip)
+        compiled = Compiled(None, 0, chunks.get(job.ip, ""), binary, names or [f.name for f in figures or []],
+                            False, single, figures, version, error)
+        _store(cache, job, compiled, share)
+        results.append(compiled)
+    return results
+
+
+class Executor(Protocol):
+    """What runs compile jobs.  `run` returns one Compiled per job, in order."""
+
+    def run(self, jobs: list[Job], progress=None) -> list[Compiled]: ...
+
+
+@dataclass
+class LocalExecutor:
+    cache: BuildCache
+    timeout: float | None = None
+    workers: int = 0
+    batch: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_BATCH", "1") != "0")
+    compiles: int = 0
+    cache_hits: int = 0
+
+    def run(self, jobs: list[Job], progress=None) -> list[Compiled]:
+        results: list[Compiled | None] = [None] * len(jobs)
+        misses: dict[tuple, list[int]] = {}
+        for i, job in enumerate(jobs):
+            hit = self.cache.get(job.key)
+            if hit is not None:
+                results[i] = _from_cache(*hit)
+                self.cache_hits += 1
+            else:
+                misses.setdefault(job.batch_key, []).append(i)
+        workers = max(1, self.workers or os.cpu_count() or 1)
+        tasks: list[list[int]] = []
+        for group in misses.values():
+            if not self.batch or len(group) < 2:
+                tasks += [[i] for i in group]
+                continue
+            parts = min(workers, len(group))
+            tasks += [group[k::parts] for k in range(parts)]
+        total, done = len([i for g in misses.values() for i in g]), 0
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending = {pool.submit(self._task, [jobs[i] for i in task]): task for task in tasks}
+            while pending:
+                for future in as_completed(list(pending)):
+                    task = pending.pop(future)
+                    outcome = future.result()
+                    if outcome is None:  # a failed batch: one call per IP instead
+                        for i in task:
+                            pending[pool.submit(self._task, [jobs[i]])] = [i]
+                        continue
+                    for i, compiled in zip(task, outcome):
+                        results[i] = compiled
+                        self.compiles += 1
+                        done += 1
+                    if progress:
+                        progress(done, total)
+                    break
+        return results  # type: ignore[return-value]
+
+    def _task(self, jobs: list[Job]) -> list[Compiled] | None:
+        if len(jobs) == 1:
+            return [compile_job(jobs[0], self.cache, self.timeout)]
+        return compile_batch(jobs, self.cache, self.timeout)
