@@ -371,19 +371,34 @@ def shapes(file, kernels, targets, options, compiler, allow_subgroup_change, job
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @shape_options
 @click.option("--write", "write_to", default=None, type=click.Path(dir_okay=False),
               help="Write the decisions here (e.g. ratchet/shapes.yaml) and the remedied SPIR-V beside it.")
-def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, write_to):
+@click.option("--config", default=None, type=click.Path(dir_okay=False),
+              help="Also fix what a gate configuration audits (its inputs, targets and Triton kernels).")
+def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, write_to, config):
     """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
+    from .errors import UsageError
     from .judge import fix as fix_mod
 
-    inputs, config, compilers, plan = _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout)
+    gate = None
+    if config:
+        from .judge.gate import load as load_gate
+
+        gate = load_gate(config)
+        paths = tuple(paths) + gate.inputs
+        targets = tuple(targets) or gate.targets
+        options = options or gate.options
+    if not paths and not (gate and gate.triton):
+        raise UsageError("nothing to fix: give PATHs or --config")
+    inputs, aot, compilers, plan = _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout) \
+        if paths else ([], None, None, None)
     update, close = _progress(quiet, "compiling shapes")
     try:
-        result = fix_mod.fix(inputs, config, plan, compilers, allow_subgroup_change=allow_subgroup_change,
-                             progress=update)
+        result = fix_mod.fix(inputs, aot, plan, compilers, allow_subgroup_change=allow_subgroup_change,
+                             progress=update) if paths else fix_mod.FixResult()
+        triton_records = _fix_triton(gate, targets, compiler, no_cache, timeout, update) if gate else {}
     finally:
         close()
     for d in result.decisions:
@@ -398,18 +413,41 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
             click.echo(f"  checked: {verdict} on {eq['device']}, {eq['outputs_compared']} outputs")
         elif eq:
             click.echo(f"  checked: {eq['why']}")
+    for label, rec in triton_records.items():
+        state = "no scratch memory on any target" if rec["cleans"] else "still uses scratch memory"
+        shape = rec["shape"]
+        click.echo(f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
+                   f"{shape['threads_per_warp']} threads per warp: {state}")
+        click.echo(f"  why: {rec['why']}")
     if write_to:
-        for path in fix_mod.write(result, write_to, plan, config):
+        for path in fix_mod.write(result, write_to, plan, aot, triton=triton_records):
             click.echo(f"wrote {path}")
     differ = [d for d in result.decisions if d.equivalence.get("ran") and not d.equivalence.get("equal")]
     for d in differ:
         click.echo(f"zeinspect: error: {d.search.input}:{d.kernel}: the remedied kernel computes different results",
                    err=True)
-    left = [d for d in result.decisions if not d.cleans]
+    left = [d for d in result.decisions if not d.cleans] + [r for r in triton_records.values() if not r["cleans"]]
     if left:
         click.echo(f"{len(left)} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
                    "(zeinspect ratchet update --shapes ...)")
     sys.exit(EXIT_FINDING if differ else EXIT_OK)
+
+
+def _fix_triton(gate, targets, compiler, no_cache, timeout, progress) -> dict:
+    from .judge.triton_fix import record, search_triton
+    from .probes.aot import AotConfig
+    from .probes.triton import TritonKernel, parse_pairs
+
+    records = {}
+    for entry in gate.triton:
+        kernel = TritonKernel(file=entry["file"], kernel=entry["kernel"],
+                              signature=parse_pairs(entry["signature"], "signature"),
+                              constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
+                              threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
+        config = AotConfig(targets=entry["targets"] or tuple(targets) or ("default",), compiler=compiler,
+                           use_cache=not no_cache, timeout=timeout)
+        records[kernel.label] = record(search_triton(kernel, config, progress=progress))
+    return records
 
 
 @cli.command()
@@ -483,6 +521,65 @@ def extract(file, out_dir):
     for line in skipped:
         click.echo(f"skipped: {line}")
     sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("spec", metavar="FILE.py:KERNEL")
+@click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
+@click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
+@click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)
+@click.option("--num-warps", type=click.IntRange(1, 64), default=4)
+@click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default="32")
+@click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default="default")
+@click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
+@click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
+@click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--no-cache", is_flag=True)
+@click.option("--quiet", "-q", is_flag=True)
+def triton(spec, signature, constexprs, targets, num_warps, threads_per_warp, grf_mode, stage, artifacts, compiler,
+           as_json, no_cache, quiet):
+    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it."""
+    from pathlib import Path
+
+    from .formats.text import cards
+    from .probes.aot import AotConfig
+    from .probes.triton import TritonKernel, parse_pairs, parse_spec, probe_triton
+
+    path, name = parse_spec(spec)
+    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
+                          constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
+                          threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
+    config = AotConfig(targets=tuple(targets) or ("arl-s", "mtl-u", "lnl-m", "bmg-g21"), compiler=compiler,
+                       use_cache=not no_cache)
+    update, close = _progress(quiet, "compiling")
+    try:
+        runs = [("as compiled", probe_triton(kernel, config, stage=False, artifacts_dir=Path(artifacts) if artifacts
+                                             else None, progress=update))]
+        if stage:
+            runs.append(("staged", probe_triton(kernel, config, stage=True, artifacts_dir=Path(artifacts) if artifacts
+                                                else None, progress=update)))
+    finally:
+        close()
+    final = runs[-1][1]
+    if as_json:
+        from .formats.json import dumps, report_document
+
+        doc = report_document(final.reports, final.compilers, stats=_own_stats(final.stats), incidents=final.incidents)
+        if stage:
+            doc["before_staging"] = [r.to_json() for r in runs[0][1].reports]
+        click.echo(dumps(doc), nl=False)
+    else:
+        for label, got in runs:
+            click.echo(f"== {label}")
+            click.echo(cards(got.reports), nl=False)
+    for incident in final.incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+    from .model import Status
+
+    if final.incidents:
+        sys.exit(EXIT_TOOLCHAIN)
+    sys.exit(EXIT_FINDING if any(r.status is not Status.OK for r in final.reports) else EXIT_OK)
 
 
 @cli.group()

@@ -302,6 +302,12 @@ def split_offloading(blob: bytes, base: int, source: str) -> list[Image]:
 
 # -- host ELF -----------------------------------------------------------------------------
 
+def _elf_errors(reader):
+    from .zebin import elf_errors_as_format_errors
+
+    return elf_errors_as_format_errors(reader)
+
+
 def _host_sections(data: bytes, what: str):
     from .zebin import _elf
 
@@ -419,6 +425,11 @@ def _expand(images: list[Image], depth: int) -> list[Image]:
 
 def find_images(data: bytes, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
     """Every device image in a host object, executable, shared object or static archive."""
+    return _find_images(data, what, member=member, depth=depth)
+
+
+@_elf_errors
+def _find_images(data: bytes, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
     if data[:8] == b"!<arch>\n":
         return _archive_images(data, what, depth)
     elf, sections = _host_sections(data, what)

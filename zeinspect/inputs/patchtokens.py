@@ -14,7 +14,7 @@ import struct
 
 from ..errors import FormatError
 from ..model import KernelFigures
-from .zebin import _elf
+from .zebin import _elf, elf_errors_as_format_errors
 
 PROGRAM_MAGIC = 0x494E5443  # 'CTNI'
 SECTION_NAME = "Intel(R) OpenCL Device Binary"
@@ -33,6 +33,7 @@ def is_patchtoken_binary(data: bytes) -> bool:
     return data[:4] == b"\x7fELF" and len(data) >= 18 and struct.unpack_from("<H", data, 16)[0] == 0xFF04
 
 
+@elf_errors_as_format_errors
 def read_patchtoken_binary(data: bytes, what: str = "binary") -> tuple[str, list[KernelFigures]]:
     """Returns (core family label, kernel figures)."""
     _, sections = _elf(data, what)

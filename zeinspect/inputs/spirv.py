@@ -43,7 +43,7 @@ class Module:
         """(function id, name) of every OpenCL kernel entry point, in module order."""
         out = []
         for ins in self.instructions:
-            if ins.opcode == OP_ENTRY_POINT and ins.operands and ins.operands[0] == EXECUTION_MODEL_KERNEL:
+            if ins.opcode == OP_ENTRY_POINT and len(ins.operands) >= 3 and ins.operands[0] == EXECUTION_MODEL_KERNEL:
                 name, _ = decode_string(ins.operands, 2)
                 out.append((ins.operands[1], name))
         return out

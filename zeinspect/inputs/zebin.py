@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+import zlib
 from dataclasses import dataclass
 
 from ..errors import FormatError
@@ -92,6 +93,30 @@ def _elf(data: bytes, what: str):
         raise FormatError(f"{what} is a damaged ELF file ({exc.__class__.__name__}: {exc})"[:300]) from None
 
 
+_FOREIGN_PARSE_ERRORS = (struct.error, ValueError, IndexError, KeyError, TypeError, AttributeError,
+                         UnicodeDecodeError, OverflowError, AssertionError, MemoryError, RecursionError,
+                         zlib.error)  # pyelftools inflates SHF_COMPRESSED sections on access
+
+
+def elf_errors_as_format_errors(reader):
+    """pyelftools reads lazily and raises its own (and Python's) errors from any accessor:
+    a reader of untrusted ELF files turns all of them into FormatError, naming the file."""
+    import functools
+
+    @functools.wraps(reader)
+    def wrapper(data, what="binary", *args, **kwargs):
+        from elftools.common.exceptions import ELFError
+
+        try:
+            return reader(data, what, *args, **kwargs)
+        except FormatError:
+            raise
+        except (ELFError, *_FOREIGN_PARSE_ERRORS) as exc:
+            raise FormatError(f"{what} is a damaged ELF file ({exc.__class__.__name__}: {exc})"[:300]) from None
+
+    return wrapper
+
+
 def _notes(data: bytes) -> dict[int, bytes]:
     out = {}
     off = 0
@@ -112,6 +137,7 @@ def is_zebin(data: bytes) -> bool:
     return looks_like_elf(data) and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_INTELGT
 
 
+@elf_errors_as_format_errors
 def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None) -> Zebin:
     """Parse a zebin.  `target_ip` (when we compiled it ourselves) wins over the notes."""
     elf, sections = _elf(data, what)

@@ -166,7 +166,8 @@ def _document(result: FixResult, base: Path, artefacts: dict | None) -> dict:
     return {"schema": SCHEMA, "generated": datetime.date.today().isoformat(), "modules": modules}
 
 
-def write(result: FixResult, shapes_path: str, plan: TargetPlan, config: AotConfig) -> list[str]:
+def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: AotConfig | None, *,
+          triton: dict | None = None) -> list[str]:
     """Write the decisions and, per module, the remedied SPIR-V next to them; returns what was written."""
     from ..inputs import read_input
     from ..paths import build_cache_dir
@@ -177,9 +178,9 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan, config: AotConf
     art_dir = out_dir / "remedied"
     written = []
     artefacts = {}
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
-    first_ip = plan.ips[0]
-    compiler = plan.compiler_for_ip[first_ip]
+    cache = BuildCache(build_cache_dir() if config is None or config.use_cache else None)
+    first_ip = plan.ips[0] if plan else None
+    compiler = plan.compiler_for_ip[first_ip] if plan else None
     by_module: dict[str, list[Decision]] = {}
     for d in result.decisions:
         by_module.setdefault(d.search.input, []).append(d)
@@ -211,6 +212,9 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan, config: AotConf
                 "kernels need different register files: compile the module once per choice"
         info["build_options"] = options
         artefacts[module] = info
-    atomic_write(Path(shapes_path), dump(_document(result, out_dir, artefacts)).encode())
+    document = _document(result, out_dir, artefacts)
+    if triton:
+        document["triton"] = triton
+    atomic_write(Path(shapes_path), dump(document).encode())
     written.append(shapes_path)
     return written

@@ -10,6 +10,13 @@
     shapes: shapes.yaml              # recorded shape decisions (zeinspect fix)
     compiler: null                   # a --compiler selector
     strict: false                    # IMPROVED and STALE fail too
+    triton:                          # Triton kernels and their launch parameters
+      - kernel: ../kernels/triton_dot.py:dot_kernel
+        signature: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32
+        constexprs: M=64,N=128,K=128
+        num_warps: 4                 # also threads_per_warp, grf_mode
+        stage: true                  # the SLM staging pass
+        targets: [arl-s, mtl-u]      # optional: instead of the gate's
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from ..errors import FormatError
 
 KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton"}
 MODULE_KEYS = {"options"}
+TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,12 @@ def load(path: str) -> GateConfig:
         raise InputError("no such gate configuration", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    return parse(text, path)
+
+
+def parse(text: bytes, path: str) -> GateConfig:
+    """A gate configuration from its bytes; paths in it are relative to `path`'s folder."""
+    p = Path(path)
     try:
         doc = load_yaml_strictly(text, "gate configuration")
     except FormatError as exc:
@@ -104,5 +118,38 @@ def load(path: str) -> GateConfig:
         shapes=_rel(base, doc["shapes"]) if doc.get("shapes") else None,
         compiler=doc.get("compiler"),
         strict=bool(doc.get("strict", False)),
-        triton=tuple(doc.get("triton") or ()),
+        triton=tuple(_triton_entries(doc.get("triton"), base, path)),
     )
+
+
+def _triton_entries(raw, base: Path, path: str) -> list[dict]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError("'triton' must be a list of kernels", path=path)
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"triton entry {i + 1}"
+        if not isinstance(entry, dict) or "kernel" not in entry:
+            raise InputError(f"{where} needs at least 'kernel: FILE.py:KERNEL'", path=path)
+        unknown = sorted(set(map(str, entry)) - TRITON_KEYS)
+        if unknown:
+            raise InputError(f"{where}: unknown setting {unknown[0]!r}", path=path)
+        spec = str(entry["kernel"])
+        file, sep, name = spec.rpartition(":")
+        if not sep or not file or not name:
+            raise InputError(f"{where}: kernel must be FILE.py:KERNEL, not {spec!r}"[:200], path=path)
+        for key in ("num_warps", "threads_per_warp"):
+            if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], int)):
+                raise InputError(f"{where}: '{key}' must be a whole number", path=path)
+        if "stage" in entry and not isinstance(entry["stage"], bool):
+            raise InputError(f"{where}: 'stage' must be true or false", path=path)
+        targets = entry.get("targets")
+        out.append({
+            "file": _rel(base, file), "kernel": name, "signature": str(entry.get("signature", "")),
+            "constexprs": str(entry.get("constexprs", "")), "num_warps": entry.get("num_warps", 4),
+            "threads_per_warp": entry.get("threads_per_warp", 32), "grf_mode": str(entry.get("grf_mode", "default")),
+            "stage": entry.get("stage", False),
+            "targets": tuple(_strings(targets, f"{where} targets", path)) if targets is not None else None,
+        })
+    return out

@@ -182,19 +182,24 @@ def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
     current = None
     for ins in module.instructions:
         if ins.opcode == OP_FUNCTION:
+            if len(ins.operands) < 2:
+                raise FormatError("OpFunction without a result id")
             current = ins.operands[1]
-            calls[current], reasons[current] = set(), []
+            calls.setdefault(current, set())
+            reasons.setdefault(current, [])
         elif ins.opcode == OP_FUNCTION_END:
             current = None
         elif current is not None:
             if ins.opcode == OP_FUNCTION_CALL:
+                if len(ins.operands) < 3:
+                    raise FormatError("OpFunctionCall without a callee")
                 calls[current].add(ins.operands[2])
             elif ins.opcode in SUBGROUP_OPS:
                 reasons[current].append(f"sub-group operation (opcode {ins.opcode})")
             elif ins.opcode in SCOPED_GROUP_OPS and len(ins.operands) >= 3 and \
                     constants.get(ins.operands[2]) == SCOPE_SUBGROUP:
                 reasons[current].append(f"group operation at sub-group scope (opcode {ins.opcode})")
-            elif ins.opcode == OP_CONTROL_BARRIER and constants.get(ins.operands[0]) == SCOPE_SUBGROUP:
+            elif ins.opcode == OP_CONTROL_BARRIER and ins.operands and constants.get(ins.operands[0]) == SCOPE_SUBGROUP:
                 reasons[current].append("sub-group barrier")
             else:
                 used = set(ins.operands) & set(builtin_vars)

@@ -36,12 +36,14 @@ class AuditRequest:
     runtime: bool = False
     """Build through Level Zero on the device instead of compiling with ocloc."""
     simulate: str | None = None
+    triton: tuple = ()
+    """Triton kernels from the gate configuration (dicts, see judge.gate)."""
 
     @classmethod
     def from_gate(cls, gate: GateConfig, **overrides) -> "AuditRequest":
         req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
                   compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
-                  strict=gate.strict)
+                  strict=gate.strict, triton=gate.triton)
         changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
         return replace(req, **changes)
 
@@ -54,7 +56,7 @@ class AuditRun:
 
 
 def run(request: AuditRequest, *, progress=None) -> AuditRun:
-    if not request.paths and not request.logs:
+    if not request.paths and not request.logs and not request.triton:
         raise UsageError("nothing to audit: give PATHs, --log files or --config")
     ratchet_path = request.ratchet or DEFAULT_RATCHET
     ratchet = ratchet_mod.load(ratchet_path, must_exist=request.ratchet is not None)
@@ -80,6 +82,8 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
         else:
             collection.extend(collect_reports(list(request.paths), config, explicit_targets=bool(request.targets),
                                               progress=progress))
+    for entry in request.triton:
+        collection.extend(_triton_reports(entry, config, request.shapes, progress))
     compilers = collection.compilers
     if request.logs and not compilers:
         try:
@@ -92,3 +96,23 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
     result = audit(collection.reports, ratchet, compilers)
     return AuditRun(result=result, collection=collection, ratchet=ratchet)
+
+
+def _triton_reports(entry: dict, config: AotConfig, shapes_path: str | None, progress) -> Collection:
+    """A Triton kernel of the gate configuration, in its recorded shape when `fix` chose one."""
+    from ..probes.triton import TritonKernel, parse_pairs, probe_triton
+
+    kernel = TritonKernel(file=entry["file"], kernel=entry["kernel"],
+                          signature=parse_pairs(entry["signature"], "signature"),
+                          constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
+                          threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
+    stage = entry["stage"]
+    if shapes_path:
+        from .shapes_file import load_triton
+
+        decided = load_triton(shapes_path).get(kernel.label)
+        if decided:
+            kernel = replace(kernel, grf_mode=decided["grf_mode"], threads_per_warp=decided["threads_per_warp"])
+            stage = decided["stage"]
+    sub = replace(config, targets=entry["targets"] or config.targets)
+    return probe_triton(kernel, sub, stage=stage, progress=progress)

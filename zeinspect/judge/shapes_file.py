@@ -49,6 +49,10 @@ def load(path: str) -> dict[str, dict[str, Shape]]:
         raise InputError("no such shapes file", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    return parse(text, path)
+
+
+def parse(text: bytes, path: str) -> dict[str, dict[str, Shape]]:
     try:
         doc = load_yaml_strictly(text, "shapes file")
     except FormatError as exc:
@@ -72,6 +76,23 @@ def load(path: str) -> dict[str, dict[str, Shape]]:
                     grf=str(shape.get("grf", "default")), sub_group=shape.get("sub_group"))
             except ValueError as exc:
                 raise InputError(f"kernel {kernel!r}: {exc}"[:200], path=path) from None
+    return out
+
+
+def load_triton(path: str) -> dict[str, dict]:
+    """Triton decisions: `FILE.py:KERNEL` -> {stage, grf_mode, threads_per_warp}."""
+    try:
+        doc = load_yaml_strictly(Path(path).read_bytes(), "shapes file")
+    except (OSError, FormatError):
+        return {}
+    entries = doc.get("triton") if isinstance(doc, dict) else None
+    out = {}
+    for label, decision in (entries or {}).items():
+        if isinstance(decision, dict) and isinstance(decision.get("shape"), dict):
+            shape = decision["shape"]
+            out[os.path.normpath(str(label).rpartition(":")[0]) + ":" + str(label).rpartition(":")[2]] = {
+                "stage": bool(shape.get("stage")), "grf_mode": str(shape.get("grf_mode", "default")),
+                "threads_per_warp": int(shape.get("threads_per_warp", 32))}
     return out
 
 

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Run every fuzz target for RUNS executions (default 1,000,000) or SECONDS (default 3600),
+# whichever ends first, one after another; print one summary line per target.
+# Usage: scripts/fuzz_all.sh [RUNS] [SECONDS]
+set -u
+cd "$(dirname "$0")/.."
+RUNS=${1:-1000000}
+SECONDS_MAX=${2:-3600}
+WORK=$(mktemp -d)
+for t in zebin zeinfo patchtokens fatbin offload spirv buildlog ratchet gate shapes; do
+  mkdir -p "$WORK/$t"
+  start=$(date +%s)
+  .venv/bin/python scripts/fuzz.py "$t" -runs="$RUNS" -max_total_time="$SECONDS_MAX" -timeout=20 -rss_limit_mb=2048 \
+      -artifact_prefix="$WORK/$t-" "$WORK/$t" "tests/fuzz/corpus/$t" > "$WORK/$t.log" 2>&1
+  rc=$?
+  end=$(date +%s)
+  done_line=$(grep -E "^Done [0-9]+ runs" "$WORK/$t.log" | tail -1)
+  execs=$(grep -oE "^#[0-9]+" "$WORK/$t.log" | tail -1 | tr -d '#')
+  echo "$t: exit $rc, $((end - start)) s, ${done_line:-last #$execs}"
+  [ $rc -eq 0 ] || { grep -A12 "Uncaught\|ERROR" "$WORK/$t.log" | head -20; ls "$WORK"/$t-* 2>/dev/null; }
+done
+echo "work folder: $WORK"

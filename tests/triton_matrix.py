@@ -1,0 +1,37 @@
+"""The staging pass's validation matrix, in the spirit of seed 000 (shared by the tests and
+scripts/staging_matrix.py, which prints the README table).
+
+Group A: dots that overflow the per-thread scratch cap on arl-s (= mtl-u, one IP) as
+compiled, over M, N, K, f16/bf16 and warps: all must build with the pass.
+Group B: dots that spill but build: the pass must reduce the spill.
+Group C: the pass must change nothing, byte for byte: DPAS targets, and dots too small to
+be worth staging.
+"""
+
+GROUP_A = [  # (M, N, K, dtype, num_warps)
+    (64, 128, 128, "fp16", 4), (64, 64, 256, "fp16", 4), (64, 128, 128, "bf16", 4), (128, 64, 128, "fp16", 4),
+    (128, 128, 128, "fp16", 4), (128, 128, 64, "fp16", 4), (64, 64, 256, "bf16", 4), (128, 64, 128, "bf16", 4),
+    (64, 128, 128, "fp16", 2), (64, 128, 64, "fp16", 2),
+]
+GROUP_B = [(64, 128, 128, "fp16", 8), (64, 64, 128, "fp16", 4), (64, 128, 64, "fp16", 4)]
+GROUP_C_DPAS = [("lnl-m", (64, 128, 128, "fp16", 4)), ("bmg-g21", (64, 128, 128, "fp16", 4)),
+                ("arl-h", (64, 64, 64, "fp16", 4)), ("dg2-g10", (64, 64, 64, "bf16", 4))]
+GROUP_C_SMALL = [("arl-s", (32, 64, 64, "fp16", 4)), ("arl-s", (16, 16, 16, "fp16", 4)), ("mtl-h", (32, 32, 32, "bf16", 4))]
+FMA_TARGET = "arl-s"
+
+
+def kernel(case):
+    from pathlib import Path
+
+    from zeinspect.probes.triton import TritonKernel
+
+    m, n, k, dtype, warps = case
+    root = Path(__file__).resolve().parent.parent
+    return TritonKernel(file=str(root / "kernels" / "triton_dot.py"), kernel="dot_kernel",
+                        signature={"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32"},
+                        constexprs={"M": str(m), "N": str(n), "K": str(k)}, num_warps=warps)
+
+
+def case_id(case) -> str:
+    m, n, k, dtype, warps = case
+    return f"{m}x{n}x{k}-{dtype}-w{warps}"
