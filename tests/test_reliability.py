@@ -23,6 +23,7 @@ FUZZ_TARGETS = ["zebin", "zeinfo", "patchtokens", "fatbin", "offload", "spirv", 
 def test_fuzz_target_short_budget(target, tmp_path):
     """Each reader under atheris for a short budget (scripts/fuzz_all.sh runs them for 1,000,000)."""
     pytest.importorskip("atheris")
+    (tmp_path / "work").mkdir()
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz.py"), target, "-runs=4000",
                            "-max_total_time=25", "-timeout=20", "-rss_limit_mb=2048",
                            f"-artifact_prefix={tmp_path}/", str(tmp_path / "work"),
