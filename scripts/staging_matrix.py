@@ -3,7 +3,6 @@
 after on the FMA target, the K tile and SLM chosen, and the evaluator's comparison."""
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

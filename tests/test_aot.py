@@ -6,10 +6,8 @@ Every figure zeinspect prints must equal what the compiler wrote: the zebin's ow
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest

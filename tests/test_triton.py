@@ -18,7 +18,6 @@ ELEM = {"fp16": "f16", "bf16": "bf16"}
 @pytest.fixture(scope="module")
 def tools(sid_compiler):
     from zeinspect.probes.aot import AotConfig, resolve_compilers
-    from zeinspect.toolchain.targets import plan_targets
 
     config = AotConfig(targets=("arl-s",), compiler=sid_compiler.id)
     return config, resolve_compilers(config)
@@ -60,8 +59,6 @@ def test_the_cliff_and_its_remedy_through_the_cli(cli, sid_compiler):
 
 @pytest.mark.parametrize("case", mx.GROUP_A, ids=mx.case_id)
 def test_group_a_overflows_and_builds_staged(tools, case):
-    from zeinspect.judge.staging import verify
-    from zeinspect.judge.ttgir_eval import run_dot_kernel
 
     kernel = mx.kernel(case)
     before = audit_target(kernel, mx.FMA_TARGET, tools, stage=False)
@@ -147,7 +144,6 @@ def test_loop_form_beats_the_unrolled_chain(tools):
     from zeinspect.probes.aot import probe
     from zeinspect.probes.triton import compile_kernel, compile_ttgir
     from zeinspect.inputs import Input
-    from dataclasses import replace
 
     config, compilers = tools
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,

@@ -436,14 +436,11 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
 def _fix_triton(gate, targets, compiler, no_cache, timeout, progress) -> dict:
     from .judge.triton_fix import record, search_triton
     from .probes.aot import AotConfig
-    from .probes.triton import TritonKernel, parse_pairs
+    from .probes.triton import kernel_from_entry
 
     records = {}
     for entry in gate.triton:
-        kernel = TritonKernel(file=entry["file"], kernel=entry["kernel"],
-                              signature=parse_pairs(entry["signature"], "signature"),
-                              constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
-                              threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
+        kernel = kernel_from_entry(entry)
         config = AotConfig(targets=entry["targets"] or tuple(targets) or ("default",), compiler=compiler,
                            use_cache=not no_cache, timeout=timeout)
         records[kernel.label] = record(search_triton(kernel, config, progress=progress))

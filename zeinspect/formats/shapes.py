@@ -37,7 +37,7 @@ def table(searches: list[Search]) -> str:
         width = max(len(r[0]) for r in rows)
         for r in rows:
             out.append("  " + r[0].ljust(width) + "  | " + " | ".join(r[1:]))
-        out.append(f"  chosen (*): {s.why()}" if s.winner else f"  no shape builds on every target")
+        out.append(f"  chosen (*): {s.why()}" if s.winner else "  no shape builds on every target")
         out.append("")
     return "\n".join(out)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .fatbin import is_fatbin
+from .files import read_file
 from .offload import is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
@@ -58,22 +59,7 @@ def detect_kind(path: str, data: bytes) -> str | None:
 
 def read_input(path: str) -> Input:
     """One file, recognised by content; InputError names the file and the problem."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise InputError("is a directory where a file was expected", path=path)
-        size = p.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(f"is {size} bytes, over the {MAX_INPUT_BYTES} byte limit", path=path)
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory where a file was expected", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    data = read_file(path, "file", MAX_INPUT_BYTES)
     if not data:
         raise InputError("is empty", path=path)
     kind = detect_kind(path, data)

@@ -74,8 +74,6 @@ def scratch_users(inp: Input, config: AotConfig, plan: TargetPlan, compilers) ->
 
 def fix(inputs: list[Input], config: AotConfig, plan: TargetPlan, compilers, *, allow_subgroup_change: bool = False,
         progress=None) -> FixResult:
-    from .shapes_file import collect_in_chosen_shapes  # noqa: F401 - verification uses the audit's own path
-
     result = FixResult()
     for inp in inputs:
         if not inp.compilable:

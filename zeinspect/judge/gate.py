@@ -31,6 +31,7 @@ from ..errors import FormatError
 
 KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton"}
 MODULE_KEYS = {"options"}
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets"}
 
 
@@ -66,14 +67,9 @@ def _strings(value, key: str, path: str) -> tuple[str, ...]:
 
 
 def load(path: str) -> GateConfig:
-    p = Path(path)
-    try:
-        text = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such gate configuration", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
-    return parse(text, path)
+    from ..inputs.files import read_file
+
+    return parse(read_file(path, "gate configuration", MAX_CONFIG_BYTES), path)
 
 
 def parse(text: bytes, path: str) -> GateConfig:

@@ -18,6 +18,7 @@ with no entry yet is tab-separated when a comment line holds four tab-separated 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import shutil
 import subprocess
@@ -133,19 +134,11 @@ def _entry(line: str, lineno: int, kind: str, path: str) -> Entry:
 
 
 def load(path: str | Path, *, must_exist: bool = True) -> Ratchet:
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_RATCHET_BYTES:
-            raise InputError(f"is over the {MAX_RATCHET_BYTES} byte limit for a ratchet file", path=str(path))
-        data = p.read_bytes()
-    except FileNotFoundError:
-        if must_exist:
-            raise InputError("no such ratchet file", path=str(path)) from None
+    from ..inputs.files import read_file
+
+    if not must_exist and not os.path.lexists(path):
         return Ratchet(path=str(path), dialect=NATIVE)
-    except IsADirectoryError:
-        raise InputError("is a directory, not a ratchet file", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", path=str(path)) from None
+    data = read_file(path, "ratchet file", MAX_RATCHET_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

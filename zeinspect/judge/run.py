@@ -100,12 +100,9 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
 
 def _triton_reports(entry: dict, config: AotConfig, shapes_path: str | None, progress) -> Collection:
     """A Triton kernel of the gate configuration, in its recorded shape when `fix` chose one."""
-    from ..probes.triton import TritonKernel, parse_pairs, probe_triton
+    from ..probes.triton import kernel_from_entry, probe_triton
 
-    kernel = TritonKernel(file=entry["file"], kernel=entry["kernel"],
-                          signature=parse_pairs(entry["signature"], "signature"),
-                          constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
-                          threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
+    kernel = kernel_from_entry(entry)
     stage = entry["stage"]
     if shapes_path:
         from .shapes_file import load_triton

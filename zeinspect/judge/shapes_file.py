@@ -42,14 +42,9 @@ SCHEMA = "zeinspect.shapes/1"
 
 def load(path: str) -> dict[str, dict[str, Shape]]:
     """module path -> kernel -> chosen Shape."""
-    p = Path(path)
-    try:
-        text = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such shapes file", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
-    return parse(text, path)
+    from ..inputs.files import read_file
+
+    return parse(read_file(path, "shapes file", 64 * 1024 * 1024), path)
 
 
 def parse(text: bytes, path: str) -> dict[str, dict[str, Shape]]:

@@ -9,22 +9,18 @@ A kernel that does not build is a report with a status, never an exception.
 from __future__ import annotations
 
 import fnmatch
-import os
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..errors import FormatError, UsageError
+from ..errors import UsageError
 from ..inputs import Input
 from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
 from ..inputs.spirv import read_module
-from ..inputs.zebin import read_zebin
 from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
                      scratch_limit_for_ip)
 from ..paths import build_cache_dir
 from ..toolchain.compilers import select
 from ..toolchain.levers import grf_spelling
-from ..toolchain.run import ToolRun, run_tool
 from ..toolchain.targets import TargetPlan, plan_targets
 from .cache import BuildCache
 from .executor import Compiled, Job, LocalExecutor, build_argv

@@ -9,10 +9,9 @@ without a kernel makes a `*` report for that device.
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from ..errors import InputError
 from ..inputs.buildlog import parse_log
+from ..inputs.files import read_file
 from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
 from ..toolchain.targets import KNOWN_IPS
 
@@ -36,17 +35,7 @@ def ip_for(target: str | None, compilers=()) -> str | None:
 
 
 def read_log(path: str) -> str:
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_LOG_BYTES:
-            raise InputError(f"is over the {MAX_LOG_BYTES} byte limit for a build log", path=path)
-        return p.read_bytes().decode("utf-8", "replace")
-    except FileNotFoundError:
-        raise InputError("no such build log", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a build log", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    return read_file(path, "build log", MAX_LOG_BYTES).decode("utf-8", "replace")
 
 
 def reports_from_log(path: str, text: str, *, default_target: str | None = None, compilers=()) -> list[KernelReport]:

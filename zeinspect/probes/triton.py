@@ -60,6 +60,13 @@ class TritonKernel:
         return f"{self.file}:{self.kernel}"
 
 
+def kernel_from_entry(entry: dict) -> TritonKernel:
+    """A Triton kernel as a gate configuration lists it (judge.gate)."""
+    return TritonKernel(file=entry["file"], kernel=entry["kernel"], signature=parse_pairs(entry["signature"], "signature"),
+                        constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
+                        threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
@@ -93,12 +100,10 @@ def constexpr_value(text: str):
 
 def _triton():
     try:
-        import triton  # noqa: F401
-        from triton.backends.intel import compiler as intel_compiler  # noqa: F401
+        import triton
+        import triton.backends.intel.compiler  # noqa: F401 - only triton-xpu has it
     except ImportError:
         raise ToolchainError("the Triton front end needs triton-xpu: pip install 'zeinspect[triton]'") from None
-    import triton
-
     return triton
 
 

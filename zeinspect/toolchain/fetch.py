@@ -84,6 +84,30 @@ def _closure(options: list[str], roots: list[str]) -> list[str]:
     return names
 
 
+def _prepare(staging: Path) -> list[str]:
+    """A fresh private apt configuration in `staging`, its index read; returns apt's options."""
+    shutil.rmtree(staging, ignore_errors=True)
+    for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
+        (staging / sub).mkdir(parents=True, exist_ok=True)
+    (staging / "sources.list").write_text(f"deb {MIRROR} {SUITE} main\n")
+    options = _apt_options(staging)
+    _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
+    return options
+
+
+def _download_unpack(staging: Path, options: list[str], packages: list[str]) -> dict[str, str]:
+    """Download the packages and unpack each into staging/root; returns package -> version."""
+    _run(["apt-get", *options, "download", *packages], cwd=staging / "debs", what="apt-get download")
+    versions = {}
+    for deb in sorted((staging / "debs").glob("*.deb")):
+        pkg, ver = deb.name.split("_")[:2]
+        versions[pkg] = ver.replace("%3a", ":")
+        _run(["dpkg-deb", "-x", str(deb), str(staging / "root")], what=f"dpkg-deb -x {deb.name}")
+    for sub in ("debs", "lists", "cache"):
+        shutil.rmtree(staging / sub)
+    return versions
+
+
 def fetch(*, force: bool = False, progress=print) -> Path:
     """Fetch the stack; returns its folder.  Re-fetching the same ocloc version is a no-op."""
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
@@ -91,14 +115,9 @@ def fetch(*, force: bool = False, progress=print) -> Path:
     root = toolchain_dir()
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
     try:
-        for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
-            (staging / sub).mkdir(parents=True, exist_ok=True)
-        (staging / "sources.list").write_text(f"deb {MIRROR} {SUITE} main\n")
-        options = _apt_options(staging)
         progress(f"reading the package index of Debian {SUITE} ({MIRROR})")
-        _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
+        options = _prepare(staging)
 
         ocloc_fields = _show(options, "intel-ocloc")
         version = ocloc_fields.get("Version", "")
@@ -114,16 +133,7 @@ def fetch(*, force: bool = False, progress=print) -> Path:
             raise ToolchainError(f"Debian {SUITE}'s intel-opencl-icd names no IGC packages; cannot fetch")
         packages = _closure(options, [*ROOT_PACKAGES, *igc_packages])
         progress(f"downloading {len(packages)} packages: {' '.join(packages)}")
-        _run(["apt-get", *options, "download", *packages], cwd=staging / "debs", what="apt-get download")
-
-        versions = {}
-        for deb in sorted((staging / "debs").glob("*.deb")):
-            pkg, ver = deb.name.split("_")[:2]
-            versions[pkg] = ver.replace("%3a", ":")
-            _run(["dpkg-deb", "-x", str(deb), str(staging / "root")], what=f"dpkg-deb -x {deb.name}")
-        shutil.rmtree(staging / "debs")
-        shutil.rmtree(staging / "lists")
-        shutil.rmtree(staging / "cache")
+        versions = _download_unpack(staging, options, packages)
 
         binaries = sorted((staging / "root" / "usr" / "bin").glob("ocloc*"))
         if not binaries:
@@ -183,21 +193,11 @@ def fetch_packages(name: str, roots: list[str], *, without_dependencies: tuple[s
     if (final / "root").is_dir():
         return final
     staging = toolchain_dir() / f".staging-{name}-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
     try:
-        for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
-            (staging / sub).mkdir(parents=True, exist_ok=True)
-        (staging / "sources.list").write_text(f"deb {MIRROR} {SUITE} main\n")
-        options = _apt_options(staging)
-        _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
-        packages = _closure(options, list(roots)) + [p for p in without_dependencies]
+        options = _prepare(staging)
+        packages = _closure(options, list(roots)) + list(without_dependencies)
         progress(f"downloading {len(packages)} packages for {name}")
-        _run(["apt-get", *options, "download", *packages], cwd=staging / "debs", what="apt-get download")
-        for deb in sorted((staging / "debs").glob("*.deb")):
-            _run(["dpkg-deb", "-x", str(deb), str(staging / "root")], what=f"dpkg-deb -x {deb.name}")
-        shutil.rmtree(staging / "debs")
-        shutil.rmtree(staging / "lists")
-        shutil.rmtree(staging / "cache")
+        _download_unpack(staging, options, packages)
         staging.rename(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
