@@ -205,3 +205,52 @@ def test_directory_walk_reports_every_corpus_kernel(cli, sid_compiler):
     _, doc = cli.json("inspect", KERNELS, "-t", "lnl-m", "--compiler", sid_compiler.id)
     inputs = {Path(r["input"]).name for r in doc["reports"]}
     assert inputs == set(CORPUS)
+
+
+FEATURE_PROBE = """
+__attribute__((intel_reqd_sub_group_size(32)))
+__kernel void feature_probe(__global float* x, __global const uint* idx) {
+    size_t gid = get_global_id(0);
+#if defined(cl_khr_fp64)
+    double table[32];  /* indexed per work-item by loaded data: private memory at SIMD32 */
+    for (int i = 0; i < 32; i++) table[i] = 0.0;
+    for (int i = 0; i < 64; i++) table[idx[gid * 64 + i] & 31] += x[i];
+    for (int i = 0; i < 32; i++) x[gid * 32 + i] = (float)table[i];
+#else
+    x[gid] *= 2.0f;
+#endif
+}
+"""
+
+
+@pytest.mark.parametrize("compiler_fixture", ["sid_compiler", "debian_compiler"])
+def test_shared_front_end_gives_the_direct_build(compiler_fixture, request, cli, tmp_path):
+    """OpenCL C compiled to SPIR-V once per front-end group, then to each target, must give
+    exactly what one direct `ocloc -file k.cl -device T` per target gives: every figure and
+    every log line (probes.front_end).  The feature probe takes a different path where the
+    target offers fp64, so a grouping that ignored the device's features would differ."""
+    compiler = request.getfixturevalue(compiler_fixture)
+    probe = tmp_path / "feature_probe.cl"
+    probe.write_text(FEATURE_PROBE)
+    targets = [t for t in ("tgllp", "adl-s", "dg2-g10", "acm-g11", "mtl-u", "arl-h", "lnl-m", "bmg-g21")
+               if compiler.knows(t)]
+    args = ("inspect", probe, KERNELS / "sg32_accumulate.cl", KERNELS / "private_array.cl", "-t", ",".join(targets),
+            "--grf", "256", "--compiler", compiler.id, "--json")
+    _, direct = cli.json(*args, env={"ZEINSPECT_SHARE_FRONT_END": "0", "ZEINSPECT_CACHE_DIR": str(tmp_path / "a")})
+    _, shared = cli.json(*args, env={"ZEINSPECT_CACHE_DIR": str(tmp_path / "b")})
+    assert direct["stats"]["front_ends"] == 0
+    from zeinspect.toolchain.knowledge import device_query
+
+    if device_query(compiler, "CL_DEVICE_EXTENSIONS", targets[0]) is None:
+        # IGC 1.0's ocloc cannot say what a target offers: no groups, every build direct.
+        assert shared["stats"]["front_ends"] == 0
+    else:
+        assert 0 < shared["stats"]["front_ends"] < 3 * len(targets)  # grouped: fewer front ends than builds
+    assert shared["stats"]["compiles"] == direct["stats"]["compiles"] > 0
+    assert len(shared["reports"]) == 3 * len(targets)
+    assert shared["reports"] == direct["reports"]
+    # The probe is a real witness: targets with fp64 use private memory, the others none.
+    private = {r["target"]: r["private_bytes"] for r in direct["reports"] if r["kernel"] == "feature_probe"}
+    fp64 = {t: "cl_khr_fp64" in (device_query(compiler, "CL_DEVICE_EXTENSIONS", t) or "") for t in targets}
+    if any(fp64.values()) and not all(fp64.values()):
+        assert all((private[t] > 0) == fp64[t] for t in targets), (private, fp64)

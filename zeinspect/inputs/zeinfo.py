@@ -16,20 +16,12 @@ whose private memory lives in scratch on Xe-LP, where the driver reports 0, is s
 
 from __future__ import annotations
 
-import yaml
-
 from ..errors import FormatError
 from ..model import KernelFigures
 
 # ze_info from IGC is a few KB to a few MB; anything far beyond is not a compiler's output.
 MAX_ZEINFO_BYTES = 64 * 1024 * 1024
 MAX_YAML_EVENTS = 5_000_000
-
-try:  # PyYAML's C loader: fast, and still only the safe constructors
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
-
 
 def load_yaml_strictly(text: bytes | str, what: str):
     """Safe-load YAML that must not use aliases (IGC never writes them).
@@ -39,15 +31,21 @@ def load_yaml_strictly(text: bytes | str, what: str):
     """
     if len(text) > MAX_ZEINFO_BYTES:
         raise FormatError(f"{what} is {len(text)} bytes, over the {MAX_ZEINFO_BYTES} byte limit")
+    # Imported here, not at the top: a warm audit answers from the build cache and never
+    # parses YAML, and PyYAML is a measurable part of start-up (bench/run.py).
+    import yaml
+
+    # PyYAML's C loader: fast, and still only the safe constructors.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         events = 0
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=loader):
             events += 1
             if isinstance(event, yaml.AliasEvent):
                 raise FormatError(f"{what} uses YAML aliases, which a compiler never writes; refused")
             if events > MAX_YAML_EVENTS:
                 raise FormatError(f"{what} has more than {MAX_YAML_EVENTS} YAML nodes; refused")
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -14,18 +14,23 @@ finds them by walking each kernel's call graph.
 from __future__ import annotations
 
 import shutil
-from functools import lru_cache
 import subprocess
 import tempfile
-from pathlib import Path
+from functools import lru_cache
 
 from ..errors import FormatError, InputError
 from ..inputs import Input
-from ..inputs.spirv import (MODE_SUBGROUP_SIZE, OP_CAPABILITY, OP_ENTRY_POINT, OP_EXECUTION_MODE, Module,
-                            read_module)
+from ..inputs.spirv import (
+    MODE_SUBGROUP_SIZE,
+    OP_CAPABILITY,
+    OP_ENTRY_POINT,
+    OP_EXECUTION_MODE,
+    Module,
+    read_module,
+)
 from ..model import Compiler
 from ..probes.cache import BuildCache, make_key, sha256
-from ..toolchain.run import run_tool
+from ..probes.front_end import front_end_class, run_front_end
 
 CAPABILITY_SUBGROUP_DISPATCH = 58
 OP_FUNCTION, OP_FUNCTION_END, OP_FUNCTION_CALL = 54, 56, 57
@@ -44,20 +49,17 @@ def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout
     """The module as SPIR-V: the input itself, or OpenCL C through ocloc's front end."""
     if inp.kind == "spirv":
         return inp.data
-    key = make_key(kind="spv_only", module=sha256(inp.data), ip=ip, compiler=compiler.id)
+    # Targets that share a front end share its SPIR-V (probes.front_end).
+    key = make_key(kind="spv_only", module=sha256(inp.data), front_end=front_end_class(compiler, ip),
+                   compiler=compiler.id)
     hit = cache.get(key)
     if hit is not None:
         return hit[1]
-    with tempfile.TemporaryDirectory(prefix="zeinspect-spv-") as tmp:
-        src = Path(tmp) / "module.cl"
-        src.write_bytes(inp.data)
-        run = run_tool([compiler.path, "compile", "-file", str(src), "-device", ip, "-spv_only", "-out_dir",
-                        str(Path(tmp) / "out"), "-output", "module"], cwd=tmp, timeout=timeout)
-        produced = sorted((Path(tmp) / "out").glob("*.spv")) if (Path(tmp) / "out").is_dir() else []
-        if run.returncode != 0 or not produced:
-            first = next((line for line in run.output.splitlines() if "error" in line), run.output.strip()[-300:])
-            raise InputError(f"the OpenCL C front end failed: {first}", path=inp.path)
-        data = produced[0].read_bytes()
+    run = run_front_end(compiler, inp.data, ip, "", "", timeout)
+    if run.spirv is None:
+        first = next((line for line in run.log.splitlines() if "error" in line), run.log.strip()[-300:])
+        raise InputError(f"the OpenCL C front end failed: {first or run.failure}", path=inp.path)
+    data = run.spirv
     cache.put(key, {"kind": "spv_only"}, data)
     return data
 

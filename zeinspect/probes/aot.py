@@ -53,12 +53,14 @@ class ProbeResult:
     compilers: list[Compiler] = field(default_factory=list)
     compiles: int = 0
     cache_hits: int = 0
+    front_ends: int = 0
+    """OpenCL C front-end runs shared by several targets (probes.front_end)."""
     incidents: list[str] = field(default_factory=list)
     """One line per toolchain failure (crash, hang) that became a finding."""
     plan: TargetPlan | None = None
 
     def stats(self) -> dict:
-        return {"compiles": self.compiles, "cache_hits": self.cache_hits}
+        return {"compiles": self.compiles, "cache_hits": self.cache_hits, "front_ends": self.front_ends}
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
@@ -219,7 +221,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
 
     seen_names: list[str] = []
     produced: list[KernelReport] = []
-    result.compiles, result.cache_hits = executor.compiles, executor.cache_hits
+    result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
     for (job, targets), compiled in zip(jobs, outcomes):
         if compiled.run_failure:
             result.incidents.append(f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}")

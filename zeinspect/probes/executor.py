@@ -8,6 +8,9 @@ call per worker, so each worker loads the compiler once instead of once per targ
 ocloc's "Build succeeded for : <ip>" lines, and each IP is cached as if compiled alone.
 ocloc stops a fat build at its first failing device and writes nothing, so a failed batch
 falls back to one call per IP (that module is simply slower once; then it is cached).
+Before that, OpenCL C jobs share ocloc's front end: one `-spv_only` run per group of
+targets with the same OpenCL C extensions and features, then SPIR-V to every target
+(probes.front_end explains why the result is the direct build's).
 
 `Executor` is the small interface a distributed engine could implement instead.
 """
@@ -18,7 +21,7 @@ import os
 import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -46,9 +49,15 @@ class Job:
     internal_options: str
     shape: Shape
     notes: tuple[str, ...] = ()
+    stands_for: Job | None = None
+    """Set on a SPIR-V job made from an OpenCL C job by a shared front-end run: it is
+    cached, logged and reproduced as that job (see probes.front_end)."""
+    front_end_log: str = ""
 
     @property
     def key(self) -> str:
+        if self.stands_for is not None:
+            return self.stands_for.key
         return make_key(kind="aot", module=sha256(self.module), input_kind=self.kind, ip=self.ip,
                         options=self.options, internal=self.internal_options, compiler=self.compiler.id)
 
@@ -141,13 +150,20 @@ def _write_module(job: Job, tmp: str) -> Path:
     return src
 
 
+def _as_run(job: Job, src: Path, out: Path, log: str) -> tuple[list[str], str]:
+    """The command that reproduces `job` on its own, and its whole log: for a job made by a
+    shared front end, the direct OpenCL C build and the front end's lines first."""
+    if job.stands_for is None:
+        return build_argv(job, str(src), str(out), job.ip), log
+    return build_argv(job.stands_for, str(src.with_suffix(".cl")), str(out), job.ip), job.front_end_log + log
+
+
 def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
     """One ocloc call for one IP."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(job, tmp)
         out = Path(tmp) / "out"
-        argv = build_argv(job, str(src), str(out), job.ip)
-        run: ToolRun = run_tool(argv, cwd=tmp, timeout=timeout)
+        run: ToolRun = run_tool(build_argv(job, str(src), str(out), job.ip), cwd=tmp, timeout=timeout)
         binary = None
         if out.is_dir() and run.returncode == 0:
             for produced in sorted(out.iterdir()):
@@ -158,7 +174,8 @@ def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
     figures = version = error = None
     if binary is not None:
         figures, version, error = _parse(binary, job.ip)
-    compiled = Compiled(run.describe_failure(), run.returncode, run.output, binary, names, False, argv,
+    argv, log = _as_run(job, src, out, run.output)
+    compiled = Compiled(run.describe_failure(), run.returncode, log, binary, names, False, argv,
                         figures, version, error)
     _store(cache, job, compiled, run.seconds)
     return compiled
@@ -203,8 +220,8 @@ def compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> 
     for job in jobs:
         binary = members[job.ip]
         figures, version, error = _parse(binary, job.ip)
-        single = build_argv(job, str(src), str(out), job.ip)
-        compiled = Compiled(None, 0, chunks.get(job.ip, ""), binary, names or [f.name for f in figures or []],
+        single, log = _as_run(job, src, out, chunks.get(job.ip, ""))
+        compiled = Compiled(None, 0, log, binary, names or [f.name for f in figures or []],
                             False, single, figures, version, error)
         _store(cache, job, compiled, share)
         results.append(compiled)
@@ -223,37 +240,34 @@ class LocalExecutor:
     timeout: float | None = None
     workers: int = 0
     batch: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_BATCH", "1") != "0")
+    share_front_end: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_SHARE_FRONT_END", "1") != "0")
     compiles: int = 0
     cache_hits: int = 0
+    front_ends: int = 0
 
     def run(self, jobs: list[Job], progress=None) -> list[Compiled]:
         results: list[Compiled | None] = [None] * len(jobs)
-        misses: dict[tuple, list[int]] = {}
+        missed: list[int] = []
         for i, job in enumerate(jobs):
             hit = self.cache.get(job.key)
             if hit is not None:
                 results[i] = _from_cache(*hit)
                 self.cache_hits += 1
             else:
-                misses.setdefault(job.batch_key, []).append(i)
+                missed.append(i)
         workers = max(1, self.workers or os.cpu_count() or 1)
-        tasks: list[list[int]] = []
-        for group in misses.values():
-            if not self.batch or len(group) < 2:
-                tasks += [[i] for i in group]
-                continue
-            parts = min(workers, len(group))
-            tasks += [group[k::parts] for k in range(parts)]
-        total, done = len([i for g in misses.values() for i in g]), 0
+        total, done = len(missed), 0
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending = {pool.submit(self._task, [jobs[i] for i in task]): task for task in tasks}
+            work = self._share_front_ends(jobs, missed, pool) if self.share_front_end else list(jobs)
+            pending = {pool.submit(self._task, [work[i] for i in task]): task
+                       for task in self._tasks(work, missed, workers)}
             while pending:
                 for future in as_completed(list(pending)):
                     task = pending.pop(future)
                     outcome = future.result()
                     if outcome is None:  # a failed batch: one call per IP instead
                         for i in task:
-                            pending[pool.submit(self._task, [jobs[i]])] = [i]
+                            pending[pool.submit(self._task, [work[i]])] = [i]
                         continue
                     for i, compiled in zip(task, outcome):
                         results[i] = compiled
@@ -263,6 +277,49 @@ class LocalExecutor:
                         progress(done, total)
                     break
         return results  # type: ignore[return-value]
+
+    def _tasks(self, work: list[Job], missed: list[int], workers: int) -> list[list[int]]:
+        """Jobs that differ only in IP go to one ocloc call per worker; the rest one by one."""
+        groups: dict[tuple, list[int]] = {}
+        for i in missed:
+            groups.setdefault(work[i].batch_key, []).append(i)
+        tasks: list[list[int]] = []
+        for group in groups.values():
+            if not self.batch or len(group) < 2:
+                tasks += [[i] for i in group]
+                continue
+            parts = min(workers, len(group))
+            tasks += [group[k::parts] for k in range(parts)]
+        return tasks
+
+    def _share_front_ends(self, jobs: list[Job], missed: list[int], pool) -> list[Job]:
+        """Replace OpenCL C jobs by SPIR-V jobs, with one front-end run per module and group
+        of targets that share a front end.  A front end that fails leaves its jobs as they
+        were: the direct builds then report the error for each target as usual."""
+        from .front_end import front_end_class, run_front_end
+
+        work = list(jobs)
+        modules: dict[tuple, list[int]] = {}
+        for i in missed:
+            if jobs[i].kind == "opencl" and jobs[i].stands_for is None:
+                modules.setdefault(jobs[i].batch_key, []).append(i)
+        groups: dict[tuple, list[int]] = {}
+        for key, members in modules.items():
+            for i in members:
+                groups.setdefault((key, front_end_class(jobs[i].compiler, jobs[i].ip)), []).append(i)
+        # A target alone in its group gains nothing (two processes instead of its share of a
+        # batched direct build): only groups of two or more share a front end.
+        runs = {pool.submit(run_front_end, jobs[g[0]].compiler, jobs[g[0]].module, jobs[g[0]].ip, jobs[g[0]].options,
+                            jobs[g[0]].internal_options, self.timeout): g for g in groups.values() if len(g) > 1}
+        for future in as_completed(runs):
+            front = future.result()
+            self.front_ends += 1
+            if front.spirv is None:
+                continue
+            for i in runs[future]:
+                work[i] = replace(jobs[i], module=front.spirv, kind="spirv", stands_for=jobs[i],
+                                  front_end_log=front.log)
+        return work
 
     def _task(self, jobs: list[Job]) -> list[Compiled] | None:
         if len(jobs) == 1:

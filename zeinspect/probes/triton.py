@@ -28,8 +28,8 @@ from pathlib import Path
 from ..errors import InputError, ToolchainError, UsageError
 from ..inputs import Input
 from ..model import Compiler
-from ..paths import build_cache_dir, toolchain_dir
-from ..toolchain.run import run_tool
+from ..paths import build_cache_dir
+from ..toolchain.knowledge import device_query, remembered
 from ..toolchain.targets import TargetPlan
 
 EXTENSIONS_WANTED = {
@@ -154,31 +154,19 @@ def load_kernel(path: str, name: str):
 
 
 def capabilities(compiler: Compiler, target: str) -> dict:
-    """What the real compiler says the target offers (cached with the toolchains)."""
-    cache_file = toolchain_dir() / "capabilities.json"
-    try:
-        known = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        known = {}
-    key = f"{compiler.id}|{target}"
-    if key not in known:
-        with tempfile.TemporaryDirectory(prefix="zeinspect-caps-") as tmp:
-            run = run_tool([compiler.path, "query", "CL_DEVICE_EXTENSIONS", "-device", target], cwd=tmp, timeout=60)
-            written = Path(tmp) / "CL_DEVICE_EXTENSIONS"
-            if run.returncode != 0 or not written.exists():
-                raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
-            extensions = set(written.read_text(errors="replace").split())
+    """What the real compiler says the target offers (kept with the toolchains)."""
+
+    def ask() -> dict:
+        text = device_query(compiler, "CL_DEVICE_EXTENSIONS", target)
+        if text is None:
+            raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
+        extensions = set(text.split())
         caps = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
         major = int(compiler.ips(target)[0].split(".")[0]) if compiler.ips(target) else 12
         caps["sub_group_sizes"] = [16, 32] if major >= 20 else [8, 16, 32]
-        known[key] = caps
-        from .cache import atomic_write
+        return caps
 
-        try:
-            atomic_write(cache_file, json.dumps(known, indent=1, sort_keys=True).encode())
-        except OSError:
-            pass
-    return known[key]
+    return remembered("capabilities.json", f"{compiler.id}|{target}", ask)
 
 
 @dataclass

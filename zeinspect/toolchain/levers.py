@@ -12,15 +12,13 @@ and the automatic mode only as an internal option.
 
 from __future__ import annotations
 
-import json
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
 from ..model import Compiler
-from ..paths import toolchain_dir
+from .knowledge import remembered
 from .run import run_tool
 
 PROBE_KERNEL = "__kernel void zeinspect_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }\n"
@@ -44,56 +42,17 @@ class GrfSpelling:
     note: str | None = None
 
 
-_lock = threading.Lock()
-_memo: dict[tuple[str, str], GrfSpelling] = {}
-
-
-def _cache_file() -> Path:
-    return toolchain_dir() / "levers.json"
-
-
 def grf_spelling(compiler: Compiler, mode: str) -> GrfSpelling:
     """The options that select `mode` on this compiler; UsageError if it has none."""
     if mode == "default":
         return GrfSpelling()
     if mode not in CANDIDATES:
         raise UsageError(f"unknown register file mode {mode!r} (default, 128, 256, auto)")
-    with _lock:
-        key = (compiler.id, mode)
-        if key in _memo:
-            found = _memo[key]
-        else:
-            found = _load(compiler.id, mode)
-            if found is None:
-                found = _establish(compiler, mode)
-                _save(compiler.id, mode, found)
-            _memo[key] = found
+    found = GrfSpelling(**remembered("levers.json", f"{compiler.id}|{mode}",
+                                     lambda: _establish(compiler, mode).__dict__))
     if found.note == "unsupported":
         raise UsageError(f"{compiler.id} has no build option for register file mode {mode!r}")
     return found
-
-
-def _load(compiler_id: str, mode: str) -> GrfSpelling | None:
-    try:
-        data = json.loads(_cache_file().read_text())
-        entry = data[compiler_id][mode]
-        return GrfSpelling(**entry)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _save(compiler_id: str, mode: str, spelling: GrfSpelling) -> None:
-    from ..probes.cache import atomic_write
-
-    try:
-        data = json.loads(_cache_file().read_text())
-    except (OSError, ValueError):
-        data = {}
-    data.setdefault(compiler_id, {})[mode] = spelling.__dict__
-    try:
-        atomic_write(_cache_file(), json.dumps(data, indent=1, sort_keys=True).encode())
-    except OSError:
-        pass
 
 
 def _probe_ip(compiler: Compiler) -> str | None:

@@ -1,0 +1,68 @@
+"""What zeinspect learns once about each compiler, kept with the toolchains.
+
+Some facts are established by asking the compiler (which option spelling selects a register
+file mode, which extensions a target offers, which targets share an OpenCL C front end).
+Each answer is computed once per compiler identity and kept in a small JSON file in the
+toolchain folder, so later runs (and the benchmark's cold audits, which start from an empty
+*build* cache) do not pay for it again.  A file that cannot be read is simply relearnt; one
+that cannot be written leaves the answer in memory for this run.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..model import Compiler
+from ..paths import toolchain_dir
+from .run import run_tool
+
+_lock = threading.RLock()
+_memo: dict[tuple[str, str, str], object] = {}
+
+
+def remembered(file_name: str, key: str, compute: Callable[[], object]):
+    """The JSON-serialisable value kept under `key` in `file_name`, computed on first use.
+
+    Computing holds a lock so that parallel compile threads ask the compiler only once."""
+    path = toolchain_dir() / file_name
+    memo_key = (str(path), file_name, key)
+    with _lock:
+        if memo_key in _memo:
+            return _memo[memo_key]
+        known = _read(path)
+        if key in known:
+            value = known[key]
+        else:
+            value = compute()
+            known = _read(path)  # another process may have added keys meanwhile
+            known[key] = value
+            from ..probes.cache import atomic_write
+
+            try:
+                atomic_write(path, json.dumps(known, indent=1, sort_keys=True).encode())
+            except OSError:
+                pass
+        _memo[memo_key] = value
+        return value
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def device_query(compiler: Compiler, query: str, device: str) -> str | None:
+    """`ocloc query QUERY -device DEVICE`: the text it writes, or None if it cannot say."""
+    with tempfile.TemporaryDirectory(prefix="zeinspect-query-") as tmp:
+        run = run_tool([compiler.path, "query", query, "-device", device], cwd=tmp, timeout=60)
+        written = Path(tmp) / query
+        if run.returncode != 0 or not written.is_file():
+            return None
+        return written.read_text(errors="replace")
