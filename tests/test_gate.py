@@ -286,3 +286,24 @@ def test_pytest_plugin_in_a_sample_project(cli, sid_compiler, tmp_path):
     env["ZEINSPECT_OCLOC"] = str(tmp_path / "missing-ocloc")
     code, out = pytest_run("-rs")
     assert code == 0 and "skipped" in out and "no usable Intel GPU compiler" in out, out
+
+
+def test_the_projects_own_gate(cli, sid_compiler):
+    """The main job (`make audit`): every corpus kernel, the Triton cliff included, in the shape
+    `ratchet/shapes.yaml` records.  The kernels that use scratch are exactly those whose
+    recorded decision says no shape cleans them, and the ratchet lists exactly those."""
+    import yaml
+
+    res = cli("audit", "--config", ROOT / "ratchet" / "gate.yaml", "--strict", "--format", "json", cwd=ROOT)
+    assert res.code == 0, res
+    doc = json.loads(res.out)
+    shapes = yaml.safe_load((ROOT / "ratchet" / "shapes.yaml").read_text())
+    cleans = {kernel: d["cleans"] for entry in shapes["modules"].values() for kernel, d in entry["kernels"].items()}
+    cleans |= {label.rpartition(":")[2]: d["cleans"] for label, d in shapes.get("triton", {}).items()}
+    reports = [v["report"] for v in doc["verdicts"] if v.get("report")]
+    assert {r["kernel"] for r in reports} >= set(cleans)
+    using = {r["kernel"] for r in reports if r["status"] != "ok" or r["scratch_bytes"] is None or r["scratch_bytes"] > 0}
+    assert using == {k for k, c in cleans.items() if not c}
+    listed = {line.split()[0] for line in (ROOT / "scratch_ratchet.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert listed == using

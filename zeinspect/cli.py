@@ -417,8 +417,9 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
         state = "no scratch memory on any target" if rec["cleans"] else "still uses scratch memory"
         shape = rec["shape"]
         click.echo(f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
-                   f"{shape['threads_per_warp']} threads per warp: {state}")
+                   f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads: {state}")
         click.echo(f"  why: {rec['why']}")
+        click.echo(f"  Triton: {rec['triton']}")
     if write_to:
         for path in fix_mod.write(result, write_to, plan, aot, triton=triton_records):
             click.echo(f"wrote {path}")

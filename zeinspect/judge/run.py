@@ -109,7 +109,8 @@ def _triton_reports(entry: dict, config: AotConfig, shapes_path: str | None, pro
 
         decided = load_triton(shapes_path).get(kernel.label)
         if decided:
-            kernel = replace(kernel, grf_mode=decided["grf_mode"], threads_per_warp=decided["threads_per_warp"])
+            kernel = replace(kernel, grf_mode=decided["grf_mode"], threads_per_warp=decided["threads_per_warp"],
+                             num_warps=decided["num_warps"] or kernel.num_warps)
             stage = decided["stage"]
     sub = replace(config, targets=entry["targets"] or config.targets)
     return probe_triton(kernel, sub, stage=stage, progress=progress)

@@ -75,7 +75,8 @@ def parse(text: bytes, path: str) -> dict[str, dict[str, Shape]]:
 
 
 def load_triton(path: str) -> dict[str, dict]:
-    """Triton decisions: `FILE.py:KERNEL` -> {stage, grf_mode, threads_per_warp}."""
+    """Triton decisions: `FILE.py:KERNEL` -> {stage, grf_mode, threads_per_warp, num_warps}
+    (num_warps None when the decision predates that lever: keep the configured count)."""
     try:
         doc = load_yaml_strictly(Path(path).read_bytes(), "shapes file")
     except (OSError, FormatError):
@@ -87,7 +88,8 @@ def load_triton(path: str) -> dict[str, dict]:
             shape = decision["shape"]
             out[os.path.normpath(str(label).rpartition(":")[0]) + ":" + str(label).rpartition(":")[2]] = {
                 "stage": bool(shape.get("stage")), "grf_mode": str(shape.get("grf_mode", "default")),
-                "threads_per_warp": int(shape.get("threads_per_warp", 32))}
+                "threads_per_warp": int(shape.get("threads_per_warp", 32)),
+                "num_warps": int(shape["num_warps"]) if isinstance(shape.get("num_warps"), int) else None}
     return out
 
 

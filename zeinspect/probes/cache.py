@@ -66,13 +66,15 @@ class BuildCache:
     def enabled(self) -> bool:
         return self.directory is not None
 
-    def _path(self, key: str) -> Path:
-        return self.directory / f"v{CACHE_FORMAT}" / key[:2] / f"{key}.entry"
+    def _path(self, key: str) -> Path | None:
+        # Read the folder once: another thread may disable the cache (a full disk) at any moment.
+        directory = self.directory
+        return None if directory is None else directory / f"v{CACHE_FORMAT}" / key[:2] / f"{key}.entry"
 
     def get(self, key: str) -> tuple[dict, bytes] | None:
-        if not self.enabled:
-            return None
         path = self._path(key)
+        if path is None:
+            return None
         try:
             blob = path.read_bytes()
         except OSError:
@@ -111,13 +113,14 @@ class BuildCache:
         return (meta, body[12 + header_len:]) if isinstance(meta, dict) else None
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
-        if not self.enabled:
+        path = self._path(key)
+        if path is None:
             return
         header = json.dumps(meta).encode()
         body = _MAGIC + struct.pack("<I", len(header)) + header + payload
         blob = body + hashlib.sha256(body).digest()
         try:
-            atomic_write(self._path(key), blob)
+            atomic_write(path, blob)
         except OSError as exc:
             if not _warned.is_set():
                 _warned.set()

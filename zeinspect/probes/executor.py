@@ -160,6 +160,19 @@ def _as_run(job: Job, src: Path, out: Path, log: str) -> tuple[list[str], str]:
 
 def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
     """One ocloc call for one IP."""
+    try:
+        return _compile_job(job, cache, timeout)
+    except OSError as exc:
+        # The temporary folder could not be written or read (a full disk): for a job made by
+        # a shared front end, the direct build needs less room (source, not SPIR-V); otherwise
+        # it is a finding for this (module, target), never cached.
+        if job.stands_for is not None:
+            return compile_job(job.stands_for, cache, timeout)
+        return Compiled(f"could not prepare or read the compile in a temporary folder: {exc.strerror or exc}",
+                        None, "", None, [], False, build_argv(job, "module", None, job.ip))
+
+
+def _compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(job, tmp)
         out = Path(tmp) / "out"
@@ -196,6 +209,13 @@ def split_log(text: str) -> dict[str, str]:
 
 def compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> list[Compiled] | None:
     """One ocloc call for several IPs of one module; None when the batch failed (fall back)."""
+    try:
+        return _compile_batch(jobs, cache, timeout)
+    except OSError:  # no room in the temporary folder: one job at a time says why
+        return None
+
+
+def _compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> list[Compiled] | None:
     first = jobs[0]
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(first, tmp)
