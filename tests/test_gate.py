@@ -264,6 +264,10 @@ def test_gate_configuration(cli, sid_compiler, tmp_path):
 def test_pytest_plugin_in_a_sample_project(cli, sid_compiler, tmp_path):
     sample = tmp_path / "sample"
     shutil.copytree(ROOT / "tests" / "sample_project", sample)
+    # The sample project's kernels are the corpus's own (one copy of each kernel in the repository).
+    (sample / "kernels").mkdir()
+    for name in ("clean.cl", "sg32_accumulate.cl"):
+        shutil.copy(KERNELS / name, sample / "kernels" / name)
     env = dict(cli.env, ZEINSPECT_OCLOC=sid_compiler.path)
 
     def pytest_run(*extra):
