@@ -21,7 +21,7 @@ from ..paths import toolchain_dir
 from .run import run_tool
 
 _lock = threading.RLock()
-_memo: dict[tuple[str, str, str], object] = {}
+_memo: dict[tuple[str, str], object] = {}
 
 
 def remembered(file_name: str, key: str, compute: Callable[[], object]):
@@ -29,7 +29,7 @@ def remembered(file_name: str, key: str, compute: Callable[[], object]):
 
     Computing holds a lock so that parallel compile threads ask the compiler only once."""
     path = toolchain_dir() / file_name
-    memo_key = (str(path), file_name, key)
+    memo_key = (str(path), key)
     with _lock:
         if memo_key in _memo:
             return _memo[memo_key]
