@@ -57,7 +57,8 @@ def zeinfo(binary: bytes) -> dict:
 
 
 def driver_figures(binary: bytes, xe_hp_or_later: bool) -> dict[str, dict]:
-    """name -> {simd, grf, slm, spill, private, scratch_slots} following NEO's rules."""
+    """name -> {simd, grf, slm, spill, private, used_private, slots}: `private` is what NEO reports
+    (privateMemSize), `used_private` what the zebin says the kernel uses."""
     doc = zeinfo(binary)
     major, minor = (int(x) for x in str(doc["version"]).split("."))
     out = {}
@@ -77,10 +78,12 @@ def driver_figures(binary: bytes, xe_hp_or_later: bool) -> dict[str, dict]:
             spill, private_scratch = slots.get(0, 0), slots.get(1, 0)
         if xe_hp_or_later:
             private = private_scratch if private_scratch > 0 else global_private
+            used = private
         else:
             private = global_private
+            used = global_private or private_scratch  # what the zebin says, whatever NEO reports
         out[k["name"]] = {"simd": simd, "grf": env["grf_count"], "slm": env.get("slm_size", 0),
-                          "spill": spill, "private": private, "slots": slots}
+                          "spill": spill, "private": private, "used_private": used, "slots": slots}
     return out
 
 

@@ -147,3 +147,61 @@ def static_archive(tmp: Path, objects: list[Path]) -> Path:
     out = tmp / "libkernels.a"
     run(["ar", "rcs", out, *objects], tmp)
     return out
+
+
+def spirv_of(compiler, source: Path, tmp: Path, device: str = "bmg-g21") -> bytes:
+    """OpenCL C to SPIR-V by ocloc's front end (for a device whose extensions the source needs)."""
+    out = tmp / f"spv-{source.stem}"
+    run([compiler.path, "compile", "-file", source, "-device", device, "-spv_only", "-out_dir", out, "-output", "k"],
+        tmp)
+    return next(out.glob("*.spv")).read_bytes()
+
+
+def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl") -> Path:
+    """A shared object laid out as the SYCL toolchain lays out an old-model library: SPIR-V
+    images in a bundle section, a .tgtimg record each, and the runtime's device-binary
+    descriptor of each image (version 3, 80 bytes: kind 4, target spec, compile and link
+    options, binary start/end, offload entries, property sets) in .data.rel.ro, linked by
+    the system compiler so every pointer is an R_X86_64_RELATIVE relocation.
+
+    Each image is a dict: data (bytes), entries (kernel names), compile_options,
+    link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`)."""
+    lines = ['.section .rodata', 'spec: .asciz "spir64"', 'set_req: .asciz "SYCL/device requirements"',
+             'set_misc: .asciz "SYCL/misc properties"', 'p_aspects: .asciz "aspects"', 'p_opt: .asciz "optLevel"']
+    for i, img in enumerate(images):
+        path = tmp / f"{name}-{i}.spv"
+        path.write_bytes(img["data"])
+        copts = img.get("compile_options", "").replace('"', '\\"')
+        lopts = img.get("link_options", "").replace('"', '\\"')
+        lines += [f'copts{i}: .asciz "{copts}"', f'lopts{i}: .asciz "{lopts}"']
+        lines += [f'ename{i}_{j}: .asciz "{e}"' for j, e in enumerate(img["entries"])]
+    for i in range(len(images)):
+        lines += [f'.section {SPIRV},"a"', ".p2align 4", f"img{i}:", f'.incbin "{tmp / f"{name}-{i}.spv"}"',
+                  f"img{i}_end:"]
+    lines += ['.section .data.rel.ro,"aw"', ".p2align 4"]
+    for i, img in enumerate(images):
+        aspects = img.get("aspects", [])
+        lines += [f"desc{i}:", ".short 3", ".byte 4", ".byte 2", ".long 0", ".quad spec", f".quad copts{i}",
+                  f".quad lopts{i}", f".quad img{i}", f".quad img{i}_end", f".quad ent{i}", f".quad ent{i}_end",
+                  f".quad sets{i}", f".quad sets{i}_end"]
+        lines += [f"ent{i}:"] + [x for j in range(len(img["entries"]))
+                                 for x in (".quad 0", f".quad ename{i}_{j}", ".quad 0", ".long 0", ".long 0")]
+        lines += [f"ent{i}_end:", f"sets{i}:", ".quad set_req", f".quad req{i}", f".quad req{i}_end",
+                  ".quad set_misc", f".quad misc{i}", f".quad misc{i}_end", f"sets{i}_end:"]
+        lines += [f"req{i}:", ".quad p_aspects", f".quad aval{i}", ".long 2", ".long 0", f".quad {8 + 4 * len(aspects)}",
+                  f"req{i}_end:", f"misc{i}:", ".quad p_opt", ".quad 0", ".long 1", ".long 0", ".quad 2",
+                  f"misc{i}_end:", f"aval{i}:", f".quad {32 * len(aspects)}"] + [f".long {a}" for a in aspects]
+    lines += ['.section .tgtimg,"aw"', ".p2align 3"]
+    for i in range(len(images)):
+        lines += [f".quad img{i}", f".quad img{i}_end - img{i}"]
+    lines += ['.section .note.GNU-stack,"",@progbits']
+    asm = tmp / f"{name}.s"
+    asm.write_text("\n".join(lines) + "\n")
+    out = tmp / f"{name}.so"
+    run(["gcc", "-shared", "-fPIC", asm, "-o", out], tmp)
+    return out
+
+
+def run_status(argv, cwd) -> int:
+    """The exit code of a tool run (for checks that expect a failure)."""
+    return subprocess.run([str(a) for a in argv], capture_output=True, cwd=cwd).returncode

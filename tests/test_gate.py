@@ -81,13 +81,14 @@ def test_overflow_fails_whatever_the_ratchet_says(cli, sid_compiler, tmp_path):
     assert verdicts(doc)[("ptss_live_set", "bmg-g21")] == "OVERFLOW"
 
 
-def test_a_kernel_that_does_not_build_is_an_overflow_finding(cli, debian_compiler, tmp_path):
+def test_a_kernel_that_does_not_build_is_a_failed_finding(cli, debian_compiler, tmp_path):
     broken = tmp_path / "broken.cl"
     broken.write_text("__kernel void broken(__global float* x) { x[0] = undeclared_symbol; }\n")
     code, doc = audit_json(cli, broken, "-t", "tgllp", "--compiler", debian_compiler.id, "--ratchet", os.devnull)
     assert code == 1
     (v,) = doc["verdicts"]
-    assert v["verdict"] == "OVERFLOW" and v["report"]["status"] == "build_failed"
+    # A build failure fails the gate, under its own word: it is not a scratch overflow.
+    assert v["verdict"] == "FAILED" and v["fails"] and v["report"]["status"] == "build_failed"
     assert "undeclared_symbol" in v["report"]["reason"]
 
 

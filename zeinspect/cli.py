@@ -107,7 +107,7 @@ def _finish(reports, compilers, notes, incidents, stats, as_json, render):
         click.echo(f"zeinspect: error: {incident}", err=True)
     if incidents:
         return EXIT_TOOLCHAIN
-    return EXIT_FINDING if any(r.status is not Status.OK for r in reports) else EXIT_OK
+    return EXIT_FINDING if any(r.status is not Status.OK and r.applicable for r in reports) else EXIT_OK
 
 
 @cli.command()
@@ -181,12 +181,14 @@ def _aot_for_runtime(inp, result, options, compiler, jobs, no_cache, timeout):
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @common_probe_options
-def inspect(paths, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet):
-    """Show one table for many files: kernels as rows, targets as columns."""
+@click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
+def inspect(paths, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet,
+            verbose):
+    """Show one table for many files: a summary, then kernels as rows, targets as columns."""
     from .formats.text import table
 
     got = _inspect(list(paths), targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
-    sys.exit(_finish(*got, as_json, table))
+    sys.exit(_finish(*got, as_json, lambda reports: table(reports, verbose=verbose)))
 
 
 def audit_options(f):

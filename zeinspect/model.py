@@ -44,6 +44,17 @@ def scratch_limit_for_ip(ip: str) -> int:
     return SCRATCH_LIMIT_XE_HP if ip_is_xe_hp_or_later(ip) else SCRATCH_LIMIT_XE_LP
 
 
+def slot_overflow(largest_scratch_slot: int | None, limit: int | None) -> str | None:
+    """Why a zebin whose largest scratch slot is over the cap cannot run, or None.
+
+    Old IGC builds such kernels without complaint; NEO then refuses them at zeKernelCreate
+    with ZE_RESULT_ERROR_INVALID_NATIVE_BINARY.  The one copy of this check and message."""
+    if limit is None or not largest_scratch_slot or largest_scratch_slot <= limit:
+        return None
+    return (f"needs {largest_scratch_slot} bytes of scratch per thread, over the {limit} byte cap: the driver "
+            "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
+
+
 def grf_bytes_for_ip(ip: str) -> int:
     """Bytes per general register: 64 on Xe-HPC (12.60) and Xe2 and later, else 32."""
     major, minor, _ = parse_ip(ip)
@@ -158,6 +169,8 @@ class Status(str, enum.Enum):
     OK = "ok"
     SCRATCH_OVERFLOW = "scratch_overflow"
     BUILD_FAILED = "build_failed"
+    NOT_APPLICABLE = "not_applicable"
+    """The image requires device aspects the target lacks: the runtime never builds it there."""
 
 
 class Source(str, enum.Enum):
@@ -176,14 +189,16 @@ class KernelFigures:
     grf: int | None
     spill_bytes: int | None
     private_bytes: int | None
+    """What the zebin says the kernel uses (scratch private, else global private x SIMD)."""
     slm_bytes: int | None
     scratch_space_bytes: int | None
     """Per-thread scratch the compiler asked for (all slots, as written, before the driver rounds)."""
     largest_scratch_slot: int | None = None
     required_sub_group_size: int | None = None
     has_stack_calls: bool = False
-    unreported_private_bytes: int = 0
-    """Private memory in scratch that the driver does not report (Xe-LP with IGC 2.x)."""
+    driver_private_bytes: int | None = None
+    """What zeKernelGetProperties.privateMemSize would say, where it differs (Xe-LP with IGC 2.x
+    reports 0 for private memory that lives in scratch); None: the same as private_bytes."""
     notes: tuple[str, ...] = ()
 
 
@@ -204,15 +219,16 @@ class KernelReport:
     spill_bytes: int | None = None
     """Per hardware thread, as zeKernelGetProperties.spillMemSize would report it."""
     private_bytes: int | None = None
-    """Per hardware thread, as zeKernelGetProperties.privateMemSize would report it."""
+    """Per hardware thread, what the zebin says the kernel uses."""
     slm_bytes: int | None = None
     scratch_space_bytes: int | None = None
     log_spilled_regs: int | None = None
     needed_scratch_bytes: int | None = None
     scratch_limit_bytes: int | None = None
     required_sub_group_size: int | None = None
-    unreported_private_bytes: int = 0
-    """Private memory in scratch that zeKernelGetProperties does not report (Xe-LP, IGC 2.x)."""
+    driver_private_bytes: int | None = None
+    """What zeKernelGetProperties.privateMemSize would report, where that differs from
+    private_bytes (Xe-LP with IGC 2.x reports 0 for private memory in scratch)."""
     scratch_unknown: bool = False
     """A build log says the kernel spills but gives no figure."""
     reason: str | None = None
@@ -222,6 +238,10 @@ class KernelReport:
     command: str | None = None
     """The exact command that reproduces this compile."""
     notes: tuple[str, ...] = ()
+    options: str | None = None
+    """The build options the compile used (the user's, the shape's, the SYCL image's own)."""
+    missing_aspects: tuple[str, ...] = ()
+    """For `not_applicable`: the device aspects the image requires and the target lacks."""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     """Probe-specific data (runtime identity, ...), printed in JSON under `extra`."""
 
@@ -232,11 +252,15 @@ class KernelReport:
         return (self.spill_bytes or 0) + (self.private_bytes or 0)
 
     @property
-    def audited_private_bytes(self) -> int | None:
-        """Private bytes the gate judges: the driver's figure plus private scratch it hides."""
-        if self.private_bytes is None:
-            return None
-        return self.private_bytes + self.unreported_private_bytes
+    def unreported_private_bytes(self) -> int:
+        """Private bytes the driver would not report (private_bytes - driver_private_bytes)."""
+        if self.private_bytes is None or self.driver_private_bytes is None:
+            return 0
+        return max(0, self.private_bytes - self.driver_private_bytes)
+
+    @property
+    def applicable(self) -> bool:
+        return self.status is not Status.NOT_APPLICABLE
 
     @property
     def uses_scratch(self) -> bool:
@@ -283,11 +307,15 @@ class KernelReport:
             "scratch_space_bytes": self.scratch_space_bytes,
             "required_sub_group_size": self.required_sub_group_size,
             "unreported_private_bytes": self.unreported_private_bytes,
+            "driver_private_bytes": (self.driver_private_bytes if self.driver_private_bytes is not None
+                                     else self.private_bytes),
             "scratch_unknown": self.scratch_unknown,
             "reason": self.reason,
             "log": list(self.log),
             "command": self.command,
             "notes": list(self.notes),
+            "options": self.options,
+            "missing_aspects": list(self.missing_aspects),
         }
         if self.extra:
             out["extra"] = self.extra

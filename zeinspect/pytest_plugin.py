@@ -102,6 +102,10 @@ def audit_test(*paths, targets=None, ratchet=None, options="", logs=(), strict=F
     @pytest.mark.zeinspect
     @pytest.mark.parametrize("judgement", judgements, ids=ids)
     def test_scratch_audit(judgement):
+        from .judge.audit import Verdict
+
+        if judgement.verdict is Verdict.NOT_APPLICABLE:
+            pytest.skip(judgement.message)
         if judgement.fails(strict_mode):
             pytest.fail(f"{judgement.verdict.label}: {judgement.message}", pytrace=False)
 

@@ -8,17 +8,24 @@ from ..judge.audit import AuditResult, Verdict
 from ..model import SCHEMA
 from .common import safe
 
-_ORDER = [Verdict.OVERFLOW, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
+_ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
+
+
+def counts(result: AuditResult) -> str:
+    """Findings by verdict, then what passes: the line that leads the text output."""
+    found = ", ".join(f"{v.label} {result.count(v)}" for v in _ORDER)
+    return (f"findings: {found}; not applicable {result.count(Verdict.NOT_APPLICABLE)}, "
+            f"listed {result.count(Verdict.LISTED)}, clean {result.count(Verdict.CLEAN)} (kernel-target pairs)")
 
 
 def text(result: AuditResult, *, strict: bool, verbose: bool = False) -> str:
-    lines = []
-    for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN] if verbose else []):
+    """The summary first, then the findings; passing pairs only with `verbose`."""
+    lines = [result.summary, counts(result)]
+    for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE] if verbose else []):
         for j in result.judgements:
             if j.verdict is verdict:
                 tag = "FAIL" if j.fails(strict) else "NOTE" if verdict in (Verdict.IMPROVED, Verdict.STALE) else "ok"
                 lines.append(f"{tag}: {verdict.label}: {safe(j.message)}")
-    lines.append(result.summary)
     lines.append("gate passed" if result.passed(strict) else f"gate failed ({len(result.failures(strict))} findings)")
     return "\n".join(lines) + "\n"
 
@@ -35,7 +42,7 @@ def github(result: AuditResult, *, strict: bool) -> str:
     """GitHub Actions workflow commands: one annotation per finding, then the summary."""
     lines = []
     for j in result.judgements:
-        if j.verdict in (Verdict.LISTED, Verdict.CLEAN):
+        if j.verdict in (Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE):
             continue
         level = "error" if j.fails(strict) else "notice"
         file = j.report.input if j.report is not None else result.ratchet_path
@@ -55,7 +62,8 @@ def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None
         "strict": strict,
         "ratchet": result.ratchet_path,
         "summary": {"kernels": result.kernels, "targets": result.targets, "scratch_kernels": result.scratch_kernels,
-                    "listed_kernels": result.listed_kernels, "text": result.summary},
+                    "listed_kernels": result.listed_kernels, "not_applicable": result.not_applicable,
+                    "verdicts": {v.label: result.count(v) for v in Verdict}, "text": result.summary},
         "compilers": [c.to_json() for c in compilers],
         "verdicts": [
             {"verdict": j.verdict.label, "fails": j.fails(strict), "message": j.message,

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..model import KernelReport, Status
+from .. import names
 from .common import fmt_bytes, fmt_opt, safe
 
 MARK_OVERFLOW = "OVER"
 MARK_FAILED = "FAIL"
+MARK_NOT_APPLICABLE = "n/a"
 
 
 def cell(report: KernelReport | None) -> str:
@@ -21,6 +23,8 @@ def cell(report: KernelReport | None) -> str:
         return MARK_OVERFLOW
     if report.status is Status.BUILD_FAILED:
         return MARK_FAILED
+    if report.status is Status.NOT_APPLICABLE:
+        return MARK_NOT_APPLICABLE
     # The driver's figures; the compiler's scratch reservation only when the driver
     # reports nothing (private memory in scratch on Xe-LP).
     used = report.scratch_bytes or report.scratch_space_bytes
@@ -31,8 +35,30 @@ def cell(report: KernelReport | None) -> str:
     return "-"
 
 
-def table(reports: list[KernelReport], *, title: str | None = None) -> str:
-    """Kernels as rows, targets as columns, scratch bytes per hardware thread in the cells."""
+def _finding(r: KernelReport) -> bool:
+    return r.applicable and (r.status is not Status.OK or r.uses_scratch)
+
+
+def summary(reports: list[KernelReport]) -> str:
+    """One line: kernels, targets, and how many use scratch, do not build, are not applicable, are clean."""
+    kernels: dict[tuple[str, str], list[KernelReport]] = {}
+    for r in reports:
+        kernels.setdefault((r.input, r.kernel), []).append(r)
+    over = sum(1 for g in kernels.values() if any(r.status is Status.SCRATCH_OVERFLOW for r in g))
+    failed = sum(1 for g in kernels.values() if any(r.status is Status.BUILD_FAILED for r in g))
+    scratch = sum(1 for g in kernels.values() if any(r.built and r.uses_scratch for r in g))
+    na = sum(1 for r in reports if not r.applicable)
+    clean = sum(1 for g in kernels.values() if not any(_finding(r) for r in g))
+    return (f"{len(kernels)} kernels on {len({r.target for r in reports})} targets: {scratch} use scratch memory, "
+            f"{over} over the scratch cap, {failed} did not build, {clean} clean; "
+            f"{na} kernel-target pairs not applicable")
+
+
+def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True) -> str:
+    """Kernels as rows, targets as columns, scratch bytes per hardware thread in the cells.
+
+    Leads with a summary; without `verbose` only kernels with a finding on some target are
+    rows (a library of thousands of clean kernels reads as its findings)."""
     if not reports:
         return "no kernels\n"
     targets: list[str] = []
@@ -41,20 +67,30 @@ def table(reports: list[KernelReport], *, title: str | None = None) -> str:
         if r.target not in targets:
             targets.append(r.target)
         rows.setdefault((r.input, r.kernel), {})[r.target] = r
+    hidden = 0
+    if not verbose:
+        shown = OrderedDict((k, v) for k, v in rows.items() if any(_finding(r) for r in v.values()))
+        hidden = len(rows) - len(shown)
+        rows = shown
     several_inputs = len({k[0] for k in rows}) > 1
-    labels = [safe(f"{inp}:{kernel}" if several_inputs else kernel) for inp, kernel in rows]
+    labels = [safe(f"{inp}:{names.short(kernel)}" if several_inputs else names.short(kernel)) for inp, kernel in rows]
     first = max([len("kernel")] + [len(label) for label in labels])
     widths = [max(len(safe(t)), 5) for t in targets]
     lines = []
     if title:
         lines.append(title)
-    lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
+    lines.append(summary(reports))
+    if rows:
+        lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
     for label, (key, by_target) in zip(labels, rows.items()):
         cells = [cell(by_target.get(t)).rjust(w) for t, w in zip(targets, widths)]
         lines.append("  ".join([label.ljust(first)] + cells))
+    if hidden:
+        lines.append(f"({hidden} kernels without findings not shown: -v lists them)")
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
-                 f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_FAILED} did not build")
+                 f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_FAILED} did not build; "
+                 f"{MARK_NOT_APPLICABLE} requires device aspects the target lacks")
     return "\n".join(lines) + "\n"
 
 
@@ -84,7 +120,9 @@ def cards(reports: list[KernelReport]) -> str:
         by_kernel.setdefault((r.input, r.kernel), []).append(r)
     out = []
     for (inp, kernel), group in by_kernel.items():
-        out.append(f"kernel {safe(kernel)}   ({safe(inp)}, {group[0].shape.describe()})")
+        out.append(f"kernel {safe(names.short(kernel))}   ({safe(inp)}, {group[0].shape.describe()})")
+        if names.short(kernel) != kernel:
+            out.append(f"  symbol {safe(kernel)}")
         out.append("  figures per hardware thread in bytes; log-regs = registers the build log says spilled; "
                    "headroom = bytes left below the scratch cap")
         out.extend("  " + line for line in _grid([CARD_COLUMNS] + [_row(r) for r in group]))
@@ -94,12 +132,23 @@ def cards(reports: list[KernelReport]) -> str:
             if key in seen_ip:
                 continue
             seen_ip.add(key)
-            names = ", ".join(safe(x.target) for x in group if (x.ip, x.compiler) == key)
-            out.append(f"  [{names}] ip {r.ip or '?'}, compiled by {r.compiler or 'n/a (existing binary)'}")
-            if r.scratch_limit_bytes is not None:
-                used = r.needed_scratch_bytes if r.needed_scratch_bytes is not None else (r.scratch_space_bytes or 0)
-                out.append(f"    scratch cap {r.scratch_limit_bytes} bytes per thread, uses {used}, "
+            shared = ", ".join(safe(x.target) for x in group if (x.ip, x.compiler) == key)
+            out.append(f"  [{shared}] ip {r.ip or '?'}, compiled by {r.compiler or 'n/a (existing binary)'}")
+            if r.scratch_limit_bytes is not None and r.applicable:
+                if r.needed_scratch_bytes is not None:
+                    what = f"needs {r.needed_scratch_bytes} bytes of scratch space"
+                    used = r.needed_scratch_bytes
+                else:
+                    used = r.scratch_space_bytes or 0
+                    what = (f"scratch space the compiler reserves {used} (spill and private in scratch, "
+                            "rounded up by the compiler)")
+                out.append(f"    scratch cap {r.scratch_limit_bytes} bytes per thread; {what}; "
                            f"headroom {r.scratch_limit_bytes - used}")
+            if r.driver_private_bytes is not None and r.driver_private_bytes != r.private_bytes:
+                out.append(f"    driver: zeKernelGetProperties would report privateMemSize {r.driver_private_bytes} "
+                           f"(the zebin says {r.private_bytes})")
+            if r.options:
+                out.append(f"    options: {safe(r.options)}")
             if r.reason:
                 out.append(f"    reason: {safe(r.reason)}")
             for note in r.notes:

@@ -9,7 +9,7 @@ archive that may carry device images: see inputs.offload).  Content decides, not
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -18,6 +18,7 @@ from .files import read_file
 from .offload import is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
+from .sycl_image import ImageInfo
 from .zebin import is_zebin, looks_like_elf
 
 MAX_INPUT_BYTES = 2 * 1024 * 1024 * 1024
@@ -31,6 +32,8 @@ class Input:
     """As the user spelled it (or as found under a directory they named)."""
     kind: str
     data: bytes
+    image: ImageInfo | None = field(default=None, compare=False)
+    """For a device image taken from a SYCL build: its descriptor (options, property sets)."""
 
     @property
     def compilable(self) -> bool:
@@ -139,6 +142,7 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
         raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
     out, notes = [], []
     info = {"ips": set(), "spirv": False, "images": len(images)}
+    empty = 0
     for img in images:
         where = f"{inp.path}" + (f"({img.member})" if img.member else "") + f"[{img.source}]"
         if img.skipped:
@@ -156,12 +160,30 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
             except FormatError:
                 pass
         elif img.kind == "spirv":
+            if not _has_entry_points(img.data, where):
+                # What a SYCL compiler emits for a translation unit without kernels: not a
+                # kernel, and nothing for the runtime to build.
+                empty += 1
+                continue
             info["spirv"] = True
-            out.append(Input(path=where, kind="spirv", data=img.data))
+            out.append(Input(path=where, kind="spirv", data=img.data, image=img.info))
         elif img.kind == "bitcode":
             notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
         else:
             notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")
+    if empty:
+        notes.append(f"{inp.path}: {empty} SPIR-V image{'s' if empty > 1 else ''} without kernels "
+                     "(no entry points) not audited")
     if not images:
         notes.append(f"{inp.path}: no device images found")
     return out, notes, info
+
+
+def _has_entry_points(data: bytes, where: str) -> bool:
+    from ..errors import FormatError
+    from .spirv import read_module
+
+    try:
+        return bool(read_module(data, where).kernel_names())
+    except FormatError:
+        return True  # let the compiler say what is wrong with it

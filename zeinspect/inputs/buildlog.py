@@ -136,6 +136,10 @@ def kernel_matches(log_kernel: str | None, kernel: str) -> bool:
         return False
     if log_kernel == kernel:
         return True
+    from ..names import cxx_demangle
+
+    if cxx_demangle(kernel) == log_kernel:
+        return True
     # '_ZTSZ4mainE3fma' vs 'typeinfo name for main::fma': fall back to containment
     return kernel in log_kernel or log_kernel in kernel
 

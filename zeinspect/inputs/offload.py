@@ -27,6 +27,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import FormatError
+from .sycl_image import ImageInfo, descriptors
 
 OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -57,11 +58,13 @@ class Image:
     member: str | None = None
     skipped: str | None = None
     """Why the image cannot be used (out of bounds, a decompression bomb, ...)."""
+    info: ImageInfo | None = None
+    """The SYCL runtime's descriptor of the image: options and property sets, where found."""
 
     def manifest(self) -> dict:
         return {"source": self.source, "member": self.member, "offset": self.offset, "size": self.size,
                 "kind": self.kind, "triple": self.triple, "arch": self.arch, "compression": self.compression,
-                "skipped": self.skipped}
+                "skipped": self.skipped, "sycl": self.info.to_json() if self.info else None}
 
 
 def classify(data: bytes) -> str:
@@ -344,9 +347,9 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
                 continue
             target = sections[shndx]
             file_offsets[index] = target["sh_offset"] + sym["st_value"] + rel["r_addend"]
-    else:
+    relative: dict[int, int] = {}
+    if etype != "ET_REL":
         rela = by_name.get(".rela.dyn")
-        relative = {}
         if rela is not None:
             for rel in rela.iter_relocations():
                 if rel["r_info_type"] == R_X86_64_RELATIVE:
@@ -358,6 +361,10 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
                 if s["sh_type"] != "SHT_NOBITS" and s["sh_flags"] & 2 and s["sh_addr"] <= addr < s["sh_addr"] + s["sh_size"]:
                     file_offsets[i] = s["sh_offset"] + addr - s["sh_addr"]
                     break
+    infos: list[ImageInfo | None] = [None] * len(records)
+    if etype != "ET_REL":
+        span = (tgt["sh_addr"], tgt["sh_addr"] + len(raw))
+        infos = descriptors(data, sections, relative, [(a or 0, size) for a, (_, size) in zip(addrs, records)], span)
     images = []
     tgt_start, tgt_end = tgt["sh_offset"], tgt["sh_offset"] + len(raw)
     for i, ((_, size), off) in enumerate(zip(records, file_offsets)):
@@ -370,7 +377,7 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
             images.append(Image(label, off, size, "unknown", skipped="record points into .tgtimg itself"))
         else:
             payload = data[off:off + size]
-            images.append(Image(label, off, size, classify(payload[:20]), data=payload))
+            images.append(Image(label, off, size, classify(payload[:20]), data=payload, info=infos[i]))
     return images
 
 
@@ -413,9 +420,11 @@ def _expand(images: list[Image], depth: int) -> list[Image]:
                 out.append(img)
                 continue
             for j, (image_kind, offload_kind, strings, payload) in enumerate(entries):
+                info = ImageInfo(target_spec=strings.get("triple"), compile_options=strings.get("compile-opts", ""),
+                                 link_options=strings.get("link-opts", ""))
                 child = Image(f"{img.source}/entry[{j}]", img.offset, len(payload), classify(payload[:20]),
                               data=payload, triple=strings.get("triple"), arch=strings.get("arch") or None,
-                              compression=img.compression, member=img.member)
+                              compression=img.compression, member=img.member, info=info)
                 child.source += f" ({IMAGE_KINDS.get(image_kind, image_kind)}, {OFFLOAD_KINDS.get(offload_kind, offload_kind)})"
                 out.extend(_expand([child], depth + 1))
             continue

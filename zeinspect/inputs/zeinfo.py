@@ -152,13 +152,13 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
                 simd=simd,
                 grf=grf,
                 spill_bytes=spill,
-                private_bytes=private,
+                private_bytes=private + unreported,
                 slm_bytes=slm,
                 scratch_space_bytes=scratch_space,
                 largest_scratch_slot=largest_slot,
                 required_sub_group_size=_int(required, "required sub-group size") if required else None,
                 has_stack_calls=bool(env.get("has_stack_calls")),
-                unreported_private_bytes=unreported,
+                driver_private_bytes=private if unreported else None,
                 notes=tuple(notes),
             )
         )

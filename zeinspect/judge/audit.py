@@ -2,13 +2,16 @@
 
 Like LLVM lit's result codes, each verdict knows whether it fails the gate:
 
-  OVERFLOW  over the per-thread scratch cap, or did not build  -> fails, whatever the ratchet says
+  OVERFLOW  over the per-thread scratch cap                   -> fails, whatever the ratchet says
+  FAILED    did not build (a compiler error, crash or hang)     -> fails, whatever the ratchet says
   NEW       uses scratch memory and is not listed               -> fails
   GREW      uses more than its entry allows                     -> fails
   IMPROVED  an entry allows more than any kernel it matches uses: tighten it   -> fails under --strict
   STALE     an entry that matches no scratch user: remove it                   -> fails under --strict
   LISTED    uses scratch within its entry (or none, under an entry for others)  -> passes
   CLEAN     uses no scratch and is not listed                                  -> passes
+  N/A       the image requires device aspects the target lacks (never built
+            there by the SYCL runtime)                                         -> passes, counted apart
 
 OVERFLOW, NEW, GREW, LISTED and CLEAN judge one (kernel, target) report; IMPROVED and
 STALE judge one ratchet line against the largest figures of every report it matches, so
@@ -20,18 +23,21 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from .. import names
 from ..model import Compiler, KernelReport, Status, grf_bytes_for_ip
 from .ratchet import Entry, Ratchet, find_entry, kernel_matches
 
 
 class Verdict(enum.Enum):
     OVERFLOW = ("OVERFLOW", True, True)
+    FAILED = ("FAILED", True, True)
     NEW = ("NEW", True, True)
     GREW = ("GREW", True, True)
     IMPROVED = ("IMPROVED", False, True)
     STALE = ("STALE", False, True)
     LISTED = ("LISTED", False, False)
     CLEAN = ("CLEAN", False, False)
+    NOT_APPLICABLE = ("N/A", False, False)
 
     def __init__(self, label: str, fails: bool, fails_strict: bool):
         self.label = label
@@ -58,6 +64,8 @@ class AuditResult:
     targets: int = 0
     scratch_kernels: int = 0
     listed_kernels: int = 0
+    not_applicable: int = 0
+    """(kernel, target) pairs the SYCL runtime would never build: counted apart, never findings."""
 
     def failures(self, strict: bool) -> list[Judgement]:
         return [j for j in self.judgements if j.fails(strict)]
@@ -65,15 +73,21 @@ class AuditResult:
     def passed(self, strict: bool) -> bool:
         return not self.failures(strict)
 
+    def count(self, verdict: "Verdict") -> int:
+        return sum(1 for j in self.judgements if j.verdict is verdict)
+
     @property
     def summary(self) -> str:
-        return (f"audited {self.kernels} kernels on {self.targets} targets: {self.scratch_kernels} use scratch "
+        text = (f"audited {self.kernels} kernels on {self.targets} targets: {self.scratch_kernels} use scratch "
                 f"memory, {self.listed_kernels} listed in the ratchet")
+        if self.not_applicable:
+            text += f"; {self.not_applicable} kernel-target pairs not applicable (required aspects missing)"
+        return text
 
 
 def measured(report: KernelReport) -> tuple[int, int]:
     """(private, spill) bytes per hardware thread the gate compares with an entry."""
-    private = report.audited_private_bytes or 0
+    private = report.private_bytes or 0
     if report.spill_bytes is not None:
         spill = report.spill_bytes
     elif report.log_spilled_regs:
@@ -87,15 +101,19 @@ def measured(report: KernelReport) -> tuple[int, int]:
 
 
 def _where(report: KernelReport) -> str:
-    return f"{report.kernel} on {report.target} ({report.input})"
+    return f"{names.short(report.kernel)} on {report.target} ({report.input})"
 
 
 def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> Judgement:
+    if report.status is Status.NOT_APPLICABLE:
+        return Judgement(Verdict.NOT_APPLICABLE, f"{_where(report)}: n/a: {report.reason}", report)
     entry = find_entry(ratchet, report, compilers)
     if report.status is not Status.OK:
-        what = "is over the per-thread scratch cap" if report.status is Status.SCRATCH_OVERFLOW else "did not build"
         detail = f": {report.reason}" if report.reason else ""
-        return Judgement(Verdict.OVERFLOW, f"{_where(report)} {what}{detail}", report, entry)
+        if report.status is Status.SCRATCH_OVERFLOW:
+            return Judgement(Verdict.OVERFLOW, f"{_where(report)} is over the per-thread scratch cap{detail}",
+                             report, entry)
+        return Judgement(Verdict.FAILED, f"{_where(report)} did not build{detail}", report, entry)
     private, spill = measured(report)
     line = f"{ratchet.path} line {entry.lineno}" if entry else ""
     if not report.uses_scratch:
@@ -128,7 +146,7 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
         matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
         users = [j.report for j in matched if j.report.uses_scratch and j.report.status is Status.OK]
         where = f"{ratchet.path} line {entry.lineno} ({entry.kernel} {entry.targets})"
-        if any(j.verdict in (Verdict.GREW, Verdict.OVERFLOW) for j in matched) or \
+        if any(j.verdict in (Verdict.GREW, Verdict.OVERFLOW, Verdict.FAILED) for j in matched) or \
                 any(r.scratch_unknown for r in users):
             continue
         if not users:
@@ -147,7 +165,8 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
     kernels = {(r.input, r.kernel) for r in reports if r.kernel != "*"}
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})
-    users = {(r.input, r.kernel) for r in reports if r.uses_scratch or r.status is not Status.OK}
+    result.not_applicable = sum(1 for r in reports if not r.applicable)
+    users = {(r.input, r.kernel) for r in reports if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
     result.scratch_kernels = len(users)
     result.listed_kernels = len({(j.report.input, j.report.kernel) for j in result.judgements
                                  if j.report is not None and j.entry is not None

@@ -20,12 +20,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 
+from .. import names
 from ..errors import InputError
 from ..model import Compiler, KernelReport, is_ip
 
@@ -149,22 +147,9 @@ def load(path: str | Path, *, must_exist: bool = True) -> Ratchet:
 
 # -- matching ----------------------------------------------------------------------------
 
-@lru_cache(maxsize=4096)
-def demangle(name: str) -> str:
-    """C++ names as the new IGC prints them in logs; unchanged when c++filt is missing."""
-    if not name.startswith("_Z") or shutil.which("c++filt") is None:
-        return name
-    try:
-        out = subprocess.run(["c++filt", "--", name], capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return name
-    return out or name
-
-
 def kernel_matches(pattern: str, kernel: str) -> bool:
-    if pattern == kernel or fnmatch.fnmatchcase(kernel, pattern):
-        return True
-    return demangle(pattern) == kernel or demangle(kernel) == pattern
+    """A ratchet line's KERNEL against a kernel: the symbol, its demangled or its short name."""
+    return names.matches(pattern, kernel)
 
 
 def targets_match(spec: str, report: KernelReport, compilers: list[Compiler]) -> bool:

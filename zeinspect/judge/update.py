@@ -32,7 +32,8 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
     doomed = []
     for entry in list(ratchet.entries):
         matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
-        users = [j.report for j in matched if j.report.uses_scratch and j.verdict is not Verdict.OVERFLOW]
+        users = [j.report for j in matched if j.report.uses_scratch
+                 and j.verdict not in (Verdict.OVERFLOW, Verdict.FAILED)]
         if not matched and not any(kernel_matches(entry.kernel, r.kernel) for r in reports):
             plan.kept.append(f"line {entry.lineno}: {entry.kernel} was not in this audit; kept")
             continue
@@ -60,7 +61,7 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
     for j in result.judgements:
         if j.verdict is Verdict.NEW:
             new.setdefault((j.report.input, j.report.kernel), []).append(j.report)
-        elif j.verdict is Verdict.OVERFLOW:
+        elif j.verdict in (Verdict.OVERFLOW, Verdict.FAILED):
             plan.refused.append(f"{j.report.kernel} on {j.report.target} is over the scratch cap or did not build: "
                                 "a ratchet entry cannot allow that")
     today = datetime.date.today().isoformat()

@@ -8,19 +8,21 @@ A kernel that does not build is a report with a status, never an exception.
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 from dataclasses import dataclass, field
 
+from .. import names
 from ..errors import UsageError
 from ..inputs import Input
 from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
 from ..inputs.spirv import read_module
+from ..inputs.sycl_image import ImageInfo, options_for_target
 from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
-                     scratch_limit_for_ip)
+                     scratch_limit_for_ip, slot_overflow)
 from ..paths import build_cache_dir
 from ..toolchain.compilers import select
-from ..toolchain.levers import grf_spelling
+from ..toolchain.aspects import check as check_aspects
+from ..toolchain.levers import CANDIDATES, grf_spelling
 from ..toolchain.targets import TargetPlan, plan_targets
 from .cache import BuildCache
 from .executor import Compiled, Job, LocalExecutor, build_argv
@@ -58,13 +60,15 @@ class ProbeResult:
     incidents: list[str] = field(default_factory=list)
     """One line per toolchain failure (crash, hang) that became a finding."""
     plan: TargetPlan | None = None
+    internal_kernels: set[str] = field(default_factory=set)
+    """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
 
     def stats(self) -> dict:
         return {"compiles": self.compiles, "cache_hits": self.cache_hits, "front_ends": self.front_ends}
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
-    return not patterns or any(name == p or fnmatch.fnmatchcase(name, p) for p in patterns)
+    return not patterns or any(names.matches(p, name) for p in patterns)
 
 
 def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache):
@@ -94,6 +98,45 @@ def _merge(*parts: str) -> str:
     return " ".join(p for p in parts if p and p.strip())
 
 
+def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) -> tuple[str, str, tuple[str, ...]]:
+    """(options, internal options, notes) the SYCL runtime would build this image with here.
+
+    A register-file option among them takes the spelling this compiler accepts for that mode
+    (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
+    options, notes = options_for_target(image, tuple(t.name for t in targets))
+    plain, internal = [], []
+    for token in shlex.split(options):
+        mode = next((m for m, cands in CANDIDATES.items() if any(text == token for _, text, _ in cands)), None)
+        if mode is None:
+            plain.append(token)
+            continue
+        spelling = grf_spelling(compiler, mode)
+        plain.append(spelling.options)
+        internal.append(spelling.internal_options)
+    if options:
+        notes.append(f"built with the image's own options: {options}")
+    if image.has_spec_constants:
+        notes.append("specialization constants compiled with their default values")
+    return _merge(*(shlex.quote(p) if " " not in p else p for p in plain)), _merge(*internal), tuple(notes)
+
+
+def _not_applicable(inp: Input, job_ip: str, compiler: Compiler, targets: list[Target], config: AotConfig,
+                    compilers: list[Compiler]) -> list[KernelReport] | None:
+    """Reports for an image whose required aspects a target lacks; None when it is applicable."""
+    if inp.image is None or not inp.image.aspects:
+        return None
+    out = []
+    for target in targets:
+        found = check_aspects(inp.image.aspects, target.name, job_ip, [compiler] + compilers)
+        if not found.missing:
+            return None
+        for name in read_module(inp.data, inp.path).kernel_names():
+            out.append(KernelReport(input=inp.path, kernel=name, target=target.name, ip=job_ip, compiler=compiler.id,
+                                    shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
+                                    reason=found.reason, missing_aspects=found.missing))
+    return out
+
+
 def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, log_text: str,
                     command: str, zeinfo_version) -> KernelReport:
     spilled = None
@@ -111,12 +154,9 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     if overflow is not None:
         status, needed, limit = Status.SCRATCH_OVERFLOW, overflow.needed_bytes, overflow.limit_bytes
         reason = overflow.line.strip()
-    elif fig.largest_scratch_slot and fig.largest_scratch_slot > limit:
-        # Old IGC builds such kernels without complaint; NEO then refuses them at
-        # zeKernelCreate with ZE_RESULT_ERROR_INVALID_NATIVE_BINARY.
+    elif slot_overflow(fig.largest_scratch_slot, limit) is not None:
         status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
-        reason = (f"needs {needed} bytes of scratch per thread, over the {limit} byte cap: the driver "
-                  "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
+        reason = slot_overflow(fig.largest_scratch_slot, limit)
     notes = list(job.notes) + list(fig.notes)
     if fig.has_stack_calls:
         notes.append("kernel uses stack calls: IGC prints no spill warning for it")
@@ -127,19 +167,20 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
         spill_bytes=fig.spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
         scratch_space_bytes=fig.scratch_space_bytes, log_spilled_regs=spilled, needed_scratch_bytes=needed,
         scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
-        unreported_private_bytes=fig.unreported_private_bytes, reason=reason,
+        driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
+        options=_merge(job.options, job.internal_options),
     )
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, command: str) -> list[KernelReport]:
-    names = compiled.kernel_names or ["*"]
+    kernels = [n for n in compiled.kernel_names if not names.is_internal(n)] or ["*"]
     errors = [ev.line.strip() for ev in log_events if ev.kind in ("error", "scratch_overflow")]
     generic = compiled.run_failure or "; ".join(errors[:5]) or (
         f"ocloc exited with code {compiled.returncode} and wrote no binary")
     overflowed = [ev for ev in log_events if ev.kind == "scratch_overflow"]
     out = []
-    for name in names:
+    for name in kernels:
         own = next((ev for ev in overflowed if kernel_matches(ev.kernel, name)), None)
         if own is not None:
             status, needed, limit, reason = Status.SCRATCH_OVERFLOW, own.needed_bytes, own.limit_bytes, own.line.strip()
@@ -155,7 +196,7 @@ def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, c
             shape=job.shape, status=status, source=Source.AOT, needed_scratch_bytes=needed,
             scratch_limit_bytes=limit, reason=reason,
             log=tuple(lines_for_kernel(compiled.log, name)) if name != "*" else tuple(errors[:20]),
-            command=command, notes=job.notes,
+            command=command, notes=job.notes, options=_merge(job.options, job.internal_options),
         ))
     return out
 
@@ -169,6 +210,8 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
         command = shlex.join(build_argv(job, file_arg, None, target.name))
         if compiled.binary is not None and compiled.figures is not None:
             for fig in compiled.figures:
+                if names.is_internal(fig.name):
+                    continue
                 out.append(_figures_report(job, target, fig, events, compiled.log, command, compiled.zeinfo_version))
         elif compiled.binary is not None:
             broken = Compiled(f"ocloc wrote an unreadable binary: {compiled.parse_error}", compiled.returncode,
@@ -201,20 +244,30 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
     result = ProbeResult(compilers=[], plan=plan)
 
     jobs: list[tuple[Job, list[Target]]] = []
+    not_applicable: list[KernelReport] = []
     for inp in inputs:
         if not inp.compilable:
             continue
         for ip in plan.ips:
             compiler = plan.compiler_for_ip[ip]
-            spelling = grf_spelling(compiler, config.shape.grf)
-            module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
-            internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options)
-            options = _merge(config.options, config.per_module_options.get(inp.path, ""), spelling.options)
-            notes = notes + ((spelling.note,) if spelling.note else ())
-            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
-            jobs.append((job, [t for t in plan.targets if t.ip == ip]))
+            targets = [t for t in plan.targets if t.ip == ip]
             if compiler not in result.compilers:
                 result.compilers.append(compiler)
+            skipped = _not_applicable(inp, ip, compiler, targets, config, compilers)
+            if skipped is not None:
+                not_applicable += skipped
+                continue
+            image_options, image_internal, image_notes = (
+                _image_options(inp.image, targets, compiler) if inp.image is not None else ("", "", ()))
+            spelling = grf_spelling(compiler, config.shape.grf)
+            module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
+            internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options,
+                              image_internal)
+            options = _merge(config.options, config.per_module_options.get(inp.path, ""), spelling.options,
+                             image_options)
+            notes = notes + ((spelling.note,) if spelling.note else ()) + image_notes
+            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
+            jobs.append((job, targets))
 
     executor = LocalExecutor(cache=cache, timeout=config.timeout, workers=config.jobs)
     outcomes = executor.run([job for job, _ in jobs], progress=progress)
@@ -222,7 +275,14 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
     seen_names: list[str] = []
     produced: list[KernelReport] = []
     result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
+    for report in not_applicable:
+        if report.kernel not in seen_names:
+            seen_names.append(report.kernel)
+        if _kernel_wanted(report.kernel, config.kernels):
+            produced.append(report)
     for (job, targets), compiled in zip(jobs, outcomes):
+        if any(names.is_internal(f.name) for f in compiled.figures or ()):
+            result.internal_kernels.add(job.input.path)
         if compiled.run_failure:
             result.incidents.append(f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}")
         for report in reports_for(job, compiled, targets):

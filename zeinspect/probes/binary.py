@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import names
 from ..errors import FormatError, InputError
 from ..inputs import Input
 from ..inputs.fatbin import read_members
 from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
 from ..inputs.spirv import is_spirv
 from ..inputs.zebin import is_zebin, read_zebin
-from ..model import DEFAULT_SHAPE, KernelFigures, KernelReport, Source, Status, scratch_limit_for_ip
+from ..model import (DEFAULT_SHAPE, SCRATCH_LIMIT_XE_HP, SCRATCH_LIMIT_XE_LP, KernelFigures, KernelReport, Source,
+                     Status, scratch_limit_for_ip, slot_overflow)
 from ..toolchain.targets import TargetPlan, name_for_ip
 
 
@@ -24,18 +26,17 @@ class BinaryResult:
 
 def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp: bool | None,
             notes: tuple[str, ...]) -> KernelReport:
-    limit = scratch_limit_for_ip(ip) if ip else (256 * 1024 if xe_hp else (2 * 1024 * 1024 if xe_hp is False else None))
-    status, needed, reason = Status.OK, None, None
-    if limit is not None and fig.largest_scratch_slot and fig.largest_scratch_slot > limit:
+    limit = scratch_limit_for_ip(ip) if ip else (
+        SCRATCH_LIMIT_XE_HP if xe_hp else (SCRATCH_LIMIT_XE_LP if xe_hp is False else None))
+    status, needed, reason = Status.OK, None, slot_overflow(fig.largest_scratch_slot, limit)
+    if reason is not None:
         status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
-        reason = (f"needs {needed} bytes of scratch per thread, over the {limit} byte cap: the driver "
-                  "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
     return KernelReport(
         input=path, kernel=fig.name, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, status=status,
         source=Source.BINARY, simd=fig.simd, grf=fig.grf, spill_bytes=fig.spill_bytes,
         private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes, scratch_space_bytes=fig.scratch_space_bytes,
         needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
-        unreported_private_bytes=fig.unreported_private_bytes, reason=reason, notes=notes + fig.notes,
+        driver_private_bytes=fig.driver_private_bytes, reason=reason, notes=notes + fig.notes,
     )
 
 
@@ -50,7 +51,8 @@ def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, la
         notes = (f"ze_info {zebin.zeinfo_version[0]}.{zebin.zeinfo_version[1]}",)
         if zebin.build_options:
             notes += (f"built with: {zebin.build_options}",)
-        return [_report(path, target, ip, fig, xe_hp=zebin.xe_hp_or_later, notes=notes) for fig in zebin.kernels], []
+        return [_report(path, target, ip, fig, xe_hp=zebin.xe_hp_or_later, notes=notes) for fig in zebin.kernels
+                if not names.is_internal(fig.name)], []
     if is_patchtoken_binary(data):
         family, kernels = read_patchtoken_binary(data, what)
         xe_hp = True if family.startswith("Xe-") else (False if family.startswith("Gen") else None)

@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # bumped when cached figures change shape
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 

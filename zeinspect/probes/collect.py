@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import names
 from ..inputs import Input, collect
 from ..model import Compiler, KernelReport
 from .aot import AotConfig, _kernel_wanted, probe, resolve_compilers
@@ -63,6 +64,9 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
         out.incidents += result.incidents
         out.stats = result.stats()
         out.plan = result.plan
+        if result.internal_kernels:
+            out.notes.append(f"IGC's internal kernels ({', '.join(sorted(names.INTERNAL_KERNELS))}) in "
+                             f"{len(result.internal_kernels)} module(s): not user kernels, not reported")
     binaries = [i for i in inputs if not i.compilable]
     if binaries:
         plan = out.plan or (plan_targets(config.targets, found) if explicit_targets else None)
@@ -73,7 +77,7 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
         plan = out.plan or plan_targets(config.targets, found)
         for path, info in host_info.items():
             missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
-            if missing:
+            if missing and (info["ips"] or info["spirv"]):
                 fallback = ("; its SPIR-V image is compiled at run time there" if info["spirv"]
                             else "; it has no SPIR-V image to fall back on")
                 out.notes.append(f"{path}: no native image for {', '.join(missing)}{fallback}")

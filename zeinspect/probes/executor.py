@@ -248,6 +248,14 @@ def _compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) ->
     return results
 
 
+def _lean(compiled: Compiled) -> Compiled:
+    """The result without the zebin's bytes once its figures are read: an audit of thousands
+    of images on many targets must not hold every zebin (the cache keeps them)."""
+    if compiled.binary is None or compiled.figures is None:
+        return compiled
+    return replace(compiled, binary=b"")
+
+
 class Executor(Protocol):
     """What runs compile jobs.  `run` returns one Compiled per job, in order."""
 
@@ -271,7 +279,7 @@ class LocalExecutor:
         for i, job in enumerate(jobs):
             hit = self.cache.get(job.key)
             if hit is not None:
-                results[i] = _from_cache(*hit)
+                results[i] = _lean(_from_cache(*hit))
                 self.cache_hits += 1
             else:
                 missed.append(i)
@@ -290,7 +298,7 @@ class LocalExecutor:
                             pending[pool.submit(self._task, [work[i]])] = [i]
                         continue
                     for i, compiled in zip(task, outcome):
-                        results[i] = compiled
+                        results[i] = _lean(compiled)
                         self.compiles += 1
                         done += 1
                     if progress:

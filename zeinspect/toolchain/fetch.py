@@ -30,10 +30,61 @@ from pathlib import Path
 from ..errors import ToolchainError
 from ..paths import toolchain_dir
 
-MIRROR = os.environ.get("ZEINSPECT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 SUITE = os.environ.get("ZEINSPECT_DEBIAN_SUITE", "sid")
 ROOT_PACKAGES = ("intel-ocloc", "libze-intel-gpu1", "libze1")
 ARCH_LIB = "usr/lib/x86_64-linux-gnu"
+
+
+DEBIAN_SUITES = {"sid", "unstable", "testing", "stable", "oldstable", "forky", "trixie", "bookworm", "bullseye"}
+APT_ETC = Path(os.environ.get("ZEINSPECT_APT_ETC", "/etc/apt"))
+
+
+def _sources(etc: Path) -> list[tuple[list[str], list[str], list[str]]]:
+    """(URIs, suites, components) of every enabled `deb` source, in both formats apt reads:
+    one-line `sources.list` / `*.list` and deb822 `*.sources`."""
+    out = []
+    files = [etc / "sources.list"] + sorted((etc / "sources.list.d").glob("*.list"))
+    for path in files:
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            words = re.sub(r"\[[^\]]*\]", " ", line.split("#", 1)[0]).split()
+            if len(words) >= 3 and words[0] == "deb":
+                out.append(([words[1]], [words[2]], words[3:]))
+    for path in sorted((etc / "sources.list.d").glob("*.sources")):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for stanza in re.split(r"\n\s*\n", text):
+            fields: dict[str, str] = {}
+            for line in stanza.splitlines():
+                if line.startswith("#") or ":" not in line or line[:1].isspace():
+                    continue
+                key, _, value = line.partition(":")
+                fields[key.strip().lower()] = value.strip()
+            if "deb" in fields.get("types", "").split() and fields.get("enabled", "yes").lower() != "no":
+                out.append((fields.get("uris", "").split(), fields.get("suites", "").split(),
+                            fields.get("components", "").split()))
+    return out
+
+
+def debian_mirror(etc: Path | None = None) -> str:
+    """The Debian mirror this system's apt uses (`$ZEINSPECT_DEBIAN_MIRROR` overrides): the
+    first `deb` source for a Debian suite with `main`.  No address is written in this code."""
+    override = os.environ.get("ZEINSPECT_DEBIAN_MIRROR")
+    if override:
+        return override
+    for uris, suites, components in _sources(etc or APT_ETC):
+        if "main" in components and any(s in DEBIAN_SUITES or s.split("-")[0] in DEBIAN_SUITES
+                                        and not s.endswith("-security") for s in suites):
+            for uri in uris:
+                if not uri.rstrip("/").endswith("-security"):
+                    return uri.rstrip("/")
+    raise ToolchainError(f"no Debian mirror among apt's sources in {etc or APT_ETC}; set ZEINSPECT_DEBIAN_MIRROR "
+                         "to the address of a Debian archive")
 
 
 def _apt_options(staging: Path) -> list[str]:
@@ -89,7 +140,7 @@ def _prepare(staging: Path) -> list[str]:
     shutil.rmtree(staging, ignore_errors=True)
     for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
         (staging / sub).mkdir(parents=True, exist_ok=True)
-    (staging / "sources.list").write_text(f"deb {MIRROR} {SUITE} main\n")
+    (staging / "sources.list").write_text(f"deb {debian_mirror()} {SUITE} main\n")
     options = _apt_options(staging)
     _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
     return options
@@ -116,7 +167,7 @@ def fetch(*, force: bool = False, progress=print) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{os.getpid()}"
     try:
-        progress(f"reading the package index of Debian {SUITE} ({MIRROR})")
+        progress(f"reading the package index of Debian {SUITE} ({debian_mirror()})")
         options = _prepare(staging)
 
         ocloc_fields = _show(options, "intel-ocloc")
@@ -145,7 +196,7 @@ def fetch(*, force: bool = False, progress=print) -> Path:
         _write_launcher(staging / "bin" / "ocloc", final, ocloc_name)
         manifest = {
             "suite": SUITE,
-            "mirror": MIRROR,
+            "mirror": debian_mirror(),
             "root": str(final / "root"),
             "ocloc_binary": ocloc_name,
             "ocloc_package_version": version,

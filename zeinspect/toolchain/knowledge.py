@@ -66,3 +66,15 @@ def device_query(compiler: Compiler, query: str, device: str) -> str | None:
         if run.returncode != 0 or not written.is_file():
             return None
         return written.read_text(errors="replace")
+
+
+def device_extensions(compiler: Compiler, device: str) -> tuple[str, ...] | None:
+    """The OpenCL extensions this compiler says `device` (a name or an IP version) offers;
+    None when it cannot say (Debian 12's ocloc has no `query`)."""
+
+    def ask():
+        text = device_query(compiler, "CL_DEVICE_EXTENSIONS", device)
+        return None if text is None else sorted(set(text.split()))
+
+    found = remembered("extensions.json", f"{compiler.id}|{device}", ask)
+    return None if found is None else tuple(found)
