@@ -126,7 +126,7 @@ def test_compiler_crash_is_a_finding(cli, sid_compiler, tmp_path):
 
 
 def test_compiler_hang_times_out(cli, sid_compiler, tmp_path):
-    faulty = _wrapper(tmp_path, sid_compiler.path, "sleep 300")
+    faulty = _wrapper(tmp_path, sid_compiler.path, "sleep 327")
     start = time.monotonic()
     res = cli("inspect", KERNELS / "clean.cl", "-t", "tgllp", "--timeout", "2", "--no-cache",
               env={"ZEINSPECT_OCLOC": faulty})
@@ -134,7 +134,7 @@ def test_compiler_hang_times_out(cli, sid_compiler, tmp_path):
     assert res.code == 3
     one_line_error(res, "clean.cl", "timed out after 2 s")
     # The whole process group died with it: no sleeping child is left behind.
-    leftover = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True).stdout.strip()
+    leftover = subprocess.run(["pgrep", "-f", "sleep 327"], capture_output=True, text=True).stdout.strip()
     assert not leftover
 
 
