@@ -154,9 +154,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     if overflow is not None:
         status, needed, limit = Status.SCRATCH_OVERFLOW, overflow.needed_bytes, overflow.limit_bytes
         reason = overflow.line.strip()
-    elif slot_overflow(fig.largest_scratch_slot, limit) is not None:
-        status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
-        reason = slot_overflow(fig.largest_scratch_slot, limit)
+    elif (why := slot_overflow(fig.largest_scratch_slot, limit)) is not None:
+        status, needed, reason = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot, why
     notes = list(job.notes) + list(fig.notes)
     if fig.has_stack_calls:
         notes.append("kernel uses stack calls: IGC prints no spill warning for it")
