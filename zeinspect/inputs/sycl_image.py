@@ -111,15 +111,12 @@ class _Memory:
             return None
         return off + addr - start
 
-    def u64(self, addr: int) -> int | None:
+    def pointer(self, addr: int) -> int | None:
+        """The pointer stored at addr (0 for a null pointer): a RELATIVE addend where relocated."""
         if addr in self.relative:
             return self.relative[addr]
         off = self.offset(addr, 8)
         return None if off is None else struct.unpack_from("<Q", self.data, off)[0]
-
-    def pointer(self, addr: int) -> int | None:
-        """A pointer stored at addr (0 for a null pointer)."""
-        return self.u64(addr)
 
     def raw(self, addr: int, size: int) -> bytes | None:
         off = self.offset(addr, size)
@@ -149,10 +146,10 @@ def descriptors(data: bytes, sections, relative: dict[int, int], images: list[tu
     for addr, size in images:
         info = None
         for loc in where.get(addr, ()):
-            # BinaryEnd: start + size, or less for a compressed image (its record may give the
-            # decompressed size).
+            # BinaryEnd follows: after the start, though not always start + size (a compressed
+            # image's record may give its decompressed size).
             end = mem.pointer(loc + 8)
-            if end is not None and addr < end <= addr + max(size, 0) + (1 << 30):
+            if end is not None and end > addr:
                 info = _descriptor_at(mem, loc)
                 if info is not None:
                     break
@@ -221,14 +218,15 @@ def _property_sets(mem: _Memory, at: int) -> dict:
     return sets
 
 
-def options_for_target(info: ImageInfo, target_names: tuple[str, ...]) -> tuple[str, list[str]]:
+def options_for_target(info: ImageInfo, target_names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """The backend options the SYCL runtime builds this image with on a device of these names.
 
     The runtime builds a module with its compile and link options together.  Two options
     are SYCL-level and rewritten per device, as the runtime does:
     `-ftarget-register-alloc-mode=DEV:OPT[,DEV:OPT]` becomes OPT on a device named DEV
     (an ocloc name or its prefix, e.g. `pvc`, `bmg`) and disappears elsewhere;
-    `-ftarget-compile-fast` is dropped (it only selects IGC tuning).  Returns (options, notes)."""
+    `-ftarget-compile-fast` is dropped (it only selects IGC tuning).  Returns (options as
+    separate words, notes)."""
     import shlex
 
     try:
@@ -247,4 +245,4 @@ def options_for_target(info: ImageInfo, target_names: tuple[str, ...]) -> tuple[
             notes.append("image option -ftarget-compile-fast: not passed (IGC tuning only)")
         else:
             out.append(token)
-    return " ".join(shlex.quote(t) for t in out), notes
+    return out, notes

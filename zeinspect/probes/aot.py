@@ -103,38 +103,37 @@ def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) 
 
     A register-file option among them takes the spelling this compiler accepts for that mode
     (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
-    options, notes = options_for_target(image, tuple(t.name for t in targets))
+    tokens, notes = options_for_target(image, tuple(t.name for t in targets))
     plain, internal = [], []
-    for token in shlex.split(options):
+    for token in tokens:
         mode = next((m for m, cands in CANDIDATES.items() if any(text == token for _, text, _ in cands)), None)
         if mode is None:
-            plain.append(token)
+            plain.append(shlex.quote(token))
             continue
         spelling = grf_spelling(compiler, mode)
         plain.append(spelling.options)
         internal.append(spelling.internal_options)
-    if options:
-        notes.append(f"built with the image's own options: {options}")
+    if tokens:
+        notes.append(f"built with the image's own options: {shlex.join(tokens)}")
     if image.has_spec_constants:
         notes.append("specialization constants compiled with their default values")
-    return _merge(*(shlex.quote(p) if " " not in p else p for p in plain)), _merge(*internal), tuple(notes)
+    return _merge(*plain), _merge(*internal), tuple(notes)
 
 
-def _not_applicable(inp: Input, job_ip: str, compiler: Compiler, targets: list[Target], config: AotConfig,
+def _not_applicable(inp: Input, ip: str, compiler: Compiler, targets: list[Target], config: AotConfig,
                     compilers: list[Compiler]) -> list[KernelReport] | None:
-    """Reports for an image whose required aspects a target lacks; None when it is applicable."""
+    """Reports for an image whose required aspects the targets of this IP lack; None when it
+    is applicable there (targets sharing an IP share their extensions)."""
     if inp.image is None or not inp.image.aspects:
         return None
-    out = []
-    for target in targets:
-        found = check_aspects(inp.image.aspects, target.name, job_ip, [compiler] + compilers)
-        if not found.missing:
-            return None
-        for name in read_module(inp.data, inp.path).kernel_names():
-            out.append(KernelReport(input=inp.path, kernel=name, target=target.name, ip=job_ip, compiler=compiler.id,
-                                    shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
-                                    reason=found.reason, missing_aspects=found.missing))
-    return out
+    checks = [(t, check_aspects(inp.image.aspects, t.name, ip, [compiler] + compilers)) for t in targets]
+    if not checks[0][1].missing:
+        return None
+    kernels = read_module(inp.data, inp.path).kernel_names()
+    return [KernelReport(input=inp.path, kernel=name, target=target.name, ip=ip, compiler=compiler.id,
+                         shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
+                         reason=found.reason, missing_aspects=found.missing)
+            for target, found in checks for name in kernels]
 
 
 def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, log_text: str,

@@ -29,7 +29,7 @@ from ..errors import InputError, ToolchainError, UsageError
 from ..inputs import Input
 from ..model import Compiler
 from ..paths import build_cache_dir
-from ..toolchain.knowledge import device_query, remembered
+from ..toolchain.knowledge import device_extensions, remembered
 from ..toolchain.targets import TargetPlan
 
 EXTENSIONS_WANTED = {
@@ -157,10 +157,10 @@ def capabilities(compiler: Compiler, target: str) -> dict:
     """What the real compiler says the target offers (kept with the toolchains)."""
 
     def ask() -> dict:
-        text = device_query(compiler, "CL_DEVICE_EXTENSIONS", target)
-        if text is None:
+        found = device_extensions(compiler, target)
+        if found is None:
             raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
-        extensions = set(text.split())
+        extensions = set(found)
         caps = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
         major = int(compiler.ips(target)[0].split(".")[0]) if compiler.ips(target) else 12
         caps["sub_group_sizes"] = [16, 32] if major >= 20 else [8, 16, 32]

@@ -135,12 +135,12 @@ def _closure(options: list[str], roots: list[str]) -> list[str]:
     return names
 
 
-def _prepare(staging: Path) -> list[str]:
+def _prepare(staging: Path, mirror: str) -> list[str]:
     """A fresh private apt configuration in `staging`, its index read; returns apt's options."""
     shutil.rmtree(staging, ignore_errors=True)
     for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
         (staging / sub).mkdir(parents=True, exist_ok=True)
-    (staging / "sources.list").write_text(f"deb {debian_mirror()} {SUITE} main\n")
+    (staging / "sources.list").write_text(f"deb {mirror} {SUITE} main\n")
     options = _apt_options(staging)
     _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
     return options
@@ -167,8 +167,9 @@ def fetch(*, force: bool = False, progress=print) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{os.getpid()}"
     try:
-        progress(f"reading the package index of Debian {SUITE} ({debian_mirror()})")
-        options = _prepare(staging)
+        mirror = debian_mirror()
+        progress(f"reading the package index of Debian {SUITE} ({mirror})")
+        options = _prepare(staging, mirror)
 
         ocloc_fields = _show(options, "intel-ocloc")
         version = ocloc_fields.get("Version", "")
@@ -196,7 +197,7 @@ def fetch(*, force: bool = False, progress=print) -> Path:
         _write_launcher(staging / "bin" / "ocloc", final, ocloc_name)
         manifest = {
             "suite": SUITE,
-            "mirror": debian_mirror(),
+            "mirror": mirror,
             "root": str(final / "root"),
             "ocloc_binary": ocloc_name,
             "ocloc_package_version": version,
@@ -245,7 +246,7 @@ def fetch_packages(name: str, roots: list[str], *, without_dependencies: tuple[s
         return final
     staging = toolchain_dir() / f".staging-{name}-{os.getpid()}"
     try:
-        options = _prepare(staging)
+        options = _prepare(staging, debian_mirror())
         packages = _closure(options, list(roots)) + list(without_dependencies)
         progress(f"downloading {len(packages)} packages for {name}")
         _download_unpack(staging, options, packages)
