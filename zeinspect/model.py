@@ -202,7 +202,7 @@ class KernelFigures:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelReport:
     """What the compiler decided for one kernel on one target, in one shape."""
 

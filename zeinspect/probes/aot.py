@@ -8,6 +8,7 @@ A kernel that does not build is a report with a status, never an exception.
 
 from __future__ import annotations
 
+import itertools
 import shlex
 from dataclasses import dataclass, field
 
@@ -268,31 +269,33 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             jobs.append((job, targets))
 
     executor = LocalExecutor(cache=cache, timeout=config.timeout, workers=config.jobs)
-    outcomes = executor.run([job for job, _ in jobs], progress=progress)
+    per_job: list[list[KernelReport]] = [[] for _ in jobs]
+    failures: dict[int, str] = {}
 
-    seen_names: list[str] = []
-    produced: list[KernelReport] = []
-    result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
-    for report in not_applicable:
-        if report.kernel not in seen_names:
-            seen_names.append(report.kernel)
-        if _kernel_wanted(report.kernel, config.kernels):
-            produced.append(report)
-    for (job, targets), compiled in zip(jobs, outcomes):
+    def take(i: int, compiled: Compiled) -> None:
+        """Each result becomes reports as it arrives: no zebin or log outlives its job."""
+        job, targets = jobs[i]
         if any(names.is_internal(f.name) for f in compiled.figures or ()):
             result.internal_kernels.add(job.input.path)
         if compiled.run_failure:
-            result.incidents.append(f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}")
-        for report in reports_for(job, compiled, targets):
-            if report.kernel not in seen_names:
-                seen_names.append(report.kernel)
-            if report.kernel == "*" or _kernel_wanted(report.kernel, config.kernels):
-                produced.append(report)
+            failures[i] = f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}"
+        per_job[i] = reports_for(job, compiled, targets)
+
+    executor.run([job for job, _ in jobs], progress=progress, on_result=take)
+    result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
+    result.incidents += [failures[i] for i in sorted(failures)]
+
+    seen_names: dict[str, int] = {}
+    produced: list[KernelReport] = []
+    for report in itertools.chain(not_applicable, *per_job):
+        seen_names.setdefault(report.kernel, len(seen_names))
+        if report.kernel == "*" or _kernel_wanted(report.kernel, config.kernels):
+            produced.append(report)
     if config.kernels and seen_names and not any(r.kernel != "*" for r in produced):
         known = ", ".join(n for n in seen_names if n != "*")
         raise UsageError(f"no kernel matches {', '.join(config.kernels)} (kernels: {known})")
     input_order = {inp.path: i for i, inp in enumerate(inputs)}
-    kernel_order = {name: i for i, name in enumerate(seen_names)}
+    kernel_order = seen_names
     target_order = {t.name: i for i, t in enumerate(plan.targets)}
     produced.sort(key=lambda r: (input_order.get(r.input, 0), kernel_order.get(r.kernel, 0),
                                  target_order.get(r.target, 1 << 30)))

@@ -24,16 +24,22 @@ _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that `path` is always the old file or the new one."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that `path` is always the old file or the new one.
+
+    `durable` also forces the bytes to disk before the rename, for files a user keeps (a
+    ratchet, an extracted image).  Cache entries skip it: each carries its own SHA-256, so
+    one left incomplete by a power cut is detected and rebuilt, and an fsync per compile
+    costs more than the compile of a small kernel."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -120,7 +126,7 @@ class BuildCache:
         body = _MAGIC + struct.pack("<I", len(header)) + header + payload
         blob = body + hashlib.sha256(body).digest()
         try:
-            atomic_write(path, blob)
+            atomic_write(path, blob, durable=False)
         except OSError as exc:
             if not _warned.is_set():
                 _warned.set()

@@ -40,9 +40,8 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
 
     inputs = inputs if inputs is not None else collect(list(paths))
     out = Collection()
-    hosts = [i for i in inputs if i.kind == "host"]
     host_info = {}
-    if hosts:
+    if any(i.kind == "host" for i in inputs):
         from ..inputs import expand_host
 
         expanded = []

@@ -18,6 +18,7 @@ targets with the same OpenCL C extensions and features, then SPIR-V to every tar
 from __future__ import annotations
 
 import os
+import queue
 import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -183,10 +184,11 @@ def _compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled
                 if produced.suffix not in OUTPUT_SKIP_SUFFIXES:
                     binary = produced.read_bytes()
                     break
-        names = _names_from(job, out)
-    figures = version = error = None
-    if binary is not None:
-        figures, version, error = _parse(binary, job.ip)
+        figures = version = error = None
+        if binary is not None:
+            figures, version, error = _parse(binary, job.ip)
+        # The zebin names its kernels; only a failed build needs them from the module.
+        names = [f.name for f in figures] if figures is not None else _names_from(job, out)
     argv, log = _as_run(job, src, out, run.output)
     compiled = Compiled(run.describe_failure(), run.returncode, log, binary, names, False, argv,
                         figures, version, error)
@@ -257,9 +259,10 @@ def _lean(compiled: Compiled) -> Compiled:
 
 
 class Executor(Protocol):
-    """What runs compile jobs.  `run` returns one Compiled per job, in order."""
+    """What runs compile jobs.  `run` returns one Compiled per job, in order, or hands each
+    to `on_result(index, compiled)` as it arrives."""
 
-    def run(self, jobs: list[Job], progress=None) -> list[Compiled]: ...
+    def run(self, jobs: list[Job], progress=None, on_result=None) -> list[Compiled]: ...
 
 
 @dataclass
@@ -273,37 +276,56 @@ class LocalExecutor:
     cache_hits: int = 0
     front_ends: int = 0
 
-    def run(self, jobs: list[Job], progress=None) -> list[Compiled]:
+    def run(self, jobs: list[Job], progress=None, on_result=None) -> list[Compiled]:
+        """One Compiled per job, in order; or, with `on_result(index, compiled)`, each handed
+        over as it arrives and none kept (an audit of thousands of images streams)."""
         results: list[Compiled | None] = [None] * len(jobs)
+
+        def deliver(i: int, compiled: Compiled) -> None:
+            if on_result is None:
+                results[i] = _lean(compiled)
+            else:
+                on_result(i, _lean(compiled))
+
         missed: list[int] = []
         for i, job in enumerate(jobs):
             hit = self.cache.get(job.key)
             if hit is not None:
-                results[i] = _lean(_from_cache(*hit))
+                deliver(i, _from_cache(*hit))
                 self.cache_hits += 1
             else:
                 missed.append(i)
         workers = max(1, self.workers or os.cpu_count() or 1)
         total, done = len(missed), 0
+        # Finished tasks arrive on a queue: waiting on thousands of futures at a time
+        # (as_completed over all pending, again after each one) costs quadratic time.
+        finished: queue.SimpleQueue = queue.SimpleQueue()
         with ThreadPoolExecutor(max_workers=workers) as pool:
             work = self._share_front_ends(jobs, missed, pool) if self.share_front_end else list(jobs)
-            pending = {pool.submit(self._task, [work[i] for i in task]): task
-                       for task in self._tasks(work, missed, workers)}
-            while pending:
-                for future in as_completed(list(pending)):
-                    task = pending.pop(future)
-                    outcome = future.result()
-                    if outcome is None:  # a failed batch: one call per IP instead
-                        for i in task:
-                            pending[pool.submit(self._task, [work[i]])] = [i]
-                        continue
-                    for i, compiled in zip(task, outcome):
-                        results[i] = _lean(compiled)
-                        self.compiles += 1
-                        done += 1
-                    if progress:
-                        progress(done, total)
-                    break
+
+            def submit(task: list[int]) -> None:
+                future = pool.submit(self._task, [work[i] for i in task])
+                future.add_done_callback(lambda f: finished.put((f, task)))
+
+            outstanding = 0
+            for task in self._tasks(work, missed, workers):
+                submit(task)
+                outstanding += 1
+            while outstanding:
+                future, task = finished.get()
+                outstanding -= 1
+                outcome = future.result()
+                if outcome is None:  # a failed batch: one call per IP instead
+                    for i in task:
+                        submit([i])
+                        outstanding += 1
+                    continue
+                for i, compiled in zip(task, outcome):
+                    deliver(i, compiled)
+                    self.compiles += 1
+                    done += 1
+                if progress:
+                    progress(done, total)
         return results  # type: ignore[return-value]
 
     def _tasks(self, work: list[Job], missed: list[int], workers: int) -> list[list[int]]:

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""A real SYCL library, side by side in one run: zeinspect against ocloc once per image.
+
+The library is oneMKL's RNG library from the Python package index (`onemkl-sycl-rng`,
+`libmkl_sycl_rng.so.6`: thousands of zstd-compressed SPIR-V images), downloaded with pip
+when this runs (kept in ~/.cache/zeinspect/bench).  On the same machine, cores and target:
+
+  anchor  every SPIR-V image with kernels extracted once, then one `ocloc compile
+          -spirv_input` per image, as many at once as there are cores (what a user would
+          script without zeinspect; images are compiled whatever their aspects);
+  cold    `zeinspect audit LIB -t TARGET` with an empty build cache;
+  warm    the same again (everything cached).
+
+`--all-targets` adds the 19 default targets, cold and warm (long: hours on 2 cores cold).
+Prints the figures, zeinspect's peak RSS, its verdict counts, and writes
+bench/results/sycl_library.json.  Usage:
+  .venv/bin/python bench/sycl_library.py [--target dg2-g10] [--all-targets] [--version 2026.2.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from zeinspect.inputs.offload import find_images  # noqa: E402
+from zeinspect.inputs.spirv import read_module  # noqa: E402
+from zeinspect.toolchain.compilers import discover  # noqa: E402
+
+ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
+PACKAGE = "onemkl-sycl-rng"
+LIBRARY = "libmkl_sycl_rng.so"
+
+
+def library(version: str) -> Path:
+    """The library from the wheel, downloaded with pip (the system's pip settings apply)."""
+    store = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "zeinspect" / "bench"
+    store.mkdir(parents=True, exist_ok=True)
+    wanted = f"{PACKAGE}=={version}" if version else PACKAGE
+    wheels = sorted(store.glob(f"{PACKAGE.replace('-', '_')}-{version or ''}*.whl"))
+    if not wheels:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(store), wanted],
+                       check=True)
+        wheels = sorted(store.glob(f"{PACKAGE.replace('-', '_')}-*.whl"))
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        member = next(n for n in wheel.namelist() if Path(n).name.startswith(LIBRARY))
+        out = store / Path(member).name
+        if not out.exists():
+            out.write_bytes(wheel.read(member))
+    return out
+
+
+def timed(argv, env=None) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, proc
+
+
+def anchor(compiler, lib: Path, target: str, tmp: Path) -> tuple[float, int, int]:
+    """(seconds, images compiled, failures): one ocloc per SPIR-V image, `cores` at once."""
+    images = [img for img in find_images(lib.read_bytes(), str(lib)) if img.kind == "spirv" and not img.skipped]
+    files = []
+    for i, img in enumerate(images):
+        if not read_module(img.data, str(i)).kernel_names():
+            continue
+        path = tmp / f"{i:05d}.spv"
+        path.write_bytes(img.data)
+        files.append(path)
+
+    def one(path: Path) -> int:
+        out = tmp / "out" / path.stem
+        return subprocess.run([compiler.path, "compile", "-spirv_input", "-file", str(path), "-device", target,
+                               "-out_dir", str(out), "-q"], capture_output=True, cwd=tmp).returncode
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = list(pool.map(one, files))
+    return time.perf_counter() - start, len(files), sum(1 for c in codes if c != 0)
+
+
+def audit(lib: Path, targets: str, cache: Path) -> tuple[float, dict]:
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache))
+    seconds, proc = timed(ZEINSPECT + ["audit", str(lib), "-t", targets, "--ratchet", os.devnull, "-q",
+                                       "--format", "json"], env=env)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"zeinspect audit failed: {proc.stderr[-800:]}")
+    return seconds, json.loads(proc.stdout)
+
+
+def describe(doc: dict) -> dict:
+    s = doc["summary"]
+    return {"kernels": s["kernels"], "targets": s["targets"], "verdicts": s["verdicts"], "passed": doc["passed"],
+            "compiles": doc["stats"].get("compiles"), "cache_hits": doc["stats"].get("cache_hits"),
+            "peak_rss_mib": round(doc["stats"]["peak_rss_bytes"] / 2**20, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", default="dg2-g10")
+    parser.add_argument("--all-targets", action="store_true", help="also the 19 default targets, cold and warm")
+    parser.add_argument("--version", default="2026.2.0", help="onemkl-sycl-rng version ('' for the newest)")
+    args = parser.parse_args()
+    lib = library(args.version)
+    compiler = discover()[0]
+    print(f"{lib.name} ({lib.stat().st_size / 2**20:.1f} MiB), compiler {compiler.id}, {os.cpu_count()} cores")
+    result: dict = {"library": lib.name, "compiler": compiler.id, "cores": os.cpu_count(), "target": args.target}
+    with tempfile.TemporaryDirectory(prefix="zeinspect-bench-sycl-") as name:
+        tmp = Path(name)
+        seconds, count, failed = anchor(compiler, lib, args.target, tmp)
+        result["anchor"] = {"seconds": seconds, "images": count, "failed": failed}
+        print(f"anchor: ocloc once per image, {count} images on {args.target}: {seconds:.1f} s ({failed} failed)")
+        cold, doc = audit(lib, args.target, tmp / "cache")
+        warm, warm_doc = audit(lib, args.target, tmp / "cache")
+        result["cold"] = {"seconds": cold, **describe(doc)}
+        result["warm"] = {"seconds": warm, **describe(warm_doc)}
+        print(f"zeinspect audit, cold: {cold:.1f} s = {cold / seconds:.2f} x the anchor (goal 1.05); "
+              f"peak RSS {result['cold']['peak_rss_mib']} MiB")
+        print(f"zeinspect audit, warm: {warm:.1f} s")
+        print(f"  {doc['summary']['text']}")
+        print(f"  verdicts: {doc['summary']['verdicts']}")
+        if args.all_targets:
+            cold, doc = audit(lib, "default", tmp / "cache-all")
+            warm, warm_doc = audit(lib, "default", tmp / "cache-all")
+            result["default_targets"] = {"cold": {"seconds": cold, **describe(doc)},
+                                         "warm": {"seconds": warm, **describe(warm_doc)}}
+            print(f"19 default targets: cold {cold:.0f} s (compiles {doc['stats'].get('compiles')}), "
+                  f"warm {warm:.1f} s (goal 15 s); peak RSS {result['default_targets']['cold']['peak_rss_mib']} MiB")
+            print(f"  {doc['summary']['text']}")
+            print(f"  verdicts: {doc['summary']['verdicts']}")
+    out = ROOT / "bench" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "sycl_library.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out / 'sycl_library.json'}")
+
+
+if __name__ == "__main__":
+    main()
