@@ -165,3 +165,16 @@ def test_a_ratchet_line_in_demangled_form_round_trips(tmp_path):
     result = audit([report], load(str(path)), [])
     assert [j.verdict for j in result.judgements] == [Verdict.LISTED]
     assert path.read_text() == text
+
+
+def test_identical_images_are_compiled_once(cli, sid_compiler, library, tmp_path):
+    """A library often carries one kernel in several images: one compile answers them all."""
+    for name in ("a.spv", "b.spv"):
+        (tmp_path / name).write_bytes(library["spill_spv"])
+    code, doc = cli.json("inspect", tmp_path / "a.spv", tmp_path / "b.spv", "-t", "dg2-g10", "--no-cache",
+                         "--compiler", sid_compiler.id)
+    assert (doc["stats"]["compiles"], doc["stats"]["shared"]) == (1, 1)
+    a, b = doc["reports"]
+    assert (a["input"], b["input"]) == (str(tmp_path / "a.spv"), str(tmp_path / "b.spv"))
+    figures = ("grf", "simd", "spill_bytes", "private_bytes", "scratch_space_bytes", "status")
+    assert {k: a[k] for k in figures} == {k: b[k] for k in figures}

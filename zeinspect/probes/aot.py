@@ -58,6 +58,8 @@ class ProbeResult:
     cache_hits: int = 0
     front_ends: int = 0
     """OpenCL C front-end runs shared by several targets (probes.front_end)."""
+    shared: int = 0
+    """Compiles answered by an identical compile of the same run (the same image twice)."""
     incidents: list[str] = field(default_factory=list)
     """One line per toolchain failure (crash, hang) that became a finding."""
     plan: TargetPlan | None = None
@@ -65,7 +67,8 @@ class ProbeResult:
     """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
 
     def stats(self) -> dict:
-        return {"compiles": self.compiles, "cache_hits": self.cache_hits, "front_ends": self.front_ends}
+        return {"compiles": self.compiles, "cache_hits": self.cache_hits, "front_ends": self.front_ends,
+                "shared": self.shared}
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
@@ -283,6 +286,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
 
     executor.run([job for job, _ in jobs], progress=progress, on_result=take)
     result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
+    result.shared = executor.shared
     result.incidents += [failures[i] for i in sorted(failures)]
 
     seen_names: dict[str, int] = {}

@@ -275,21 +275,37 @@ class LocalExecutor:
     compiles: int = 0
     cache_hits: int = 0
     front_ends: int = 0
+    shared: int = 0
+    """Jobs answered by an identical job of the same run."""
 
     def run(self, jobs: list[Job], progress=None, on_result=None) -> list[Compiled]:
         """One Compiled per job, in order; or, with `on_result(index, compiled)`, each handed
         over as it arrives and none kept (an audit of thousands of images streams)."""
         results: list[Compiled | None] = [None] * len(jobs)
+        # Identical jobs (the same module bytes, options, IP and compiler: a SYCL library
+        # often carries one kernel in several images) are run once and answered together.
+        twins: dict[int, list[int]] = {}
+        first_of: dict[str, int] = {}
+        unique: list[int] = []
+        for i, job in enumerate(jobs):
+            if job.key in first_of:
+                twins.setdefault(first_of[job.key], []).append(i)
+                self.shared += 1
+            else:
+                first_of[job.key] = i
+                unique.append(i)
 
         def deliver(i: int, compiled: Compiled) -> None:
-            if on_result is None:
-                results[i] = _lean(compiled)
-            else:
-                on_result(i, _lean(compiled))
+            compiled = _lean(compiled)
+            for j in (i, *twins.get(i, ())):
+                if on_result is None:
+                    results[j] = compiled
+                else:
+                    on_result(j, compiled)
 
         missed: list[int] = []
-        for i, job in enumerate(jobs):
-            hit = self.cache.get(job.key)
+        for i in unique:
+            hit = self.cache.get(jobs[i].key)
             if hit is not None:
                 deliver(i, _from_cache(*hit))
                 self.cache_hits += 1
