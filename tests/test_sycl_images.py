@@ -106,13 +106,12 @@ def test_empty_images_are_a_note_not_a_kernel(cli, sid_compiler, library):
 
 
 def test_register_alloc_mode_applies_to_the_named_device_only():
-    from zeinspect.inputs.sycl_image import ImageInfo, options_for_target
+    from zeinspect.inputs.sycl_image import options_for_target
 
-    info = ImageInfo(compile_options="-ftarget-register-alloc-mode=pvc:-ze-intel-enable-auto-large-GRF-mode -g")
-    assert options_for_target(info, ("pvc",))[0] == ["-ze-intel-enable-auto-large-GRF-mode", "-g"]
-    assert options_for_target(info, ("dg2-g10", "acm-g10"))[0] == ["-g"]
-    both = ImageInfo(compile_options="-ftarget-register-alloc-mode=pvc:-A,bmg:-B")
-    assert options_for_target(both, ("bmg-g21",))[0] == ["-B"]
+    info = "-ftarget-register-alloc-mode=pvc:-ze-intel-enable-auto-large-GRF-mode -g"
+    assert options_for_target(info, "", ("pvc",))[0] == ["-ze-intel-enable-auto-large-GRF-mode", "-g"]
+    assert options_for_target(info, "", ("dg2-g10", "acm-g10"))[0] == ["-g"]
+    assert options_for_target("-ftarget-register-alloc-mode=pvc:-A,bmg:-B", "", ("bmg-g21",))[0] == ["-B"]
 
 
 def test_dpctl_libraries_audit_clean(cli, sid_compiler):

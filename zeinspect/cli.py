@@ -85,6 +85,10 @@ def _inspect(paths, targets, kernels, options, grf, sub_group, compiler, jobs, n
     return got.reports, got.compilers, got.notes, got.incidents, got.stats
 
 
+def _write(text: str) -> None:
+    click.echo(text, nl=False)
+
+
 def _own_stats(stats: dict) -> dict:
     """The probe's counters plus zeinspect's own peak memory (not its compilers')."""
     import resource
@@ -93,12 +97,11 @@ def _own_stats(stats: dict) -> dict:
 
 
 def _finish(reports, compilers, notes, incidents, stats, as_json, render):
-    from .formats.json import dumps, report_document
+    from .formats.json import write_report_document
     from .model import Status
 
     if as_json:
-        click.echo(dumps(report_document(reports, compilers, stats=_own_stats(stats), notes=notes,
-                                         incidents=incidents)), nl=False)
+        write_report_document(reports, compilers, _write, stats=_own_stats(stats), notes=notes, incidents=incidents)
     else:
         click.echo(render(reports), nl=False)
         for note in notes:
@@ -257,9 +260,9 @@ def audit(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs
     if as_json:
         fmt = "json"
     if fmt == "json":
-        doc = audit_fmt.document(got.result, got.collection.compilers, strict=strict, stats=_own_stats(got.collection.stats),
-                                 notes=got.collection.notes, incidents=got.collection.incidents)
-        click.echo(audit_fmt.dumps(doc), nl=False)
+        audit_fmt.write_document(got.result, got.collection.compilers, _write, strict=strict,
+                                 stats=_own_stats(got.collection.stats), notes=got.collection.notes,
+                                 incidents=got.collection.incidents)
     elif fmt == "github":
         click.echo(audit_fmt.github(got.result, strict=strict), nl=False)
     else:

@@ -242,7 +242,7 @@ class KernelReport:
     """The build options the compile used (the user's, the shape's, the SYCL image's own)."""
     missing_aspects: tuple[str, ...] = ()
     """For `not_applicable`: the device aspects the image requires and the target lacks."""
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
+    extra: dict | None = field(default=None, compare=False, hash=False)
     """Probe-specific data (runtime identity, ...), printed in JSON under `extra`."""
 
     @property

@@ -54,8 +54,24 @@ def github(result: AuditResult, *, strict: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None = None, notes=(), incidents=()) -> dict:
-    return {
+def verdict_json(j, strict: bool) -> dict:
+    return {"verdict": j.verdict.label, "fails": j.fails(strict), "message": j.message,
+            "entry_line": j.entry.lineno if j.entry else None,
+            "report": j.report.to_json() if j.report else None}
+
+
+def write_document(result: AuditResult, compilers, write, *, strict: bool, stats: dict | None = None, notes=(),
+                   incidents=()) -> None:
+    """`document`, streamed one verdict at a time."""
+    from .json import write_streamed
+
+    head = document(result, compilers, strict=strict, stats=stats, notes=notes, incidents=incidents, verdicts=False)
+    write_streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements), write)
+
+
+def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None = None, notes=(), incidents=(),
+             verdicts: bool = True) -> dict:
+    doc = {
         "schema": "zeinspect.audit/1",
         "report_schema": SCHEMA,
         "passed": result.passed(strict),
@@ -65,16 +81,14 @@ def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None
                     "listed_kernels": result.listed_kernels, "not_applicable": result.not_applicable,
                     "verdicts": {v.label: result.count(v) for v in Verdict}, "text": result.summary},
         "compilers": [c.to_json() for c in compilers],
-        "verdicts": [
-            {"verdict": j.verdict.label, "fails": j.fails(strict), "message": j.message,
-             "entry_line": j.entry.lineno if j.entry else None,
-             "report": j.report.to_json() if j.report else None}
-            for j in result.judgements
-        ],
+        "verdicts": [verdict_json(j, strict) for j in result.judgements] if verdicts else None,
         "stats": stats or {},
         "notes": list(notes),
         "incidents": list(incidents),
     }
+    if not verdicts:
+        del doc["verdicts"]
+    return doc
 
 
 def dumps(doc: dict) -> str:

@@ -181,9 +181,9 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
 
 def _has_entry_points(data: bytes, where: str) -> bool:
     from ..errors import FormatError
-    from .spirv import read_module
+    from .spirv import kernel_names
 
     try:
-        return bool(read_module(data, where).kernel_names())
+        return bool(kernel_names(data, where))
     except FormatError:
         return True  # let the compiler say what is wrong with it

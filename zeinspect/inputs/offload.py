@@ -350,7 +350,14 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
     relative: dict[int, int] = {}
     if etype != "ET_REL":
         rela = by_name.get(".rela.dyn")
-        if rela is not None:
+        if rela is not None and rela["sh_entsize"] == 24 and rela["sh_type"] != "SHT_NOBITS":
+            # Elf64_Rela {u64 r_offset; u64 r_info; i64 r_addend}, read in one pass: a large
+            # shared object has hundreds of thousands (pyelftools' per-entry parse took seconds).
+            raw_rela = rela.data()
+            for r_offset, r_info, r_addend in struct.iter_unpack("<QQq", raw_rela[:len(raw_rela) // 24 * 24]):
+                if r_info & 0xFFFFFFFF == R_X86_64_RELATIVE:
+                    relative[r_offset] = r_addend
+        elif rela is not None:
             for rel in rela.iter_relocations():
                 if rel["r_info_type"] == R_X86_64_RELATIVE:
                     relative[rel["r_offset"]] = rel["r_addend"]

@@ -81,6 +81,33 @@ def decode_string(operands: tuple[int, ...] | list[int], start: int) -> tuple[st
     return raw.decode("utf-8", "replace"), i
 
 
+# What may come before and among the entry points (SPIR-V's logical layout, section 2.4).
+_PREAMBLE = {10, 11, 14, OP_ENTRY_POINT, OP_CAPABILITY}
+
+
+def kernel_names(data: bytes, what: str = "SPIR-V module") -> list[str]:
+    """The kernel entry points' names, reading only the module's preamble (entry points come
+    before everything else that is not a capability, extension or import), so a library of
+    thousands of images is not decoded whole to learn them.  Falls back to read_module for
+    anything unusual (big-endian, damaged)."""
+    if len(data) < 20 or len(data) % 4 or struct.unpack_from("<I", data)[0] != MAGIC:
+        return read_module(data, what).kernel_names()
+    out, i, count = [], 5, len(data) // 4
+    while i < count:
+        word = struct.unpack_from("<I", data, 4 * i)[0]
+        opcode, length = word & 0xFFFF, word >> 16
+        if length == 0 or i + length > count:
+            return read_module(data, what).kernel_names()  # says what is wrong
+        if opcode not in _PREAMBLE:
+            break
+        if opcode == OP_ENTRY_POINT and length >= 4:
+            operands = struct.unpack_from(f"<{length - 1}I", data, 4 * (i + 1))
+            if operands[0] == EXECUTION_MODEL_KERNEL:
+                out.append(decode_string(operands, 2)[0])
+        i += length
+    return out
+
+
 def read_module(data: bytes, what: str = "SPIR-V module") -> Module:
     if len(data) < 20:
         raise FormatError(f"{what} is too short to be SPIR-V ({len(data)} bytes)")

@@ -218,8 +218,9 @@ def _property_sets(mem: _Memory, at: int) -> dict:
     return sets
 
 
-def options_for_target(info: ImageInfo, target_names: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The backend options the SYCL runtime builds this image with on a device of these names.
+def options_for_target(compile_options: str, link_options: str, target_names: tuple[str, ...]
+                       ) -> tuple[list[str], list[str]]:
+    """The backend options the SYCL runtime builds an image with on a device of these names.
 
     The runtime builds a module with its compile and link options together.  Two options
     are SYCL-level and rewritten per device, as the runtime does:
@@ -229,10 +230,11 @@ def options_for_target(info: ImageInfo, target_names: tuple[str, ...]) -> tuple[
     separate words, notes)."""
     import shlex
 
+    text = f"{compile_options} {link_options}"
     try:
-        tokens = shlex.split(f"{info.compile_options} {info.link_options}")
+        tokens = shlex.split(text)
     except ValueError:
-        tokens = f"{info.compile_options} {info.link_options}".split()
+        tokens = text.split()
     out, notes = [], []
     for token in tokens:
         if token.startswith("-ftarget-register-alloc-mode="):

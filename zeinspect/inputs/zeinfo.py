@@ -16,6 +16,8 @@ whose private memory lives in scratch on Xe-LP, where the driver reports 0, is s
 
 from __future__ import annotations
 
+import sys
+
 from ..errors import FormatError
 from ..model import KernelFigures
 
@@ -97,6 +99,8 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
         name = kernel.get("name")
         if not isinstance(name, str) or not name:
             raise FormatError(".ze_info kernel entry has no name")
+        # One string per kernel, however many targets report it (a library has thousands).
+        name = sys.intern(name)
         env = kernel.get("execution_env")
         if not isinstance(env, dict):
             raise FormatError(f".ze_info kernel {name!r} has no execution_env"[:200])

@@ -45,12 +45,23 @@ class Verdict(enum.Enum):
         self.fails_strict = fails_strict
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Judgement:
     verdict: Verdict
-    message: str
+    detail: str | None
+    """The one-line finding; None for CLEAN and N/A, whose text follows from the report
+    (a library's 100,000 passing pairs need no 100,000 stored sentences)."""
     report: KernelReport | None = None
     entry: Entry | None = None
+
+    @property
+    def message(self) -> str:
+        if self.detail is not None:
+            return self.detail
+        assert self.report is not None
+        if self.verdict is Verdict.NOT_APPLICABLE:
+            return f"{_where(self.report)}: n/a: {self.report.reason}"
+        return f"{_where(self.report)} uses no scratch memory"
 
     def fails(self, strict: bool) -> bool:
         return self.verdict.fails_strict if strict else self.verdict.fails
@@ -106,7 +117,7 @@ def _where(report: KernelReport) -> str:
 
 def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> Judgement:
     if report.status is Status.NOT_APPLICABLE:
-        return Judgement(Verdict.NOT_APPLICABLE, f"{_where(report)}: n/a: {report.reason}", report)
+        return Judgement(Verdict.NOT_APPLICABLE, None, report)
     entry = find_entry(ratchet, report, compilers)
     if report.status is not Status.OK:
         detail = f": {report.reason}" if report.reason else ""
@@ -120,7 +131,7 @@ def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> 
         if entry is not None:
             return Judgement(Verdict.LISTED, f"{_where(report)} uses no scratch memory ({line} covers it)",
                              report, entry)
-        return Judgement(Verdict.CLEAN, f"{_where(report)} uses no scratch memory", report)
+        return Judgement(Verdict.CLEAN, None, report)
     figures = f"private {private}, spill {spill} bytes per thread"
     if report.scratch_unknown:
         figures = "spills of unknown size (the build log gives no figure)"

@@ -8,15 +8,17 @@ A kernel that does not build is a report with a status, never an exception.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import shlex
+import sys
 from dataclasses import dataclass, field
 
 from .. import names
 from ..errors import UsageError
 from ..inputs import Input
 from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
-from ..inputs.spirv import read_module
+from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
 from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
                      scratch_limit_for_ip, slot_overflow)
@@ -107,7 +109,15 @@ def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) 
 
     A register-file option among them takes the spelling this compiler accepts for that mode
     (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
-    tokens, notes = options_for_target(image, tuple(t.name for t in targets))
+    return _options_for(image.compile_options, image.link_options, tuple(t.name for t in targets), compiler,
+                        image.has_spec_constants)
+
+
+@functools.lru_cache(maxsize=4096)
+def _options_for(compile_options: str, link_options: str, target_names: tuple[str, ...], compiler: Compiler,
+                 spec_constants: bool) -> tuple[str, str, tuple[str, ...]]:
+    """_image_options for one spelling of options: a library's thousands of images share a few."""
+    tokens, notes = options_for_target(compile_options, link_options, target_names)
     plain, internal = [], []
     for token in tokens:
         mode = next((m for m, cands in CANDIDATES.items() if any(text == token for _, text, _ in cands)), None)
@@ -119,7 +129,7 @@ def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) 
         internal.append(spelling.internal_options)
     if tokens:
         notes.append(f"built with the image's own options: {shlex.join(tokens)}")
-    if image.has_spec_constants:
+    if spec_constants:
         notes.append("specialization constants compiled with their default values")
     return _merge(*plain), _merge(*internal), tuple(notes)
 
@@ -133,7 +143,7 @@ def _not_applicable(inp: Input, ip: str, compiler: Compiler, targets: list[Targe
     checks = [(t, check_aspects(inp.image.aspects, t.name, ip, [compiler] + compilers)) for t in targets]
     if not checks[0][1].missing:
         return None
-    kernels = read_module(inp.data, inp.path).kernel_names()
+    kernels = inp.image.entries or tuple(kernel_names(inp.data, inp.path))
     return [KernelReport(input=inp.path, kernel=name, target=target.name, ip=ip, compiler=compiler.id,
                          shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
                          reason=found.reason, missing_aspects=found.missing)
@@ -162,7 +172,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     notes = list(job.notes) + list(fig.notes)
     if fig.has_stack_calls:
         notes.append("kernel uses stack calls: IGC prints no spill warning for it")
-    notes.append(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}")
+    notes.append(sys.intern(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}"))
     return KernelReport(
         input=job.input.path, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,

@@ -38,14 +38,17 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
     (and, when targets were asked for explicitly, narrowed to them with the missing ones noted)."""
     from ..toolchain.targets import plan_targets
 
-    inputs = inputs if inputs is not None else collect(list(paths))
+    inputs = list(inputs) if inputs is not None else collect(list(paths))
     out = Collection()
     host_info = {}
     if any(i.kind == "host" for i in inputs):
         from ..inputs import expand_host
 
         expanded = []
-        for inp in inputs:
+        while inputs:
+            # Taken off the list one by one: a host file's bytes (a library can be hundreds
+            # of MB) are freed once its images are out, not kept through the compiles.
+            inp = inputs.pop(0)
             if inp.kind != "host":
                 expanded.append(inp)
                 continue
@@ -53,6 +56,7 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
             expanded += found
             out.notes += notes
             host_info[inp.path] = info
+        del inp
         inputs = expanded
     compilable = [i for i in inputs if i.compilable]
     found = resolve_compilers(config) if (compilable or explicit_targets) else []

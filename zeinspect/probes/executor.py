@@ -17,6 +17,7 @@ targets with the same OpenCL C extensions and features, then SPIR-V to every tar
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -55,7 +56,7 @@ class Job:
     cached, logged and reproduced as that job (see probes.front_end)."""
     front_end_log: str = ""
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         if self.stands_for is not None:
             return self.stands_for.key
