@@ -8,6 +8,8 @@ when this runs (kept in ~/.cache/zeinspect/bench).  On the same machine, cores a
   anchor  every SPIR-V image with kernels extracted once, then one `ocloc compile
           -spirv_input` per image, as many at once as there are cores (what a user would
           script without zeinspect; images are compiled whatever their aspects);
+  same    the anchor on only the compiles zeinspect makes (each distinct image once, none
+          the target cannot run): the ratio to it is zeinspect's own overhead;
   cold    `zeinspect audit LIB -t TARGET` with an empty build cache;
   warm    the same again (everything cached).
 
@@ -35,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from zeinspect.inputs.offload import find_images  # noqa: E402
 from zeinspect.inputs.spirv import read_module  # noqa: E402
+from zeinspect.toolchain.aspects import check  # noqa: E402
 from zeinspect.toolchain.compilers import discover  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
@@ -66,13 +69,22 @@ def timed(argv, env=None) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - start, proc
 
 
-def anchor(compiler, lib: Path, target: str, tmp: Path) -> tuple[float, int, int]:
-    """(seconds, images compiled, failures): one ocloc per SPIR-V image, `cores` at once."""
+def anchor(compiler, lib: Path, target: str, tmp: Path, *, distinct: bool = False) -> tuple[float, int, int]:
+    """(seconds, images compiled, failures): one ocloc per SPIR-V image, `cores` at once.
+
+    With `distinct`, only the images zeinspect itself compiles: each distinct image once, and
+    none the target cannot run (its required aspects missing): the same compiles, so the
+    ratio is zeinspect's own overhead per compile."""
     images = [img for img in find_images(lib.read_bytes(), str(lib)) if img.kind == "spirv" and not img.skipped]
-    files = []
+    files, seen = [], set()
+    ip = compiler.ips(target)[0]
     for i, img in enumerate(images):
         if not read_module(img.data, str(i)).kernel_names():
             continue
+        if distinct:
+            if img.data in seen or (img.info and check(img.info.aspects, target, ip, [compiler]).missing):
+                continue
+            seen.add(img.data)
         path = tmp / f"{i:05d}.spv"
         path.write_bytes(img.data)
         files.append(path)
@@ -119,12 +131,16 @@ def main() -> None:
         seconds, count, failed = anchor(compiler, lib, args.target, tmp)
         result["anchor"] = {"seconds": seconds, "images": count, "failed": failed}
         print(f"anchor: ocloc once per image, {count} images on {args.target}: {seconds:.1f} s ({failed} failed)")
+        same, same_count, same_failed = anchor(compiler, lib, args.target, tmp, distinct=True)
+        result["anchor_same_compiles"] = {"seconds": same, "images": same_count, "failed": same_failed}
+        print(f"anchor, the compiles zeinspect makes (distinct, applicable images): {same_count} images: "
+              f"{same:.1f} s ({same_failed} failed)")
         cold, doc = audit(lib, args.target, tmp / "cache")
         warm, warm_doc = audit(lib, args.target, tmp / "cache")
         result["cold"] = {"seconds": cold, **describe(doc)}
         result["warm"] = {"seconds": warm, **describe(warm_doc)}
-        print(f"zeinspect audit, cold: {cold:.1f} s = {cold / seconds:.2f} x the anchor (goal 1.05); "
-              f"peak RSS {result['cold']['peak_rss_mib']} MiB")
+        print(f"zeinspect audit, cold: {cold:.1f} s = {cold / seconds:.2f} x the anchor (goal 1.05), "
+              f"{cold / same:.2f} x the same compiles by ocloc alone; peak RSS {result['cold']['peak_rss_mib']} MiB")
         print(f"zeinspect audit, warm: {warm:.1f} s")
         print(f"  {doc['summary']['text']}")
         print(f"  verdicts: {doc['summary']['verdicts']}")
