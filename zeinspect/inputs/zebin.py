@@ -155,7 +155,7 @@ def _plain_zebin_sections(data: bytes, what: str) -> list[tuple[str, int, bytes]
     headers = [struct.unpack_from("<IIQQQQ", data, shoff + 64 * i) for i in range(shnum)]
     if any(flags & SHF_COMPRESSED for _, _, flags, _, _, _ in headers):
         return None
-    _, str_type, _, _, str_off, str_size = headers[shstrndx]
+    _, _, _, _, str_off, str_size = headers[shstrndx]
     if str_off + str_size > len(data):
         raise FormatError(f"{what}: its section name table runs past the end of the file")
     names = data[str_off:str_off + str_size]
