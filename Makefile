@@ -1,15 +1,26 @@
 # The two commands of the README: `make audit` (the project's pre-merge gate on kernels/)
 # and `make test` (the test suite).  Both set up everything they need first.
-.PHONY: audit test setup bench fuzz
+.PHONY: audit test unit check setup setup-python bench fuzz
 
 setup:
 	./scripts/setup.sh
 
+setup-python:
+	./scripts/setup.sh --python-only
+
 audit: setup
 	.venv/bin/zeinspect audit --config ratchet/gate.yaml
 
-test: setup
+# Both tiers and the quality checks.  `make unit`: the pure tier alone, in seconds.
+test: setup check
 	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q
+
+unit: setup-python
+	.venv/bin/python -m pytest -q tests/unit
+
+check: setup-python
+	.venv/bin/ruff check zeinspect tests bench scripts
+	.venv/bin/mypy
 
 bench: setup
 	.venv/bin/python bench/run.py

@@ -19,9 +19,9 @@ with atheris.instrument_imports(include=["zeinspect"]):
     import zeinspect.inputs  # noqa: F401 - instrumented for coverage
     import zeinspect.inputs.offload  # noqa: F401
     import zeinspect.judge.gate  # noqa: F401
-    import zeinspect.judge.levers  # noqa: F401
     import zeinspect.judge.ratchet  # noqa: F401
     import zeinspect.judge.shapes_file  # noqa: F401
+    import zeinspect.levers.sub_group  # noqa: F401
     import zeinspect.probes.logs  # noqa: F401
 
 import targets  # noqa: E402

@@ -4,7 +4,10 @@
 #     and LLVM offload tools, binutils, Python venv support);
 #  2. the current Intel compiler stack from Debian unstable (`zeinspect toolchain fetch`);
 #  3. a .venv in the repository root with zeinspect installed (editable) and its test extras.
+# With --python-only, step 2 is skipped (`make unit` needs no compiler).
 set -eu
+PYTHON_ONLY=0
+[ "${1:-}" = "--python-only" ] && PYTHON_ONLY=1
 cd "$(dirname "$0")/.."
 
 PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc make
@@ -43,4 +46,4 @@ fi
 .venv/bin/python -m compileall -q zeinspect >/dev/null || true
 
 # The current stack moves: fetch checks Debian unstable and installs what it carries today.
-.venv/bin/zeinspect toolchain fetch
+[ "$PYTHON_ONLY" = 1 ] || .venv/bin/zeinspect toolchain fetch

@@ -9,10 +9,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
-
 import triton_matrix as mx  # noqa: E402
-from zeinspect.judge.staging import stage  # noqa: E402
+
 from zeinspect.judge.ttgir_eval import run_dot_kernel  # noqa: E402
+from zeinspect.levers.slm_staging import stage  # noqa: E402
 from zeinspect.probes.aot import AotConfig  # noqa: E402
 from zeinspect.probes.triton import compile_kernel, probe_triton  # noqa: E402
 

@@ -1,5 +1,11 @@
 """Shared test fixtures: the real compilers of both generations and a CLI runner.
 
+Two tiers, laid out as the package is (tests/<tier>/<layer>/test_<module>.py):
+  tests/unit/         pure code with fakes of the executor and the compiler; seconds
+                      (`make unit`);
+  tests/integration/  the real ocloc/IGC of both generations, Level Zero, Triton and dpctl,
+                      marked `integration` here (`make test` runs both tiers).
+
 Tests run the installed `zeinspect` command in a subprocess, as a user would, and
 compare what it prints with what the compilers themselves wrote (zebins, logs).
 `make test` sets ZEINSPECT_REQUIRE_TOOLCHAINS=1: a missing compiler is then a failure,
@@ -24,6 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The sample project is run by test_pytest_plugin in its own pytest process.
 collect_ignore = ["sample_project"]
+
+
+def pytest_collection_modifyitems(config, items):
+    unit = Path(__file__).resolve().parent / "unit"
+    for item in items:
+        if unit not in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.integration)
 
 
 def _require() -> bool:

@@ -3,12 +3,17 @@
 Exit codes (README "Exit codes"): 0 fine; 1 a kernel did not build / the gate failed;
 2 usage or input error; 3 toolchain error (no compiler, a compiler crash or hang).
 Heavy modules are imported inside the commands so that `zeinspect --help` starts fast.
+Every view is a pure function in formats/; the options every compiling command shares are
+declared once (`compile_options`) and become one `AotConfig` (`CompileOptions.config`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -17,6 +22,7 @@ from .errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK, EXIT_TOOLCHAIN, Zeinspect
 
 TARGETS_HELP = ("Targets: ocloc names, IP versions (12.70.4), `default` (19 AOT targets) or a family "
                 "(xe-lp, xe-hpg, xe-lpg, xe2); comma-separated or repeated.")
+TRITON_TARGETS = ("arl-s", "mtl-u", "lnl-m", "bmg-g21")
 
 
 def _fatal(message: str, code: int) -> None:
@@ -28,12 +34,13 @@ def _progress(quiet: bool, label: str):
     """A progress callback drawing on stderr, or None when quiet or not a terminal."""
     if quiet or not sys.stderr.isatty():
         return None, lambda: None
-    state = {"bar": None}
+    state: dict[str, Any] = {"bar": None}
 
     def update(done: int, total: int):
         if state["bar"] is None:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            state["bar"].__enter__()
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+            state["bar"] = bar
         state["bar"].update(done - state["bar"].pos)
 
     def close():
@@ -43,22 +50,65 @@ def _progress(quiet: bool, label: str):
     return update, close
 
 
-def common_probe_options(f):
-    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
-    f = click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")(f)
-    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
-    f = click.option("--grf", type=click.Choice(["default", "128", "256", "auto"]), default="default",
-                     help="Register file mode.")(f)
-    f = click.option("--sub-group", "sub_group", type=click.Choice(["0", "8", "16", "32"]), default=None,
-                     help="Require this sub-group size (0: none, the compiler's choice) by rewriting the SPIR-V.")(f)
-    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(f)
-    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
-    f = click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache.")(f)
-    f = click.option("--timeout", type=click.FloatRange(1, None), default=None,
-                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600).")(f)
-    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
-    return f
+@dataclass(frozen=True)
+class CompileOptions:
+    """What every compiling command takes, parsed once."""
+
+    targets: tuple[str, ...]
+    compiler: str | None
+    options: str
+    jobs: int
+    no_cache: bool
+    timeout: float | None
+    quiet: bool
+
+    def config(self, default_targets: tuple[str, ...] = ("default",), **fields):
+        """The one AotConfig of a command: its options, then what the command adds."""
+        from .probes.aot import AotConfig
+
+        base = dict(targets=self.targets or default_targets, compiler=self.compiler, options=self.options,
+                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout)
+        return AotConfig(**{**base, **fields})
+
+    def progress(self, label: str):
+        return _progress(self.quiet, label)
+
+
+def compile_options(f):
+    """Declare the shared options and hand the command one `CompileOptions` as `compile`."""
+
+    @functools.wraps(f)
+    def command(*args, targets, compiler, options, jobs, no_cache, timeout, quiet, **kwargs):
+        return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet),
+                 **kwargs)
+
+    for option in reversed((
+        click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
+        click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix)."),
+        click.option("--options", default="", help="Extra ocloc -options for every compile (the front end's too)."),
+        click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores)."),
+        click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache."),
+        click.option("--timeout", type=click.FloatRange(1, None), default=None,
+                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
+                     "questions to the compiler get at most a minute of it."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress display."),
+    )):
+        command = option(command)
+    return command
+
+
+def probe_options(f):
+    """What to look at and how to build it: `kernel` and `inspect`."""
+    for option in reversed((
+        click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob)."),
+        click.option("--grf", type=click.Choice(["default", "128", "256", "auto"]), default="default",
+                     help="Register file mode."),
+        click.option("--sub-group", "sub_group", type=click.Choice(["0", "8", "16", "32"]), default=None,
+                     help="Require this sub-group size (0: none, the compiler's choice) by rewriting the SPIR-V."),
+        click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document."),
+    )):
+        f = option(f)
+    return compile_options(f)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,45 +117,20 @@ def cli():
     """Find, gate and remove scratch memory use (spills, private memory) in Intel GPU kernels."""
 
 
-def _inspect(paths, targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet):
-    """Probe every input: compile sources for the targets, read binaries as they are."""
-    from .model import Shape
-    from .probes.aot import AotConfig
-    from .probes.collect import collect_reports
-
-    config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options,
-                       shape=Shape(grf=grf, sub_group=int(sub_group) if sub_group is not None else None),
-                       kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache,
-                       timeout=timeout)
-    update, close = _progress(quiet, "compiling")
-    try:
-        got = collect_reports(list(paths), config, explicit_targets=bool(targets), progress=update)
-    finally:
-        close()
-    return got.reports, got.compilers, got.notes, got.incidents, got.stats
-
-
 def _write(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _own_stats(stats: dict) -> dict:
+def _own_stats(stats) -> dict:
     """The probe's counters plus zeinspect's own peak memory (not its compilers')."""
     import resource
 
-    return {**stats, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    return {**stats.to_json(), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
-def _finish(reports, compilers, notes, incidents, stats, as_json, render):
-    from .formats.json import write_report_document
+def _exit_code(reports, incidents) -> int:
     from .model import Status
 
-    if as_json:
-        write_report_document(reports, compilers, _write, stats=_own_stats(stats), notes=notes, incidents=incidents)
-    else:
-        click.echo(render(reports), nl=False)
-        for note in notes:
-            click.echo(f"note: {note}")
     for incident in incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
     if incidents:
@@ -113,129 +138,127 @@ def _finish(reports, compilers, notes, incidents, stats, as_json, render):
     return EXIT_FINDING if any(r.status is not Status.OK and r.applicable for r in reports) else EXIT_OK
 
 
+def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as_json, render) -> int:
+    """Probe every input (sources compiled for the targets, binaries read as they are) and print."""
+    from .formats.json import write_report_document
+    from .model import Shape
+    from .probes.collect import collect_reports
+
+    config = compile.config(shape=Shape(grf=grf, sub_group=int(sub_group) if sub_group is not None else None),
+                            kernels=tuple(kernels))
+    update, close = compile.progress("compiling")
+    try:
+        got = collect_reports(list(paths), config, explicit_targets=bool(compile.targets), progress=update)
+    finally:
+        close()
+    if as_json:
+        write_report_document(got.reports, got.compilers, _write, stats=_own_stats(got.stats), notes=got.notes,
+                              incidents=got.incidents)
+    else:
+        _write(render(got.reports))
+        for note in got.notes:
+            click.echo(f"note: {note}")
+    return _exit_code(got.reports, got.incidents)
+
+
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@common_probe_options
+@probe_options
 @click.option("--runtime", is_flag=True, help="Build through Level Zero on a device, as an application would.")
 @click.option("-d", "--device", "device", type=click.IntRange(0, None), default=0, help="Level Zero device index.")
 @click.option("--simulate", default=None, metavar="PRODUCT",
               help="Start the driver's hardware-free device (tgllp, dg2, mtl, pvc): no GPU needed.")
 @click.option("--compare-aot", is_flag=True, help="With --runtime: show the AOT figures beside the runtime ones.")
-def kernel(file, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet,
-           runtime, device, simulate, compare_aot):
+def kernel(file, compile, kernels, grf, sub_group, as_json, runtime, device, simulate, compare_aot):
     """Show one card per kernel of FILE: every figure per target, the log, the command."""
     from .formats.text import cards
 
     if runtime or simulate:
-        sys.exit(_runtime_kernel(file, kernels, options, grf, compiler, as_json, timeout, device, simulate,
-                                 compare_aot, jobs, no_cache))
-    got = _inspect([file], targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
-    sys.exit(_finish(*got, as_json, cards))
+        sys.exit(_runtime_kernel(file, compile, kernels, grf, as_json, device, simulate, compare_aot))
+    sys.exit(_probe_and_print([file], compile, kernels, grf, sub_group, as_json, cards))
 
 
-def _runtime_kernel(file, kernels, options, grf, compiler, as_json, timeout, device, simulate, compare_aot, jobs,
-                    no_cache):
+def _runtime_kernel(file, compile: CompileOptions, kernels, grf, as_json, device, simulate, compare_aot) -> int:
     from .errors import UsageError
     from .formats.json import dumps, report_document
     from .formats.text import cards, side_by_side
     from .inputs import read_input
-    from .model import Status
     from .probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig, probe
 
     if grf != "default":
         raise UsageError("--grf applies to AOT compiles; give the driver its flags with --options")
     inp = read_input(file)
-    config = RuntimeConfig(simulate=simulate, device=device, build_flags=options, kernels=tuple(kernels),
-                           timeout=timeout or DEFAULT_TIMEOUT)
-    result = probe([inp], config)
-    aot = []
-    compilers = []
-    if compare_aot:
-        aot, compilers = _aot_for_runtime(inp, result, options, compiler, jobs, no_cache, timeout)
+    result = probe([inp], RuntimeConfig(simulate=simulate, device=device, build_flags=compile.options,
+                                        kernels=tuple(kernels), timeout=compile.timeout or DEFAULT_TIMEOUT))
+    aot, compilers = _aot_for_runtime(inp, result, compile) if compare_aot else ([], [])
     if as_json:
         doc = report_document(result.reports + aot, compilers, incidents=result.incidents)
         doc["runtime"] = {"device": result.device, "driver": result.driver}
-        click.echo(dumps(doc), nl=False)
+        _write(dumps(doc))
     else:
-        click.echo(side_by_side(result.reports, aot) if compare_aot else cards(result.reports), nl=False)
-    for incident in result.incidents:
-        click.echo(f"zeinspect: error: {incident}", err=True)
-    if result.incidents:
-        return EXIT_TOOLCHAIN
-    return EXIT_FINDING if any(r.status is not Status.OK for r in result.reports) else EXIT_OK
+        _write(side_by_side(result.reports, aot) if compare_aot else cards(result.reports))
+    return _exit_code(result.reports, result.incidents)
 
 
-def _aot_for_runtime(inp, result, options, compiler, jobs, no_cache, timeout):
+def _aot_for_runtime(inp, result, compile: CompileOptions):
     """The AOT probe for the runtime device's IP, with the compiler of the driver's own build."""
-    from .probes.aot import AotConfig, probe as aot_probe, resolve_compilers
+    from .probes.aot import probe as aot_probe
+    from .probes.aot import resolve_compilers
+    from .toolchain.compilers import built_with_driver
 
     ip = next((r.ip for r in result.reports if r.ip), None)
     if ip is None:
         return [], []
-    config = AotConfig(targets=(ip,), compiler=compiler, options=options, jobs=jobs, use_cache=not no_cache,
-                       timeout=timeout)
+    config = compile.config(targets=(ip,))
     found = resolve_compilers(config)
-    build = (result.driver.get("version") or 0) & 0xFFFF
-    same = [c for c in found if c.ocloc_version.split(".")[-1].lstrip("0") == str(build) and c.knows(ip)]
-    got = aot_probe([inp], config, compilers=same or found)
+    got = aot_probe([inp], config, compilers=built_with_driver(found, result.driver.get("version"), ip) or found)
     return got.reports, got.compilers
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@common_probe_options
+@probe_options
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
-def inspect(paths, targets, kernels, options, grf, sub_group, compiler, as_json, jobs, no_cache, timeout, quiet,
-            verbose):
+def inspect(paths, compile, kernels, grf, sub_group, as_json, verbose):
     """Show one table for many files: a summary, then kernels as rows, targets as columns."""
     from .formats.text import table
 
-    got = _inspect(list(paths), targets, kernels, options, grf, sub_group, compiler, jobs, no_cache, timeout, quiet)
-    sys.exit(_finish(*got, as_json, lambda reports: table(reports, verbose=verbose)))
+    sys.exit(_probe_and_print(list(paths), compile, kernels, grf, sub_group, as_json,
+                              lambda reports: table(reports, verbose=verbose)))
 
 
 def audit_options(f):
-    f = click.argument("paths", nargs=-1, type=click.Path())(f)
-    f = click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
-                     help="A build log to judge without compiling (repeatable).")(f)
-    f = click.option("--ratchet", default=None, type=click.Path(dir_okay=False),
-                     help="The ratchet file (default: scratch_ratchet.txt, or the gate configuration's).")(f)
-    f = click.option("--config", default=None, type=click.Path(dir_okay=False),
-                     help="A gate configuration (YAML) saying what to audit.")(f)
-    f = click.option("--shapes", default=None, type=click.Path(dir_okay=False),
-                     help="Judge each kernel in the shape recorded here (zeinspect fix --write).")(f)
-    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
-    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
-    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
-    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
-    f = click.option("--no-cache", is_flag=True, help="Compile everything again.")(f)
-    f = click.option("--timeout", type=click.FloatRange(1, None), default=None, help="Seconds before a compile counts as hung.")(f)
-    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
-    f = click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc.")(f)
-    f = click.option("--simulate", default=None, metavar="PRODUCT",
-                     help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc).")(f)
-    return f
+    for option in reversed((
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
+                     help="A build log to judge without compiling (repeatable)."),
+        click.option("--ratchet", default=None, type=click.Path(dir_okay=False),
+                     help="The ratchet file (default: scratch_ratchet.txt, or the gate configuration's)."),
+        click.option("--config", default=None, type=click.Path(dir_okay=False),
+                     help="A gate configuration (YAML) saying what to audit."),
+        click.option("--shapes", default=None, type=click.Path(dir_okay=False),
+                     help="Judge each kernel in the shape recorded here (zeinspect fix --write)."),
+        click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc."),
+        click.option("--simulate", default=None, metavar="PRODUCT",
+                     help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc)."),
+    )):
+        f = option(f)
+    return compile_options(f)
 
 
-def _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
-                   strict=False, runtime=False, simulate=None):
+def _run_audit(compile: CompileOptions, paths, logs, ratchet, config, shapes, runtime, simulate, strict=False):
     from .judge.gate import load as load_gate
-    from .judge.run import AuditRequest
+    from .judge.run import AuditRequest, run
 
-    overrides = dict(paths=tuple(paths), logs=tuple(logs), ratchet=ratchet, targets=tuple(targets), options=options,
-                     compiler=compiler, shapes=shapes, strict=strict, jobs=jobs, use_cache=not no_cache,
-                     timeout=timeout, runtime=runtime, simulate=simulate)
-    if config:
-        return AuditRequest.from_gate(load_gate(config), **overrides)
-    return AuditRequest(**{k: v for k, v in overrides.items() if v is not None})
-
-
-def _run_audit(request, quiet, runtime):
-    from .judge.run import run
-
-    update, close = _progress(quiet, "compiling")
+    overrides = dict(paths=tuple(paths), logs=tuple(logs), ratchet=ratchet, targets=compile.targets,
+                     options=compile.options, compiler=compile.compiler, shapes=shapes, strict=strict,
+                     jobs=compile.jobs, use_cache=not compile.no_cache, timeout=compile.timeout, runtime=runtime,
+                     simulate=simulate)
+    request = (AuditRequest.from_gate(load_gate(config), **overrides) if config
+               else AuditRequest(**{k: v for k, v in overrides.items() if v is not None}))
+    update, close = compile.progress("compiling")
     try:
-        return run(request, progress=update)
+        return request, run(request, progress=update)
     finally:
         close()
 
@@ -247,26 +270,22 @@ def _run_audit(request, quiet, runtime):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text")
 @click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels that pass.")
-def audit(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout, quiet, runtime,
-          simulate, strict, as_json, fmt, junit, verbose):
+def audit(paths, logs, ratchet, config, shapes, runtime, simulate, compile, strict, as_json, fmt, junit, verbose):
     """Judge kernels against the ratchet file: NEW, GREW and OVERFLOW fail the gate."""
+    from .fileio import atomic_write
     from .formats import audit as audit_fmt
-    from .probes.cache import atomic_write
 
-    request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
-                             timeout, strict, runtime, simulate)
-    got = _run_audit(request, quiet, runtime)
+    request, got = _run_audit(compile, paths, logs, ratchet, config, shapes, runtime, simulate, strict)
     strict = request.strict
-    if as_json:
-        fmt = "json"
+    fmt = "json" if as_json else fmt
     if fmt == "json":
         audit_fmt.write_document(got.result, got.collection.compilers, _write, strict=strict,
                                  stats=_own_stats(got.collection.stats), notes=got.collection.notes,
                                  incidents=got.collection.incidents)
     elif fmt == "github":
-        click.echo(audit_fmt.github(got.result, strict=strict), nl=False)
+        _write(audit_fmt.github(got.result, strict=strict))
     else:
-        click.echo(audit_fmt.text(got.result, strict=strict, verbose=verbose), nl=False)
+        _write(audit_fmt.text(got.result, strict=strict, verbose=verbose))
         for note in got.collection.notes:
             click.echo(f"note: {note}")
     if junit:
@@ -288,15 +307,12 @@ def ratchet():
 @ratchet.command("update")
 @audit_options
 @click.option("--allow-grow", is_flag=True, help="Let entries grow and new scratch users be added.")
-def ratchet_update(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache, timeout,
-                   quiet, runtime, simulate, allow_grow):
+def ratchet_update(paths, logs, ratchet, config, shapes, runtime, simulate, compile, allow_grow):
     """Rewrite the ratchet file to what was measured (tightening only, unless --allow-grow)."""
+    from .fileio import atomic_write
     from .judge.update import update
-    from .probes.cache import atomic_write
 
-    request = _audit_request(paths, logs, ratchet, config, shapes, targets, options, compiler, jobs, no_cache,
-                             timeout, runtime=runtime, simulate=simulate)
-    got = _run_audit(request, quiet, runtime)
+    _, got = _run_audit(compile, paths, logs, ratchet, config, shapes, runtime, simulate)
     if got.collection.incidents:
         for incident in got.collection.incidents:
             click.echo(f"zeinspect: error: {incident}", err=True)
@@ -316,29 +332,21 @@ def ratchet_update(paths, logs, ratchet, config, shapes, targets, options, compi
     sys.exit(EXIT_FINDING if plan.refused else EXIT_OK)
 
 
-def _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout):
+def _shape_setup(paths, compile: CompileOptions):
     from .inputs import collect
-    from .probes.aot import AotConfig, resolve_compilers
+    from .probes.aot import resolve_compilers
     from .toolchain.targets import plan_targets
 
     inputs = collect(list(paths))
-    config = AotConfig(targets=tuple(targets) or ("default",), compiler=compiler, options=options, jobs=jobs,
-                       use_cache=not no_cache, timeout=timeout)
+    config = compile.config()
     compilers = resolve_compilers(config)
     return inputs, config, compilers, plan_targets(config.targets, compilers)
 
 
 def shape_options(f):
-    f = click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)(f)
-    f = click.option("--options", default="", help="Extra ocloc -options for every compile.")(f)
-    f = click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")(f)
     f = click.option("--allow-subgroup-change", is_flag=True,
                      help="Also try other sub-group sizes for kernels whose code depends on theirs.")(f)
-    f = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")(f)
-    f = click.option("--no-cache", is_flag=True, help="Compile everything again.")(f)
-    f = click.option("--timeout", type=click.FloatRange(1, None), default=None, help="Seconds before a compile counts as hung.")(f)
-    f = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(f)
-    return f
+    return compile_options(f)
 
 
 @cli.command()
@@ -346,20 +354,20 @@ def shape_options(f):
 @click.option("-k", "--kernel", "kernels", multiple=True, help="Search these kernels even if they use no scratch.")
 @shape_options
 @click.option("--json", "as_json", is_flag=True)
-def shapes(file, kernels, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, as_json):
+def shapes(file, kernels, compile, allow_subgroup_change, as_json):
     """Compile every shape of each scratch-using kernel on every target and show the table."""
     from .formats import shapes as shapes_fmt
     from .formats.json import dumps
     from .judge.fix import scratch_users
     from .judge.shapes import search
 
-    inputs, config, compilers, plan = _shape_setup([file], targets, options, compiler, jobs, no_cache, timeout)
+    inputs, config, compilers, plan = _shape_setup([file], compile)
     searches = []
     for inp in inputs:
         if not inp.compilable:
             _fatal(f"{inp.path}: shapes need a source or SPIR-V module, not a {inp.kind}", EXIT_INPUT)
         names = list(kernels) or scratch_users(inp, config, plan, compilers)[0]
-        update, close = _progress(quiet, "compiling shapes")
+        update, close = compile.progress("compiling shapes")
         try:
             for name in names:
                 searches.append(search(inp, name, config, plan, compilers,
@@ -367,11 +375,9 @@ def shapes(file, kernels, targets, options, compiler, allow_subgroup_change, job
         finally:
             close()
     if as_json:
-        click.echo(dumps(shapes_fmt.document(searches)), nl=False)
-    elif not searches:
-        click.echo("no kernel uses scratch memory on these targets")
+        _write(dumps(shapes_fmt.document(searches)))
     else:
-        click.echo(shapes_fmt.table(searches), nl=False)
+        _write(shapes_fmt.table(searches) if searches else "no kernel uses scratch memory on these targets\n")
     sys.exit(EXIT_OK)
 
 
@@ -382,9 +388,12 @@ def shapes(file, kernels, targets, options, compiler, allow_subgroup_change, job
               help="Write the decisions here (e.g. ratchet/shapes.yaml) and the remedied SPIR-V beside it.")
 @click.option("--config", default=None, type=click.Path(dir_okay=False),
               help="Also fix what a gate configuration audits (its inputs, targets and Triton kernels).")
-def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache, timeout, quiet, write_to, config):
+@click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
+def fix(paths, compile, allow_subgroup_change, write_to, config, as_json):
     """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
     from .errors import UsageError
+    from .formats import fix as fix_fmt
+    from .formats.json import dumps
     from .judge import fix as fix_mod
 
     gate = None
@@ -393,64 +402,36 @@ def fix(paths, targets, options, compiler, allow_subgroup_change, jobs, no_cache
 
         gate = load_gate(config)
         paths = tuple(paths) + gate.inputs
-        targets = tuple(targets) or gate.targets
-        options = options or gate.options
+        compile = CompileOptions(compile.targets or gate.targets, compile.compiler, compile.options or gate.options,
+                                 compile.jobs, compile.no_cache, compile.timeout, compile.quiet)
     if not paths and not (gate and gate.triton):
         raise UsageError("nothing to fix: give PATHs or --config")
-    inputs, aot, compilers, plan = _shape_setup(paths, targets, options, compiler, jobs, no_cache, timeout) \
-        if paths else ([], None, None, None)
-    update, close = _progress(quiet, "compiling shapes")
+    inputs, aot, compilers, plan = _shape_setup(paths, compile) if paths else ([], None, None, None)
+    update, close = compile.progress("compiling shapes")
     try:
         result = fix_mod.fix(inputs, aot, plan, compilers, allow_subgroup_change=allow_subgroup_change,
                              progress=update) if paths else fix_mod.FixResult()
-        triton_records = _fix_triton(gate, targets, compiler, no_cache, timeout, update) if gate else {}
+        triton_records = _fix_triton(gate, compile, update) if gate else {}
     finally:
         close()
-    for d in result.decisions:
-        state = "no scratch memory on any target" if d.cleans else "still uses scratch memory"
-        click.echo(f"{d.search.input}:{d.kernel}: {d.shape.describe()}: {state}")
-        click.echo(f"  why: {d.search.why()}")
-        click.echo(f"  SYCL: {fix_mod.sycl_spelling(d.shape, d.search.written_sub_group)}")
-        eq = d.equivalence
-        if eq.get("ran"):
-            verdict = ("same results" + (" (bitwise)" if eq["bitwise"] else f" (max difference {eq['max_abs_diff']:g})")
-                       if eq["equal"] else f"DIFFERENT RESULTS (max difference {eq['max_abs_diff']:g})")
-            click.echo(f"  checked: {verdict} on {eq['device']}, {eq['outputs_compared']} outputs")
-        elif eq:
-            click.echo(f"  checked: {eq['why']}")
-    for label, rec in triton_records.items():
-        state = "no scratch memory on any target" if rec["cleans"] else "still uses scratch memory"
-        shape = rec["shape"]
-        click.echo(f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
-                   f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads: {state}")
-        click.echo(f"  why: {rec['why']}")
-        click.echo(f"  Triton: {rec['triton']}")
+    _write(dumps(fix_fmt.document(result, triton_records)) if as_json else fix_fmt.text(result, triton_records))
     if write_to:
         for path in fix_mod.write(result, write_to, plan, aot, triton=triton_records):
-            click.echo(f"wrote {path}")
-    differ = [d for d in result.decisions if d.equivalence.get("ran") and not d.equivalence.get("equal")]
+            click.echo(f"wrote {path}", err=as_json)
+    differ = [d for d in result.decisions if d.equivalence is not None and d.equivalence.differs]
     for d in differ:
         click.echo(f"zeinspect: error: {d.search.input}:{d.kernel}: the remedied kernel computes different results",
                    err=True)
-    left = [d for d in result.decisions if not d.cleans] + [r for r in triton_records.values() if not r["cleans"]]
-    if left:
-        click.echo(f"{len(left)} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
-                   "(zeinspect ratchet update --shapes ...)")
     sys.exit(EXIT_FINDING if differ else EXIT_OK)
 
 
-def _fix_triton(gate, targets, compiler, no_cache, timeout, progress) -> dict:
+def _fix_triton(gate, compile: CompileOptions, progress) -> dict:
     from .judge.triton_fix import record, search_triton
-    from .probes.aot import AotConfig
-    from .probes.triton import kernel_from_entry
 
-    records = {}
-    for entry in gate.triton:
-        kernel = kernel_from_entry(entry)
-        config = AotConfig(targets=entry["targets"] or tuple(targets) or ("default",), compiler=compiler,
-                           use_cache=not no_cache, timeout=timeout)
-        records[kernel.label] = record(search_triton(kernel, config, progress=progress))
-    return records
+    return {entry.kernel.label: record(search_triton(entry.kernel, compile.config(targets=entry.targets or
+                                                                                  compile.targets or ("default",)),
+                                                     progress=progress))
+            for entry in gate.triton}
 
 
 @cli.command()
@@ -458,56 +439,18 @@ def _fix_triton(gate, targets, compiler, no_cache, timeout, progress) -> dict:
 @click.option("--json", "as_json", is_flag=True)
 def devices(simulate, as_json):
     """List Level Zero drivers and devices, and the SYCL devices dpctl sees."""
-    import json as _json
-
     from .errors import ToolchainError
-    from .probes.runtime import RuntimeConfig, devices as ze_devices
+    from .formats import devices as devices_fmt
+    from .probes.runtime import RuntimeConfig, sycl_devices
+    from .probes.runtime import devices as ze_devices
 
-    out = {"level_zero": None, "level_zero_error": None, "sycl": sycl_devices()}
+    listing = {"level_zero": None, "level_zero_error": None, "sycl": sycl_devices()}
     try:
-        out["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
+        listing["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
     except ToolchainError as exc:
-        out["level_zero_error"] = str(exc)
-    if as_json:
-        click.echo(_json.dumps(out, indent=2))
-    else:
-        if out["level_zero"] is None:
-            click.echo(f"Level Zero: {out['level_zero_error']}")
-        for drv in out["level_zero"] or []:
-            v = drv["version"]
-            click.echo(f"Level Zero driver {drv['index']}: version {v >> 24}.{(v >> 16) & 0xFF}.{v & 0xFFFF}")
-            for i, dev in enumerate(drv["devices"]):
-                click.echo(f"  device {i}: {dev['name']} (device id {dev['device_id']}, IP "
-                           f"{dev['ip_version'] or 'not reported'}, sub-group sizes "
-                           f"{', '.join(map(str, dev['sub_group_sizes']))}, SLM {dev['slm_bytes']} bytes)")
-        if out["sycl"] is None:
-            click.echo("SYCL: dpctl is not installed")
-        for dev in out["sycl"] or []:
-            click.echo(f"SYCL: {dev['filter']}: {dev['name']} ({dev['driver']})")
-    sys.exit(EXIT_OK if out["level_zero"] or out["sycl"] else EXIT_TOOLCHAIN)
-
-
-def sycl_devices():
-    """The SYCL devices dpctl sees, or None when dpctl is not installed (asked in a child process:
-    a SYCL runtime may crash, and the OpenCL CPU runtime must be pointed at first)."""
-    import json as _json
-    import subprocess
-
-    from .judge.equivalence import _runtime_env
-
-    code = ("import json, dpctl\nprint(json.dumps([{'filter': d.filter_string, 'name': d.name, "
-            "'driver': d.driver_version} for d in dpctl.get_devices()]))")
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                              env=_runtime_env())
-    except subprocess.TimeoutExpired:
-        return []
-    if "ModuleNotFoundError" in proc.stderr:
-        return None
-    try:
-        return _json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return []
+        listing["level_zero_error"] = str(exc)
+    _write(devices_fmt.dumps(listing) if as_json else devices_fmt.text(listing))
+    sys.exit(EXIT_OK if listing["level_zero"] or listing["sycl"] else EXIT_TOOLCHAIN)
 
 
 @cli.command()
@@ -530,59 +473,37 @@ def extract(file, out_dir):
 @click.argument("spec", metavar="FILE.py:KERNEL")
 @click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
 @click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
-@click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)
 @click.option("--num-warps", type=click.IntRange(1, 64), default=4)
 @click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default="32")
 @click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default="default")
 @click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
 @click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
-@click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix).")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--no-cache", is_flag=True)
-@click.option("--quiet", "-q", is_flag=True)
-def triton(spec, signature, constexprs, targets, num_warps, threads_per_warp, grf_mode, stage, artifacts, compiler,
-           as_json, no_cache, quiet):
+@compile_options
+def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, stage, artifacts, as_json, compile):
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it."""
     from pathlib import Path
 
-    from .formats.text import cards
-    from .probes.aot import AotConfig
+    from .formats import triton as triton_fmt
+    from .formats.json import dumps
     from .probes.triton import TritonKernel, parse_pairs, parse_spec, probe_triton
 
     path, name = parse_spec(spec)
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
                           constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
                           threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
-    config = AotConfig(targets=tuple(targets) or ("arl-s", "mtl-u", "lnl-m", "bmg-g21"), compiler=compiler,
-                       use_cache=not no_cache)
-    update, close = _progress(quiet, "compiling")
+    config = compile.config(default_targets=TRITON_TARGETS)
+    artifacts_dir = Path(artifacts) if artifacts else None
+    update, close = compile.progress("compiling")
     try:
-        runs = [("as compiled", probe_triton(kernel, config, stage=False, artifacts_dir=Path(artifacts) if artifacts
-                                             else None, progress=update))]
-        if stage:
-            runs.append(("staged", probe_triton(kernel, config, stage=True, artifacts_dir=Path(artifacts) if artifacts
-                                                else None, progress=update)))
+        wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
+        runs = [(label, probe_triton(kernel, config, stage=staged, artifacts_dir=artifacts_dir, progress=update))
+                for label, staged in wanted]
     finally:
         close()
     final = runs[-1][1]
-    if as_json:
-        from .formats.json import dumps, report_document
-
-        doc = report_document(final.reports, final.compilers, stats=_own_stats(final.stats), incidents=final.incidents)
-        if stage:
-            doc["before_staging"] = [r.to_json() for r in runs[0][1].reports]
-        click.echo(dumps(doc), nl=False)
-    else:
-        for label, got in runs:
-            click.echo(f"== {label}")
-            click.echo(cards(got.reports), nl=False)
-    for incident in final.incidents:
-        click.echo(f"zeinspect: error: {incident}", err=True)
-    from .model import Status
-
-    if final.incidents:
-        sys.exit(EXIT_TOOLCHAIN)
-    sys.exit(EXIT_FINDING if any(r.status is not Status.OK for r in final.reports) else EXIT_OK)
+    _write(dumps(triton_fmt.document(runs, _own_stats(final.stats))) if as_json else triton_fmt.text(runs))
+    sys.exit(_exit_code(final.reports, final.incidents))
 
 
 @cli.group()
@@ -594,23 +515,11 @@ def toolchain():
 @click.option("--json", "as_json", is_flag=True)
 def toolchain_list(as_json):
     """Show each compiler found: path, ocloc and IGC versions, known targets."""
-    import json as _json
-
+    from .formats import toolchain as toolchain_fmt
     from .toolchain.compilers import discover_report
 
     found = discover_report()
-    if as_json:
-        click.echo(_json.dumps([dict(c.to_json(), origin=c.origin, targets=list(c.targets))
-                                for c, _ in found if c is not None], indent=2))
-    else:
-        if not any(c for c, _ in found):
-            click.echo("no compiler found; run `zeinspect toolchain fetch` or install Debian's intel-opencl-icd")
-        for c, why in found:
-            if c is None:
-                click.echo(f"skipped: {why}")
-                continue
-            click.echo(f"{c.id}\n  path:    {c.path}\n  origin:  {c.origin}\n  ocloc:   {c.ocloc_version}\n"
-                       f"  IGC:     {c.igc_version or 'unknown'}\n  targets: {', '.join(c.targets)}")
+    _write(toolchain_fmt.dumps(found) if as_json else toolchain_fmt.text(found))
     sys.exit(EXIT_OK if any(c for c, _ in found) else EXIT_TOOLCHAIN)
 
 

@@ -55,10 +55,51 @@ def slot_overflow(largest_scratch_slot: int | None, limit: int | None) -> str | 
             "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
 
 
+def driver_version_text(version: int | None) -> str:
+    """A Level Zero driver version (major 8 bits, minor 8, build 16) as NEO spells it."""
+    if not isinstance(version, int):
+        return "?"
+    return f"{version >> 24}.{(version >> 16) & 0xFF}.{driver_build(version)}"
+
+
+def driver_build(version: int) -> int:
+    """The build number of a Level Zero driver version: NEO's release build (26.27.039122 -> 39122)."""
+    return version & 0xFFFF
+
+
 def grf_bytes_for_ip(ip: str) -> int:
     """Bytes per general register: 64 on Xe-HPC (12.60) and Xe2 and later, else 32."""
     major, minor, _ = parse_ip(ip)
     return 64 if (12, 60) <= (major, minor) < (12, 70) or major >= 20 else 32
+
+
+# The GPU families by IP range, ocloc's family names as keys: ((major, minor) lowest, highest).
+# The one table: target selection falls back on it when no installed compiler knows a family
+# name (Debian 12's ocloc predates `xe-lp`, `xe-lpg` and `xe2`), and reports group by it.
+IP_FAMILIES = {
+    "xe-lp": ((12, 0), (12, 10)), "gen12lp": ((12, 0), (12, 10)), "xe-hpg": ((12, 55), (12, 57)),
+    "xe-hpc": ((12, 60), (12, 61)), "xe-lpg": ((12, 70), (12, 71)), "xe-lpgplus": ((12, 74), (12, 74)),
+    "xe2": ((20, 0), (20, 255)), "xe2-hpg": ((20, 1), (20, 2)), "xe2-lpg": ((20, 4), (20, 4)),
+    "xe3": ((30, 0), (30, 255)),
+}
+# The generations a reader knows, in the order reports list them (Xe-LPG+ reads as Xe-LPG).
+FAMILY_LABELS = (("xe-lp", "Xe-LP"), ("xe-hpg", "Xe-HPG"), ("xe-hpc", "Xe-HPC"), ("xe-lpg", "Xe-LPG"),
+                 ("xe-lpgplus", "Xe-LPG"), ("xe2", "Xe2"), ("xe3", "Xe3"))
+
+
+def ip_in_family_range(ip: str, family: str) -> bool:
+    if family not in IP_FAMILIES or not is_ip(ip):
+        return False
+    major, minor, _ = parse_ip(ip)
+    low, high = IP_FAMILIES[family]
+    return low <= (major, minor) <= high
+
+
+def family_label(ip: str | None) -> str:
+    """`Xe-HPG` for 12.55.8; the IP itself outside every family, `?` when unknown."""
+    if not ip:
+        return "?"
+    return next((label for family, label in FAMILY_LABELS if ip_in_family_range(ip, family)), ip)
 
 
 @dataclass(frozen=True, order=True)
@@ -165,7 +206,7 @@ class Compiler:
         return tuple(out)
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     OK = "ok"
     SCRATCH_OVERFLOW = "scratch_overflow"
     BUILD_FAILED = "build_failed"
@@ -173,7 +214,27 @@ class Status(str, enum.Enum):
     """The image requires device aspects the target lacks: the runtime never builds it there."""
 
 
-class Source(str, enum.Enum):
+class Verdict(enum.Enum):
+    """The audit's judgement of one report or ratchet line (judge.audit says when each applies):
+    its label, whether it fails the gate, and whether it fails it under --strict."""
+
+    OVERFLOW = ("OVERFLOW", True, True)
+    FAILED = ("FAILED", True, True)
+    NEW = ("NEW", True, True)
+    GREW = ("GREW", True, True)
+    IMPROVED = ("IMPROVED", False, True)
+    STALE = ("STALE", False, True)
+    LISTED = ("LISTED", False, False)
+    CLEAN = ("CLEAN", False, False)
+    NOT_APPLICABLE = ("N/A", False, False)
+
+    def __init__(self, label: str, fails: bool, fails_strict: bool):
+        self.label = label
+        self.fails = fails
+        self.fails_strict = fails_strict
+
+
+class Source(enum.StrEnum):
     AOT = "aot"  # compiled here by ocloc
     BINARY = "binary"  # read from an existing zebin / fat binary
     RUNTIME = "runtime"  # built through Level Zero
@@ -282,7 +343,7 @@ class KernelReport:
             return None
         return self.scratch_limit_bytes - used
 
-    def replace(self, **changes) -> "KernelReport":
+    def replace(self, **changes) -> KernelReport:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict:

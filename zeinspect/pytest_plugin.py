@@ -102,7 +102,7 @@ def audit_test(*paths, targets=None, ratchet=None, options="", logs=(), strict=F
     @pytest.mark.zeinspect
     @pytest.mark.parametrize("judgement", judgements, ids=ids)
     def test_scratch_audit(judgement):
-        from .judge.audit import Verdict
+        from .model import Verdict
 
         if judgement.verdict is Verdict.NOT_APPLICABLE:
             pytest.skip(judgement.message)

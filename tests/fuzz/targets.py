@@ -56,7 +56,7 @@ def offload(data: bytes) -> None:
 
 def spirv(data: bytes) -> None:
     from zeinspect.inputs.spirv import read_module
-    from zeinspect.judge.levers import check_structure, depends_on_sub_group, set_sub_group
+    from zeinspect.levers.sub_group import check_structure, depends_on_sub_group, set_sub_group
 
     module = read_module(data, "fuzz")
     names = module.kernel_names()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..judge.audit import AuditResult, Verdict
-from ..model import SCHEMA
+from ..judge.audit import AuditResult
+from ..model import SCHEMA, Verdict
 from .common import safe
 
 _ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]

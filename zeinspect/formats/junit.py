@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..judge.audit import AuditResult, Verdict
+from ..judge.audit import AuditResult
+from ..model import Verdict
 
 # Characters XML 1.0 cannot hold at all; they are dropped, not escaped.
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -22,9 +23,11 @@ def junit(result: AuditResult, *, strict: bool) -> bytes:
         if j.report is not None:
             classname = _clean(j.report.input)
             name = _clean(f"{j.report.kernel} [{j.report.target}]")
-        else:
+        elif j.entry is not None:  # a judgement of a ratchet line
             classname = _clean(result.ratchet_path)
             name = _clean(f"line {j.entry.lineno}: {j.entry.kernel} {j.entry.targets}")
+        else:
+            continue
         case = ET.SubElement(suite, "testcase", classname=classname, name=name)
         if j.fails(strict):
             failures += 1

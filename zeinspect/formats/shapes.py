@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..judge.shapes import Row, Search, _compress, describe_cells
+from ..judge.shapes import Cell, Row, Search
+from ..model import family_label
 from .common import safe
 
 COLUMNS = ("shape", "targets that spill or use private memory (bytes per thread)", "fail to build",
@@ -16,9 +17,9 @@ def _row_cells(row: Row) -> list[str]:
     na = [c.target for c in row.cells if c.state == "n/a"]
     ignored = [c.target for c in row.cells if c.state == "ignored"]
     scratch = describe_cells(row.scratch_targets) if row.scratch_targets else "none"
-    other = "; ".join(x for x in (f"not available: {_compress(na)}" if na else "",
-                                  f"ignored: {_compress(ignored)}" if ignored else "") if x)
-    return [scratch, _compress(failed) if failed else "-", other or "-"]
+    other = "; ".join(x for x in (f"not available: {compress_names(na)}" if na else "",
+                                  f"ignored: {compress_names(ignored)}" if ignored else "") if x)
+    return [scratch, compress_names(failed) if failed else "-", other or "-"]
 
 
 def table(searches: list[Search]) -> str:
@@ -59,3 +60,26 @@ def document(searches: list[Search]) -> dict:
          "winner": s.winner.shape.to_json() if s.winner else None,
          "runner_up": s.runner_up.shape.to_json() if s.runner_up else None,
          "why": s.why()} for s in searches]}
+
+
+def compress_names(names: list[str]) -> str:
+    """`adl-s, adl-p, adl-n` -> `adl-*`; single names stay."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name.rsplit("-", 1)[0] if "-" in name else name, []).append(name)
+    return ", ".join(f"{prefix}-*" if len(members) > 1 else members[0] for prefix, members in groups.items())
+
+
+def describe_cells(cells: list[Cell]) -> str:
+    """`Xe-LP: tgllp, adl-*, rpl-* (2752); Xe-HPG: dg2-*, acm-* (2176)`, figures in bytes per thread."""
+    if not cells:
+        return "none"
+    by_family: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_family.setdefault(family_label(c.report.ip if c.report else None), []).append(c)
+    parts = []
+    for group in by_family.values():
+        values = sorted({c.scratch for c in group})
+        figure = f"{values[0]}" if len(values) == 1 else f"{values[0]} to {values[-1]}"
+        parts.append(f"{compress_names([c.target for c in group])} ({figure})")
+    return "; ".join(parts)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..model import KernelReport, Status
 from .. import names
+from ..model import KernelReport, Status
 from .common import fmt_bytes, fmt_opt, safe
 
 MARK_OVERFLOW = "OVER"
@@ -62,7 +62,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     if not reports:
         return "no kernels\n"
     targets: list[str] = []
-    rows: "OrderedDict[tuple[str, str], dict[str, KernelReport]]" = OrderedDict()
+    rows: OrderedDict[tuple[str, str], dict[str, KernelReport]] = OrderedDict()
     for r in reports:
         if r.target not in targets:
             targets.append(r.target)
@@ -82,7 +82,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     lines.append(summary(reports))
     if rows:
         lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
-    for label, (key, by_target) in zip(labels, rows.items()):
+    for label, by_target in zip(labels, rows.values()):
         cells = [cell(by_target.get(t)).rjust(w) for t, w in zip(targets, widths)]
         lines.append("  ".join([label.ljust(first)] + cells))
     if hidden:
@@ -115,7 +115,7 @@ def _grid(rows: list[list[str]]) -> list[str]:
 
 def cards(reports: list[KernelReport]) -> str:
     """One card per kernel: a row of figures per target, then per IP the compiler, command and log."""
-    by_kernel: "OrderedDict[tuple[str, str], list[KernelReport]]" = OrderedDict()
+    by_kernel: OrderedDict[tuple[str, str], list[KernelReport]] = OrderedDict()
     for r in reports:
         by_kernel.setdefault((r.input, r.kernel), []).append(r)
     out = []
@@ -174,9 +174,9 @@ def side_by_side(runtime: list[KernelReport], aot: list[KernelReport]) -> str:
                                  ("spill", "spill_bytes", "spill_bytes"), ("private", "private_bytes", "private_bytes"),
                                  ("slm", "slm_bytes", "slm_bytes")):
             value = getattr(r, attr)
-            value = value.value if hasattr(value, "value") else value
+            value = getattr(value, "value", value)
             other = getattr(twin, attr) if twin else None
-            other = other.value if hasattr(other, "value") else other
+            other = getattr(other, "value", other)
             rows.append([label, fmt_opt(value), "-" if key is None else fmt_opt(binary.get(key)),
                          fmt_opt(other) if twin else "n/a"])
         widths = [max(len(row[i]) for row in rows) for i in range(4)]

@@ -1,9 +1,10 @@
 """What a user hands us: recognise each file by its content, walk directories.
 
-Kinds: `opencl` (OpenCL C source), `spirv`, `zebin`, `patchtokens` (legacy binary),
-`fatbin` (ocloc `ar` archive), `host` (an x86-64 object, executable, shared object or static
-archive that may carry device images: see inputs.offload).  Content decides, not the file name, except that OpenCL C
-(plain text) is recognised by its `.cl` suffix.
+Kinds (inputs.kinds): OpenCL C source, SPIR-V, zebin, legacy patch-token binary, ocloc fat
+binary (an `ar` archive), host file (an x86-64 object, executable, shared object or static
+archive that may carry device images: see inputs.offload).  Content decides, not the file
+name, except that OpenCL C (plain text) is recognised by its `.cl` suffix.  `DETECTORS` is
+the one registration of how each kind is recognised, tried in order.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from ..errors import InputError
 from .fatbin import is_fatbin
 from .files import read_file
+from .kinds import InputKind
 from .offload import is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
@@ -23,41 +25,46 @@ from .zebin import is_zebin, looks_like_elf
 
 MAX_INPUT_BYTES = 2 * 1024 * 1024 * 1024
 SOURCE_SUFFIXES = (".cl",)
-COMPILABLE = ("opencl", "spirv")
 
 
 @dataclass(frozen=True)
 class Input:
     path: str
     """As the user spelled it (or as found under a directory they named)."""
-    kind: str
+    kind: InputKind
     data: bytes
     image: ImageInfo | None = field(default=None, compare=False)
     """For a device image taken from a SYCL build: its descriptor (options, property sets)."""
 
+    def __post_init__(self):
+        object.__setattr__(self, "kind", InputKind(self.kind))  # a kind given by name works too
+
     @property
     def compilable(self) -> bool:
-        return self.kind in COMPILABLE
+        return self.kind.compilable
 
 
-def detect_kind(path: str, data: bytes) -> str | None:
-    if is_spirv(data):
-        return "spirv"
-    if is_host_archive(data):
-        return "host"
-    if is_fatbin(data):
-        return "fatbin"
-    if looks_like_elf(data):
-        if is_zebin(data):
-            return "zebin"
-        if is_patchtoken_binary(data):
-            return "patchtokens"
-        if is_host_elf(data):
-            return "host"
-        return "elf"
-    if path.endswith(SOURCE_SUFFIXES):
-        return "opencl"
-    return None
+def _is_host_elf(data: bytes) -> bool:
+    return looks_like_elf(data) and is_host_elf(data)
+
+
+# (kind, recognises its bytes), in the order they are tried: content decides.
+DETECTORS = (
+    (InputKind.SPIRV, is_spirv),
+    (InputKind.HOST, is_host_archive),
+    (InputKind.FATBIN, is_fatbin),
+    (InputKind.ZEBIN, lambda data: looks_like_elf(data) and is_zebin(data)),
+    (InputKind.PATCHTOKENS, lambda data: looks_like_elf(data) and is_patchtoken_binary(data)),
+    (InputKind.HOST, _is_host_elf),
+    (InputKind.ELF, looks_like_elf),
+)
+
+
+def detect_kind(path: str, data: bytes) -> InputKind | None:
+    kind = next((kind for kind, recognises in DETECTORS if recognises(data)), None)
+    if kind is None and path.endswith(SOURCE_SUFFIXES):
+        return InputKind.OPENCL
+    return kind
 
 
 def read_input(path: str) -> Input:
@@ -72,9 +79,9 @@ def read_input(path: str) -> Input:
             "or host object with device images",
             path=path,
         )
-    if kind == "elf":
+    if kind == InputKind.ELF:
         raise InputError("is an ELF file but neither an Intel GPU device binary nor an x86-64 host file", path=path)
-    if kind == "spirv":
+    if kind == InputKind.SPIRV:
         from ..errors import FormatError
         from .spirv import read_module
 
@@ -84,7 +91,7 @@ def read_input(path: str) -> Input:
             raise InputError(str(exc).removeprefix(f"{path} ").removeprefix(f"{path}: "), path=path) from None
         if not module.kernel_names():
             raise InputError("is a SPIR-V module without OpenCL kernel entry points", path=path)
-    if kind == "opencl":
+    if kind == InputKind.OPENCL:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
@@ -141,33 +148,34 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
     except FormatError as exc:
         raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
     out, notes = [], []
-    info = {"ips": set(), "spirv": False, "images": len(images)}
+    ips: set[str] = set()
+    info = {"ips": ips, "spirv": False, "images": len(images)}
     empty = 0
     for img in images:
         where = f"{inp.path}" + (f"({img.member})" if img.member else "") + f"[{img.source}]"
         if img.skipped:
             notes.append(f"{where}: skipped: {img.skipped}")
             continue
-        if img.kind in ("zebin", "patchtokens", "fatbin"):
+        if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
             out.append(Input(path=where, kind=img.kind, data=img.data))
             try:
-                if img.kind == "zebin":
+                if img.kind == InputKind.ZEBIN:
                     ip = read_zebin(img.data, where).ip
                     if ip:
-                        info["ips"].add(ip)
-                elif img.kind == "fatbin":
-                    info["ips"].update(m.ip for m in read_members(img.data, where) if m.ip)
+                        ips.add(ip)
+                elif img.kind == InputKind.FATBIN:
+                    ips.update(m.ip for m in read_members(img.data, where) if m.ip)
             except FormatError:
                 pass
-        elif img.kind == "spirv":
+        elif img.kind == InputKind.SPIRV:
             if not _has_entry_points(img.data, where):
                 # What a SYCL compiler emits for a translation unit without kernels: not a
                 # kernel, and nothing for the runtime to build.
                 empty += 1
                 continue
             info["spirv"] = True
-            out.append(Input(path=where, kind="spirv", data=img.data, image=img.info))
-        elif img.kind == "bitcode":
+            out.append(Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info))
+        elif img.kind == InputKind.BITCODE:
             notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
         else:
             notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")

@@ -38,7 +38,20 @@ _PTSS_OLD = re.compile(
 _DROP_SIMD = re.compile(r"couldn't compile without exceeding max permitted PTSS")
 _SPILL_NO_FIGURE = re.compile(r"\bspill", re.IGNORECASE)
 _KERNEL_ANY = re.compile(r"in kernel '(?P<kernel_new>[^']*)'|\bkernel (?P<kernel_old>[A-Za-z_$][\w$.]*)")
-_BUILD_FOR = re.compile(r"^Build (?P<verdict>succeeded|failed) for : (?P<device>[A-Za-z0-9_.:-]+?)(?:\.|\s+with error code:\s*(?P<code>-?\d+).*)?\s*$")
+_BUILD_FOR = re.compile(r"^Build (?P<verdict>succeeded|failed) for : (?P<device>[A-Za-z0-9_.:-]+?)"
+                        r"(?:\.|\s+with error code:\s*(?P<code>-?\d+).*)?\s*$")
+
+
+def build_verdict(line: str) -> tuple[str, str] | None:
+    """("succeeded" | "failed", device) for an ocloc "Build ... for : <device>" line, with or
+    without a `[device] ` prefix; None for any other line.  The one reader of these lines:
+    the executor splits a fat build's log with it."""
+    line = line.strip()
+    prefixed = _PREFIX.match(line)
+    m = _BUILD_FOR.match(prefixed["rest"] if prefixed else line)
+    return (m["verdict"], m["device"]) if m else None
+
+
 _SOURCE_ERROR = re.compile(r"^(?:\S*:)?\d+:\d+:\s+(?:fatal\s+)?error:\s")  # front end: file:line:col: error:
 _BUILD_FAILED = re.compile(r"^Build failed with error code:\s*(?P<code>-?\d+)")
 

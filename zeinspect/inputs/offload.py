@@ -27,6 +27,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import FormatError
+from .kinds import InputKind
 from .sycl_image import ImageInfo, descriptors
 
 OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
@@ -49,7 +50,7 @@ class Image:
     offset: int
     """Byte offset in the file given (of the compressed bytes when compressed)."""
     size: int
-    kind: str
+    kind: InputKind
     """zebin | fatbin | patchtokens | spirv | bitcode | unknown"""
     data: bytes = b""
     triple: str | None = None
@@ -67,26 +68,26 @@ class Image:
                 "skipped": self.skipped, "sycl": self.info.to_json() if self.info else None}
 
 
-def classify(data: bytes) -> str:
+def classify(data: bytes) -> InputKind:
     if data[:4] == ZSTD_MAGIC:
-        return "zstd"
+        return InputKind.ZSTD
     if data[:8] == b"!<arch>\n":
-        return "fatbin"
+        return InputKind.FATBIN
     if data[:4] == OFFLOAD_MAGIC:
-        return "offload-binary"
+        return InputKind.OFFLOAD_BINARY
     if data[:4] == b"\x7fELF" and len(data) >= 20:
         machine = struct.unpack_from("<H", data, 18)[0]
         etype = struct.unpack_from("<H", data, 16)[0]
         if machine == 205:
-            return "zebin"
+            return InputKind.ZEBIN
         if etype == 0xFF04:
-            return "patchtokens"
-        return "elf"
+            return InputKind.PATCHTOKENS
+        return InputKind.ELF
     if len(data) >= 4 and struct.unpack_from("<I", data)[0] == 0x07230203:
-        return "spirv"
+        return InputKind.SPIRV
     if data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):
-        return "bitcode"
-    return "unknown"
+        return InputKind.BITCODE
+    return InputKind.UNKNOWN
 
 
 def is_host_elf(data: bytes) -> bool:
@@ -180,7 +181,8 @@ def _zstd_frame(data: bytes, off: int) -> tuple[int | None, bytes | None, str | 
 def _next_known(data: bytes, start: int) -> int:
     """The next 4-aligned offset where a known image starts (for images without a length)."""
     for pos in range(start + 4, len(data) - 3, 4):
-        if classify(data[pos:pos + 20]) in ("zebin", "fatbin", "spirv", "offload-binary", "zstd", "patchtokens"):
+        if classify(data[pos:pos + 20]) in (InputKind.ZEBIN, InputKind.FATBIN, InputKind.SPIRV,
+                                            InputKind.OFFLOAD_BINARY, InputKind.ZSTD, InputKind.PATCHTOKENS):
             return pos
     return len(data)
 
@@ -196,23 +198,23 @@ def split_end_to_end(blob: bytes, base: int, source: str) -> list[Image]:
             break
         kind = classify(blob[pos:pos + 20])
         label = f"{source}@{pos}"
-        if kind in ("zebin", "patchtokens", "elf"):
+        if kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.ELF):
             length = _elf_extent(blob, pos)
-        elif kind == "fatbin":
+        elif kind == InputKind.FATBIN:
             length = _ar_extent(blob, pos)
-        elif kind == "spirv":
+        elif kind == InputKind.SPIRV:
             length = _spirv_extent(blob, pos)
-        elif kind == "offload-binary":
+        elif kind == InputKind.OFFLOAD_BINARY:
             length = _offload_extent(blob, pos)
-        elif kind == "zstd":
+        elif kind == InputKind.ZSTD:
             length, _, why = _zstd_frame(blob, pos)
             if length is None:
-                images.append(Image(label, base + pos, len(blob) - pos, "unknown", skipped=why))
+                images.append(Image(label, base + pos, len(blob) - pos, InputKind.UNKNOWN, skipped=why))
                 break
-        elif kind == "bitcode":
+        elif kind == InputKind.BITCODE:
             length = _next_known(blob, pos) - pos
         else:
-            images.append(Image(label, base + pos, len(blob) - pos, "unknown",
+            images.append(Image(label, base + pos, len(blob) - pos, InputKind.UNKNOWN,
                                 skipped="unrecognised bytes where an image should start"))
             break
         if not length:
@@ -290,15 +292,15 @@ def split_offloading(blob: bytes, base: int, source: str) -> list[Image]:
     while pos + 32 <= len(blob) and len(images) < MAX_IMAGES:
         if blob[pos:pos + 4] != OFFLOAD_MAGIC:
             if any(blob[pos:]):
-                images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, "unknown",
+                images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, InputKind.UNKNOWN,
                                     skipped="bytes that are not an OffloadBinary"))
             break
         size = _offload_extent(blob, pos)
         if size is None:
-            images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, "offload-binary",
+            images.append(Image(f"{source}@{pos}", base + pos, len(blob) - pos, InputKind.OFFLOAD_BINARY,
                                 skipped="OffloadBinary runs past the end of its section"))
             break
-        images.append(Image(f"{source}@{pos}", base + pos, size, "offload-binary", data=blob[pos:pos + size]))
+        images.append(Image(f"{source}@{pos}", base + pos, size, InputKind.OFFLOAD_BINARY, data=blob[pos:pos + size]))
         pos += (size + 7) & ~7
     return images
 
@@ -318,14 +320,14 @@ def _host_sections(data: bytes, what: str):
     return elf, sections
 
 
-def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
+def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
     by_name = {s.name: s for s in sections}
     tgt = by_name.get(".tgtimg")
     if tgt is None or tgt["sh_type"] == "SHT_NOBITS":
         return None
     raw = tgt.data()
     if len(raw) % 16:
-        return [Image(".tgtimg", tgt["sh_offset"], len(raw), "unknown",
+        return [Image(".tgtimg", tgt["sh_offset"], len(raw), InputKind.UNKNOWN,
                       skipped=".tgtimg is not a whole number of 16-byte records")]
     records = [struct.unpack_from("<QQ", raw, i) for i in range(0, len(raw), 16)]
     etype = elf.header["e_type"]
@@ -334,7 +336,7 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
     if etype == "ET_REL":
         rela = by_name.get(".rela.tgtimg")
         if rela is None:
-            return [Image(".tgtimg", tgt["sh_offset"], len(raw), "unknown",
+            return [Image(".tgtimg", tgt["sh_offset"], len(raw), InputKind.UNKNOWN,
                           skipped="object without relocations for its .tgtimg records")]
         symtab = sections[rela["sh_link"]] if rela["sh_link"] < len(sections) else None
         for rel in rela.iter_relocations():
@@ -377,11 +379,11 @@ def _tgtimg_images(data: bytes, elf, sections, what: str) -> list[Image] | None:
     for i, ((_, size), off) in enumerate(zip(records, file_offsets)):
         label = f".tgtimg[{i}]"
         if off is None:
-            images.append(Image(label, 0, size, "unknown", skipped="record address does not resolve into the file"))
+            images.append(Image(label, 0, size, InputKind.UNKNOWN, skipped="record address does not resolve into the file"))
         elif size <= 0 or off < 0 or off + size > len(data) or size > len(data):
-            images.append(Image(label, off, size, "unknown", skipped="record points past the end of the file"))
+            images.append(Image(label, off, size, InputKind.UNKNOWN, skipped="record points past the end of the file"))
         elif off < tgt_end and off + size > tgt_start:
-            images.append(Image(label, off, size, "unknown", skipped="record points into .tgtimg itself"))
+            images.append(Image(label, off, size, InputKind.UNKNOWN, skipped="record points into .tgtimg itself"))
         else:
             payload = data[off:off + size]
             images.append(Image(label, off, size, classify(payload[:20]), data=payload, info=infos[i]))
@@ -412,14 +414,14 @@ def _expand(images: list[Image], depth: int) -> list[Image]:
                 img.skipped = "images nested too deeply"
             out.append(img)
             continue
-        if img.kind == "zstd" or img.data[:4] == ZSTD_MAGIC:
+        if img.kind == InputKind.ZSTD or img.data[:4] == ZSTD_MAGIC:
             length, payload, why = _zstd_frame(img.data, 0)
             if payload is None:
-                img.kind, img.skipped = "zstd", why
+                img.kind, img.skipped = InputKind.ZSTD, why
                 out.append(img)
                 continue
             img.data, img.compression, img.kind = payload, "zstd", classify(payload[:20])
-        if img.kind == "offload-binary":
+        if img.kind == InputKind.OFFLOAD_BINARY:
             try:
                 entries = offload_entries(img.data)
             except FormatError as exc:
@@ -449,7 +451,7 @@ def _find_images(data: bytes, what: str, *, member: str | None = None, depth: in
     if data[:8] == b"!<arch>\n":
         return _archive_images(data, what, depth)
     elf, sections = _host_sections(data, what)
-    images = _tgtimg_images(data, elf, sections, what)
+    images = _tgtimg_images(data, elf, sections)
     if images is None:
         images = _section_images(sections)
     for img in images:
@@ -476,7 +478,7 @@ def _archive_images(data: bytes, what: str, depth: int) -> list[Image]:
         try:
             found = find_images(m.data, f"{what}({name})", member=name, depth=depth + 1)
         except FormatError as exc:
-            found = [Image(name, m.offset, len(m.data), "unknown", member=name, skipped=str(exc))]
+            found = [Image(name, m.offset, len(m.data), InputKind.UNKNOWN, member=name, skipped=str(exc))]
         for img in found:
             img.offset += m.offset  # offsets count from the archive's first byte
         out.extend(found)
@@ -484,8 +486,9 @@ def _archive_images(data: bytes, what: str, depth: int) -> list[Image]:
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-EXTENSIONS = {"zebin": "zebin", "fatbin": "ar", "patchtokens": "bin", "spirv": "spv", "bitcode": "bc",
-              "unknown": "bin", "elf": "elf", "zstd": "zst", "offload-binary": "offload"}
+EXTENSIONS = {InputKind.ZEBIN: "zebin", InputKind.FATBIN: "ar", InputKind.PATCHTOKENS: "bin", InputKind.SPIRV: "spv",
+              InputKind.BITCODE: "bc", InputKind.UNKNOWN: "bin", InputKind.ELF: "elf", InputKind.ZSTD: "zst",
+              InputKind.OFFLOAD_BINARY: "offload"}
 
 
 def safe_name(index: int, img: Image) -> str:

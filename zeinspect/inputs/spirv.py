@@ -2,7 +2,7 @@
 
 Only what zeinspect needs is decoded: the word stream, OpEntryPoint (15),
 OpExecutionMode (16), OpCapability (17) and the opcodes that reveal sub-group
-dependence.  The rewriter in zeinspect.judge.levers works on the same word stream.
+dependence.  The rewriter in zeinspect.levers.sub_group works on the same word stream.
 """
 
 from __future__ import annotations

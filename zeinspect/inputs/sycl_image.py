@@ -15,9 +15,10 @@ In a linked shared object or PIE executable every pointer is an R_X86_64_RELATIV
 relocation.  A descriptor is found from its image: the image's address appears twice among
 the relocation addends, once in `.tgtimg` and once as the descriptor's BinaryStart, which
 is followed by BinaryEnd (after the start), and preceded by a header with Kind = 4 and a
-known version whose string pointers resolve (otherwise the image simply has no descriptor).  Checked on oneMKL's RNG library (version 3, 80 bytes apart)
-and dpctl's libraries.  The new offload model carries compile and link options as
-OffloadBinary strings (`compile-opts`, `link-opts`); those are read in offload.py.
+known version whose string pointers resolve (otherwise the image simply has no descriptor).
+Checked on oneMKL's RNG library (version 3, 80 bytes apart) and dpctl's libraries.  The new
+offload model carries compile and link options as OffloadBinary strings (`compile-opts`,
+`link-opts`); those are read in offload.py.
 
 Property values: type 1 is a u32 kept in ValSize, type 2 a byte array whose first 8 bytes
 hold its size in bits, type 3 a string (PropertySets.md).
@@ -143,7 +144,7 @@ def descriptors(data: bytes, sections, relative: dict[int, int], images: list[tu
             where.setdefault(addend, []).append(r_offset)
     mem = _Memory(data, sections, relative)
     out: list[ImageInfo | None] = []
-    for addr, size in images:
+    for addr, _size in images:
         info = None
         for loc in where.get(addr, ()):
             # BinaryEnd follows: after the start, though not always start + size (a compressed

@@ -169,7 +169,7 @@ def _plain_zebin_sections(data: bytes, what: str) -> list[tuple[str, int, bytes]
     return out
 
 
-def _zebin_sections(data: bytes, what: str) -> list[tuple[str, int | str, bytes]]:
+def _zebin_sections(data: bytes, what: str) -> list[tuple[str, int | str, bytes]] | list[tuple[str, int, bytes]]:
     fast = _plain_zebin_sections(data, what) if looks_like_elf(data) else None
     if fast is not None:
         return fast

@@ -42,8 +42,8 @@ def load_yaml_strictly(text: bytes | str, what: str):
     # An alias is written `*name`, and every node takes at least one character: a document
     # without a `*` and under half the node limit in characters needs no counting pass
     # (a third of the time of reading a compiler's .ze_info, which is a few KB).
-    star = b"*" if isinstance(text, bytes) else "*"
-    counting = star in text or len(text) > MAX_YAML_EVENTS // 2
+    has_alias = b"*" in text if isinstance(text, bytes) else "*" in text
+    counting = has_alias or len(text) > MAX_YAML_EVENTS // 2
     try:
         events = 0
         for event in (yaml.parse(text, Loader=loader) if counting else ()):
@@ -91,84 +91,84 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
     kernels = zeinfo.get("kernels")
     if not isinstance(kernels, list):
         raise FormatError(".ze_info has no 'kernels' list")
-    scratch_in_env = version >= (1, 39)
-    out = []
-    for kernel in kernels:
-        if not isinstance(kernel, dict):
-            raise FormatError(".ze_info kernel entry is not a mapping")
-        name = kernel.get("name")
-        if not isinstance(name, str) or not name:
-            raise FormatError(".ze_info kernel entry has no name")
-        # One string per kernel, however many targets report it (a library has thousands).
-        name = sys.intern(name)
-        env = kernel.get("execution_env")
-        if not isinstance(env, dict):
-            raise FormatError(f".ze_info kernel {name!r} has no execution_env"[:200])
-        simd = _int(env.get("simd_size", 0), "simd_size")
-        if simd not in (1, 8, 16, 32):
-            raise FormatError(f".ze_info kernel {name!r} has simd_size {simd}, expected 1, 8, 16 or 32"[:200])
-        grf = _int(env.get("grf_count", 0), "grf_count") or None
-        slm = _int(env.get("slm_size", 0), "slm_size")
+    return version, [_kernel_figures(kernel, version, xe_hp_or_later) for kernel in kernels]
 
-        spill = private_scratch = global_private = 0
-        scratch_space = largest_slot = 0
-        if scratch_in_env:
-            spill = _int(env.get("spill_size", 0), "spill_size")
-            private_scratch = _int(env.get("private_size", 0), "private_size")
-        buffers = kernel.get("per_thread_memory_buffers") or []
-        if not isinstance(buffers, list):
-            raise FormatError(f".ze_info kernel {name!r}: per_thread_memory_buffers is not a list"[:200])
-        for buf in buffers:
-            if not isinstance(buf, dict):
-                raise FormatError(f".ze_info kernel {name!r}: a per-thread memory buffer is not a mapping"[:200])
-            size = _int(buf.get("size", 0), "buffer size")
-            if size < 0:
-                raise FormatError(f".ze_info kernel {name!r}: negative buffer size"[:200])
-            kind = buf.get("type")
-            if kind == "global":
-                global_private = size * (simd if buf.get("is_simt_thread") else 1)
-            elif kind == "scratch":
-                slot = _int(buf.get("slot", 0), "slot")
-                scratch_space += size
-                largest_slot = max(largest_slot, size)
-                if not scratch_in_env:
-                    if slot == 0:
-                        spill = size
-                    else:
-                        private_scratch = size
-        notes = []
-        unreported = 0
-        if xe_hp_or_later is None:
-            notes.append("target unknown: private memory derived with the Xe-HP and later rule")
-        if xe_hp_or_later is False:
-            private = global_private
-            if private_scratch and not global_private:
-                unreported = private_scratch
-                notes.append(
-                    f"{private_scratch} bytes of private memory live in scratch; the driver reports "
-                    "privateMemSize 0 on Xe-LP"
-                )
-        else:
-            private = private_scratch if private_scratch > 0 else global_private
 
-        attrs = kernel.get("user_attributes") or {}
-        required = env.get("required_sub_group_size") or (
-            attrs.get("intel_reqd_sub_group_size") if isinstance(attrs, dict) else None
-        )
-        out.append(
-            KernelFigures(
-                name=name,
-                simd=simd,
-                grf=grf,
-                spill_bytes=spill,
-                private_bytes=private + unreported,
-                slm_bytes=slm,
-                scratch_space_bytes=scratch_space,
-                largest_scratch_slot=largest_slot,
-                required_sub_group_size=_int(required, "required sub-group size") if required else None,
-                has_stack_calls=bool(env.get("has_stack_calls")),
-                driver_private_bytes=private if unreported else None,
-                notes=tuple(notes),
-            )
-        )
-    return version, out
+def _kernel_figures(kernel, version: tuple[int, int], xe_hp_or_later: bool | None) -> KernelFigures:
+    if not isinstance(kernel, dict):
+        raise FormatError(".ze_info kernel entry is not a mapping")
+    name = kernel.get("name")
+    if not isinstance(name, str) or not name:
+        raise FormatError(".ze_info kernel entry has no name")
+    # One string per kernel, however many targets report it (a library has thousands).
+    name = sys.intern(name)
+    env = kernel.get("execution_env")
+    if not isinstance(env, dict):
+        raise FormatError(f".ze_info kernel {name!r} has no execution_env"[:200])
+    simd = _int(env.get("simd_size", 0), "simd_size")
+    if simd not in (1, 8, 16, 32):
+        raise FormatError(f".ze_info kernel {name!r} has simd_size {simd}, expected 1, 8, 16 or 32"[:200])
+    memory = _per_thread_memory(kernel, env, name, simd, scratch_in_env=version >= (1, 39))
+    private, driver_private, notes = _private_bytes(memory, xe_hp_or_later)
+    attrs = kernel.get("user_attributes") or {}
+    required = env.get("required_sub_group_size") or (
+        attrs.get("intel_reqd_sub_group_size") if isinstance(attrs, dict) else None
+    )
+    return KernelFigures(
+        name=name,
+        simd=simd,
+        grf=_int(env.get("grf_count", 0), "grf_count") or None,
+        spill_bytes=memory["spill"],
+        private_bytes=private,
+        slm_bytes=_int(env.get("slm_size", 0), "slm_size"),
+        scratch_space_bytes=memory["scratch_space"],
+        largest_scratch_slot=memory["largest_slot"],
+        required_sub_group_size=_int(required, "required sub-group size") if required else None,
+        has_stack_calls=bool(env.get("has_stack_calls")),
+        driver_private_bytes=driver_private,
+        notes=tuple(notes),
+    )
+
+
+def _per_thread_memory(kernel: dict, env: dict, name: str, simd: int, *, scratch_in_env: bool) -> dict[str, int]:
+    """Spill, private-in-scratch and global private bytes, and the scratch slots, as written:
+    from execution_env (ze_info 1.39 and later) or from the scratch buffers' slots (before)."""
+    memory = dict(spill=0, private_scratch=0, global_private=0, scratch_space=0, largest_slot=0)
+    if scratch_in_env:
+        memory["spill"] = _int(env.get("spill_size", 0), "spill_size")
+        memory["private_scratch"] = _int(env.get("private_size", 0), "private_size")
+    buffers = kernel.get("per_thread_memory_buffers") or []
+    if not isinstance(buffers, list):
+        raise FormatError(f".ze_info kernel {name!r}: per_thread_memory_buffers is not a list"[:200])
+    for buf in buffers:
+        if not isinstance(buf, dict):
+            raise FormatError(f".ze_info kernel {name!r}: a per-thread memory buffer is not a mapping"[:200])
+        size = _int(buf.get("size", 0), "buffer size")
+        if size < 0:
+            raise FormatError(f".ze_info kernel {name!r}: negative buffer size"[:200])
+        kind = buf.get("type")
+        if kind == "global":
+            memory["global_private"] = size * (simd if buf.get("is_simt_thread") else 1)
+        elif kind == "scratch":
+            slot = _int(buf.get("slot", 0), "slot")
+            memory["scratch_space"] += size
+            memory["largest_slot"] = max(memory["largest_slot"], size)
+            if not scratch_in_env:
+                memory["spill" if slot == 0 else "private_scratch"] = size
+    return memory
+
+
+def _private_bytes(memory: dict[str, int], xe_hp_or_later: bool | None) -> tuple[int, int | None, list[str]]:
+    """(private bytes the kernel uses, what the driver reports where that differs, notes), by
+    NEO's privateMemSize rule for the target's generation."""
+    private_scratch, global_private = memory["private_scratch"], memory["global_private"]
+    notes = []
+    if xe_hp_or_later is None:
+        notes.append("target unknown: private memory derived with the Xe-HP and later rule")
+    if xe_hp_or_later is not False:
+        return (private_scratch if private_scratch > 0 else global_private), None, notes
+    if private_scratch and not global_private:
+        notes.append(f"{private_scratch} bytes of private memory live in scratch; the driver reports "
+                     "privateMemSize 0 on Xe-LP")
+        return global_private + private_scratch, global_private, notes
+    return global_private, None, notes

@@ -20,29 +20,11 @@ an entry for all targets is not "improved" merely because some targets use less.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 from .. import names
-from ..model import Compiler, KernelReport, Status, grf_bytes_for_ip
+from ..model import Compiler, KernelReport, Status, Verdict, grf_bytes_for_ip
 from .ratchet import Entry, Ratchet, find_entry, kernel_matches
-
-
-class Verdict(enum.Enum):
-    OVERFLOW = ("OVERFLOW", True, True)
-    FAILED = ("FAILED", True, True)
-    NEW = ("NEW", True, True)
-    GREW = ("GREW", True, True)
-    IMPROVED = ("IMPROVED", False, True)
-    STALE = ("STALE", False, True)
-    LISTED = ("LISTED", False, False)
-    CLEAN = ("CLEAN", False, False)
-    NOT_APPLICABLE = ("N/A", False, False)
-
-    def __init__(self, label: str, fails: bool, fails_strict: bool):
-        self.label = label
-        self.fails = fails
-        self.fails_strict = fails_strict
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +66,7 @@ class AuditResult:
     def passed(self, strict: bool) -> bool:
         return not self.failures(strict)
 
-    def count(self, verdict: "Verdict") -> int:
+    def count(self, verdict: Verdict) -> int:
         return sum(1 for j in self.judgements if j.verdict is verdict)
 
     @property
@@ -155,7 +137,7 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
     # every kernel they match uses less than they allow.
     for entry in ratchet.entries:
         matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
-        users = [j.report for j in matched if j.report.uses_scratch and j.report.status is Status.OK]
+        users = [r for j in matched if (r := j.report) is not None and r.uses_scratch and r.status is Status.OK]
         where = f"{ratchet.path} line {entry.lineno} ({entry.kernel} {entry.targets})"
         if any(j.verdict in (Verdict.GREW, Verdict.OVERFLOW, Verdict.FAILED) for j in matched) or \
                 any(r.scratch_unknown for r in users):
@@ -177,9 +159,10 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})
     result.not_applicable = sum(1 for r in reports if not r.applicable)
-    users = {(r.input, r.kernel) for r in reports if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
-    result.scratch_kernels = len(users)
+    scratch_users = {(r.input, r.kernel) for r in reports
+                     if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
+    result.scratch_kernels = len(scratch_users)
     result.listed_kernels = len({(j.report.input, j.report.kernel) for j in result.judgements
                                  if j.report is not None and j.entry is not None
-                                 and (j.report.input, j.report.kernel) in users})
+                                 and (j.report.input, j.report.kernel) in scratch_users})
     return result

@@ -20,13 +20,14 @@ runtime crash is a finding, not a dead tool.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..toolchain.runtimes import runtime_env
 
 _LAUNCH = re.compile(r"//\s*zeinspect-launch\s+(?P<kernel>\w+)\s*:\s*global=(?P<g>[\d,]+)\s+local=(?P<l>[\d,]+)")
 _ARG = re.compile(r"//\s*zeinspect-arg\s+(?P<kernel>\w+)\s*:\s*(?P<name>\w+)\s+(?P<type>float|int|uint)"
@@ -63,19 +64,33 @@ def launches(source: str) -> dict[str, Launch]:
     return out
 
 
-def _runtime_env() -> dict:
-    """Point the ICD loader at the intel-opencl-rt wheel's CPU runtime when no one else did
-    (the wheel's own .icd file holds a placeholder path)."""
-    env = dict(os.environ)
-    if "OCL_ICD_FILENAMES" not in env:
-        for lib in (Path(sys.prefix) / "lib" / "libintelocl.so",):
-            if lib.exists():
-                env["OCL_ICD_FILENAMES"] = str(lib)
-    return env
+@dataclass(frozen=True)
+class Equivalence:
+    """The outcome of running the original and the remedied kernel on the same inputs."""
+
+    ran: bool
+    why: str | None = None
+    """Why it did not run (ran False)."""
+    device: str | None = None
+    equal: bool | None = None
+    bitwise: bool | None = None
+    max_abs_diff: float | None = None
+    outputs_compared: int | None = None
+
+    @classmethod
+    def from_json(cls, data: dict) -> Equivalence:
+        return cls(ran=bool(data.get("ran")), **{k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "ran"})
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @property
+    def differs(self) -> bool:
+        return self.ran and not self.equal
 
 
-def compare(original: bytes, remedied: bytes, launch: Launch, *, seed: int = 1234, timeout: float = 300) -> dict:
-    """{"ran": bool, "why"?, "device"?, "equal"?, "bitwise"?, "max_abs_diff"?, "outputs_compared"?}"""
+def compare(original: bytes, remedied: bytes, launch: Launch, *, seed: int = 1234, timeout: float = 300) -> Equivalence:
+    """Run both modules in a child process (a runtime crash is an outcome, not our crash)."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-eq-") as tmp:
         a, b = Path(tmp) / "a.spv", Path(tmp) / "b.spv"
         a.write_bytes(original)
@@ -84,15 +99,15 @@ def compare(original: bytes, remedied: bytes, launch: Launch, *, seed: int = 123
                    "local": launch.local_size, "args": launch.args, "seed": seed}
         try:
             proc = subprocess.run([sys.executable, "-m", "zeinspect.judge.equivalence"], input=json.dumps(request),
-                                  capture_output=True, text=True, timeout=timeout, env=_runtime_env(), cwd=tmp)
+                                  capture_output=True, text=True, timeout=timeout, env=runtime_env(), cwd=tmp)
         except subprocess.TimeoutExpired:
-            return {"ran": False, "why": f"the run on the CPU device timed out after {timeout:.0f} s"}
+            return Equivalence(False, f"the run on the CPU device timed out after {timeout:.0f} s")
     if proc.returncode < 0:
-        return {"ran": False, "why": f"the CPU runtime crashed (signal {-proc.returncode})"}
+        return Equivalence(False, f"the CPU runtime crashed (signal {-proc.returncode})")
     try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"ran": False, "why": "the runner gave no answer: " + " ".join(proc.stderr.split())[-300:]}
+        return Equivalence.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError, TypeError):
+        return Equivalence(False, "the runner gave no answer: " + " ".join(proc.stderr.split())[-300:])
 
 
 def _child() -> None:  # runs in its own process: python -m zeinspect.judge.equivalence
@@ -113,7 +128,7 @@ def _child() -> None:  # runs in its own process: python -m zeinspect.judge.equi
         print(json.dumps({"ran": False, "why": "not executable here: no OpenCL CPU device"}))
         return
     dtypes = {"float": np.float32, "int": np.int32, "uint": np.uint32}
-    scalars = {"float": ctypes.c_float, "int": ctypes.c_int32, "uint": ctypes.c_uint32}
+    scalars: dict[str, type] = {"float": ctypes.c_float, "int": ctypes.c_int32, "uint": ctypes.c_uint32}
 
     def run(path: str):
         rng = np.random.default_rng(request["seed"])
@@ -122,8 +137,8 @@ def _child() -> None:  # runs in its own process: python -m zeinspect.judge.equi
         args, outputs = [], []
         for arg in request["args"]:
             if "value" in arg:
-                value = float(arg["value"]) if arg["type"] == "float" else int(float(arg["value"]))
-                args.append(scalars[arg["type"]](value))
+                number = float(arg["value"])
+                args.append(scalars[arg["type"]](number if arg["type"] == "float" else int(number)))
                 continue
             dtype, count, init = dtypes[arg["type"]], arg["count"], arg["init"]
             if init == "random":

@@ -12,9 +12,10 @@ import json
 from pathlib import Path
 
 from ..errors import FormatError, InputError
+from ..fileio import atomic_write, sha256
 from ..inputs import read_input
+from ..inputs.kinds import InputKind
 from ..inputs.offload import find_images, safe_name
-from ..probes.cache import atomic_write, sha256
 
 
 def _target(img) -> str | None:
@@ -24,21 +25,21 @@ def _target(img) -> str | None:
     from ..toolchain.targets import name_for_ip
 
     try:
-        if img.kind == "zebin":
+        if img.kind == InputKind.ZEBIN:
             ip = read_zebin(img.data, img.source).ip
             return name_for_ip(ip) if ip else None
-        if img.kind == "fatbin":
+        if img.kind == InputKind.FATBIN:
             return ",".join(sorted({name_for_ip(m.ip) for m in read_members(img.data, img.source) if m.ip}))
     except FormatError:
         return None
-    if img.kind == "spirv":
+    if img.kind == InputKind.SPIRV:
         return "any (compiled at run time)"
     return img.arch
 
 
 def extract(path: str, out_dir: str) -> tuple[list[str], list[str]]:
     inp = read_input(path)
-    if inp.kind != "host":
+    if inp.kind != InputKind.HOST:
         raise InputError(f"is a {inp.kind}, not a host object, library or executable with device images", path=path)
     try:
         images = find_images(inp.data, path)

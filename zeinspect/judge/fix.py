@@ -9,12 +9,16 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..fileio import atomic_write
 from ..inputs import Input
+from ..inputs.kinds import InputKind
+from ..levers import MODULE_LEVERS
+from ..levers.base import spell
+from ..levers.register_file import grf_spelling
 from ..model import Shape, Status
 from ..probes.aot import AotConfig, probe
-from ..probes.cache import atomic_write
-from ..toolchain.levers import grf_spelling
 from ..toolchain.targets import TargetPlan
+from .equivalence import Equivalence
 from .shapes import Search, search
 from .shapes_file import SCHEMA, dump
 
@@ -25,7 +29,7 @@ class Decision:
     shape: Shape
     verified: dict = field(default_factory=dict)
     """target -> report of the module compiled in its chosen shapes."""
-    equivalence: dict = field(default_factory=dict)
+    equivalence: Equivalence | None = None
     """The outcome of running the original and the remedied kernel (judge.equivalence)."""
 
     @property
@@ -38,20 +42,8 @@ class Decision:
 
 
 def sycl_spelling(shape: Shape, written: int | None) -> str:
-    """How a SYCL author writes the decision in source."""
-    parts = []
-    if shape.sub_group == 0:
-        parts.append(f"no required size (drop [[sycl::reqd_sub_group_size({written})]])" if written
-                     else "no required size")
-    elif shape.sub_group is not None:
-        parts.append(f"[[sycl::reqd_sub_group_size({shape.sub_group})]]")
-    else:
-        parts.append(f"keep [[sycl::reqd_sub_group_size({written})]]" if written else "no required size")
-    if shape.grf == "256":
-        parts.append("the grf_size<256> kernel property (sycl::ext::intel::experimental::grf_size<256>)")
-    elif shape.grf == "auto":
-        parts.append("the grf_size_automatic kernel property")
-    return " with ".join(parts)
+    """How a SYCL author writes the decision in source, lever by lever."""
+    return " with ".join(spell(MODULE_LEVERS, shape, Shape(sub_group=written)))
 
 
 @dataclass
@@ -86,37 +78,39 @@ def fix(inputs: list[Input], config: AotConfig, plan: TargetPlan, compilers, *, 
             winner = s.winner
             shape = winner.shape if winner is not None else Shape(sub_group=s.written_sub_group or 0)
             result.decisions.append(Decision(search=s, shape=shape))
-    _verify(result, config, plan, compilers)
+    _verify(result, config)
     _check_results(result, config, plan)
     return result
 
 
 def _check_results(result: FixResult, config: AotConfig, plan: TargetPlan) -> None:
     """Run original and remedied kernels where a device accepts them; never claim without a run."""
+    from ..cache import BuildCache
     from ..inputs import read_input
+    from ..levers.sub_group import rewrite_module
     from ..paths import build_cache_dir
-    from ..probes.cache import BuildCache
+    from ..toolchain.front_end import to_spirv
     from .equivalence import compare, launches
-    from .levers import rewrite_module, to_spirv
 
     cache = BuildCache(build_cache_dir() if config.use_cache else None)
     ip = plan.ips[0]
     compiler = plan.compiler_for_ip[ip]
     for d in result.decisions:
         inp = read_input(d.search.input)
-        described = launches(inp.data.decode("utf-8", "replace")) if inp.kind == "opencl" else {}
+        described = launches(inp.data.decode("utf-8", "replace")) if inp.kind == InputKind.OPENCL else {}
         if d.shape.sub_group is None or d.shape.sub_group == (d.search.written_sub_group or 0):
-            d.equivalence = {"ran": False, "why": "nothing to run: the remedied module is the original "
-                             "(only build options change)"}
+            d.equivalence = Equivalence(False, "nothing to run: the remedied module is the original "
+                                        "(only build options change)")
         elif d.kernel not in described:
-            d.equivalence = {"ran": False, "why": "not executable here: the kernel has no launch description"}
+            d.equivalence = Equivalence(False, "not executable here: the kernel has no launch description")
         else:
-            original = to_spirv(inp, compiler, ip, cache, config.timeout)
-            remedied, _ = rewrite_module(inp, ((d.kernel, d.shape.sub_group),), compiler, ip, cache, config.timeout)
+            original = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path))
+            remedied, _ = rewrite_module(inp, ((d.kernel, d.shape.sub_group),), compiler, ip, cache, config.timeout,
+                                          config.options_for(inp.path))
             d.equivalence = compare(original, remedied, described[d.kernel])
 
 
-def _verify(result: FixResult, config: AotConfig, plan: TargetPlan, compilers) -> None:
+def _verify(result: FixResult, config: AotConfig) -> None:
     """Compile each module with all its decisions at once, as the audit will, and keep the figures."""
     import tempfile
 
@@ -129,7 +123,7 @@ def _verify(result: FixResult, config: AotConfig, plan: TargetPlan, compilers) -
         return
     with tempfile.TemporaryDirectory(prefix="zeinspect-fix-") as tmp:
         path = Path(tmp) / "shapes.yaml"
-        path.write_text(dump(_document(result, Path(tmp), artefacts=None)))
+        path.write_text(dump(_document(result, artefacts=None)))
         got = collect_in_chosen_shapes(list(by_module), config, str(path), explicit_targets=True)
     for d in result.decisions:
         d.verified = {r.target: r for r in got.reports if r.input == d.search.input and r.kernel == d.kernel}
@@ -140,7 +134,7 @@ def _figures(report) -> dict:
             "spill_bytes": report.spill_bytes, "private_bytes": report.private_bytes}
 
 
-def _document(result: FixResult, base: Path, artefacts: dict | None) -> dict:
+def _document(result: FixResult, artefacts: dict | None) -> dict:
     modules: dict = {}
     for d in result.decisions:
         entry = modules.setdefault(d.search.input, {"kernels": {}})
@@ -156,8 +150,8 @@ def _document(result: FixResult, base: Path, artefacts: dict | None) -> dict:
         }
         if d.search.depends:
             record["depends_on_sub_group"] = d.search.depends
-        if d.equivalence:
-            record["same_results"] = d.equivalence
+        if d.equivalence is not None:
+            record["same_results"] = d.equivalence.to_json()
         if d.verified:
             record["results"] = {t: _figures(r) for t, r in d.verified.items()}
         entry["kernels"][d.kernel] = record
@@ -167,10 +161,10 @@ def _document(result: FixResult, base: Path, artefacts: dict | None) -> dict:
 def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: AotConfig | None, *,
           triton: dict | None = None) -> list[str]:
     """Write the decisions and, per module, the remedied SPIR-V next to them; returns what was written."""
+    from ..cache import BuildCache
     from ..inputs import read_input
+    from ..levers.sub_group import rewrite_module
     from ..paths import build_cache_dir
-    from ..probes.cache import BuildCache
-    from .levers import rewrite_module
 
     out_dir = Path(shapes_path).parent
     art_dir = out_dir / "remedied"
@@ -183,12 +177,15 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: 
     for d in result.decisions:
         by_module.setdefault(d.search.input, []).append(d)
     for module, decisions in by_module.items():
+        # Decisions come from modules compiled for a plan with a configuration.
+        assert plan is not None and config is not None and compiler is not None and first_ip is not None
         inp = read_input(module)
         rewrites = tuple((d.kernel, d.shape.sub_group) for d in decisions
                          if d.shape.sub_group is not None and d.shape.sub_group != (d.search.written_sub_group or 0))
         info: dict = {}
         if rewrites:
-            data, _ = rewrite_module(inp, rewrites, compiler, first_ip, cache, config.timeout)
+            data, _ = rewrite_module(inp, rewrites, compiler, first_ip, cache, config.timeout,
+                                     config.options_for(inp.path))
             name = Path(module).with_suffix(".spv").name
             atomic_write(art_dir / name, data)
             written.append(str(art_dir / name))
@@ -210,7 +207,7 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: 
                 "kernels need different register files: compile the module once per choice"
         info["build_options"] = options
         artefacts[module] = info
-    document = _document(result, out_dir, artefacts)
+    document = _document(result, artefacts)
     if triton:
         document["triton"] = triton
     atomic_write(Path(shapes_path), dump(document).encode())

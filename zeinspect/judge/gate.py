@@ -25,9 +25,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import FormatError, InputError, UsageError
 from ..inputs.zeinfo import load_yaml_strictly
-from ..errors import FormatError
+from ..probes.triton import TritonKernel, parse_pairs
 
 KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton"}
 MODULE_KEYS = {"options"}
@@ -47,7 +47,7 @@ class GateConfig:
     shapes: str | None = None
     compiler: str | None = None
     strict: bool = False
-    triton: tuple = ()
+    triton: tuple[TritonEntry, ...] = ()
 
 
 def _rel(base: Path, value: str) -> str:
@@ -118,7 +118,25 @@ def parse(text: bytes, path: str) -> GateConfig:
     )
 
 
-def _triton_entries(raw, base: Path, path: str) -> list[dict]:
+@dataclass(frozen=True)
+class TritonEntry:
+    """One Triton kernel a gate configuration audits: what to compile, and how to judge it."""
+
+    kernel: TritonKernel
+    stage: bool = False
+    """Audit it after the SLM staging pass."""
+    targets: tuple[str, ...] | None = None
+    """Its own targets; None: the configuration's."""
+
+
+def _pairs(text: str, what: str, where: str, path: str) -> dict:
+    try:
+        return parse_pairs(text, what)
+    except UsageError as exc:
+        raise InputError(f"{where}: {str(exc).removeprefix(f'--{what}: ')}", path=path) from None
+
+
+def _triton_entries(raw, base: Path, path: str) -> list[TritonEntry]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -141,11 +159,12 @@ def _triton_entries(raw, base: Path, path: str) -> list[dict]:
         if "stage" in entry and not isinstance(entry["stage"], bool):
             raise InputError(f"{where}: 'stage' must be true or false", path=path)
         targets = entry.get("targets")
-        out.append({
-            "file": _rel(base, file), "kernel": name, "signature": str(entry.get("signature", "")),
-            "constexprs": str(entry.get("constexprs", "")), "num_warps": entry.get("num_warps", 4),
-            "threads_per_warp": entry.get("threads_per_warp", 32), "grf_mode": str(entry.get("grf_mode", "default")),
-            "stage": entry.get("stage", False),
-            "targets": tuple(_strings(targets, f"{where} targets", path)) if targets is not None else None,
-        })
+        kernel = TritonKernel(file=_rel(base, file), kernel=name,
+                              signature=_pairs(str(entry.get("signature", "")), "signature", where, path),
+                              constexprs=_pairs(str(entry.get("constexprs", "")), "constexprs", where, path),
+                              num_warps=entry.get("num_warps", 4), threads_per_warp=entry.get("threads_per_warp", 32),
+                              grf_mode=str(entry.get("grf_mode", "default")))
+        out.append(TritonEntry(kernel=kernel, stage=entry.get("stage", False),
+                               targets=tuple(_strings(targets, f"{where} targets", path)) if targets is not None
+                               else None))
     return out

@@ -80,7 +80,7 @@ def parse(text: str, path: str, dialect: str | None = None) -> Ratchet:
         elif kind != ratchet.dialect:
             raise InputError(f"line {lineno}: a {kind} entry in a {ratchet.dialect} ratchet file "
                              "(the two dialects cannot be mixed)", path=path)
-        ratchet.entries.append(_entry(line, lineno, kind, path))
+        ratchet.entries.append(_entry(line, lineno, kind))
     if not decided and _looks_tabbed(lines, path):
         # No entry yet: a tab-separated header comment, or a .tsv name, says which dialect to write.
         ratchet.dialect = TAB
@@ -122,7 +122,7 @@ def _what_is_wrong(line: str) -> str:
     return f"byte counts must be whole non-negative numbers, not {bad!r}"[:200]
 
 
-def _entry(line: str, lineno: int, kind: str, path: str) -> Entry:
+def _entry(line: str, lineno: int, kind: str) -> Entry:
     if kind == TAB:
         group, private, spill, kernel = (f.strip() for f in line.split("\t"))
         return Entry(lineno, kernel, "*", int(private), int(spill), group=group)

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..probes.aot import AotConfig
-from ..probes.collect import Collection, collect_reports
+from ..probes.collect import collect_reports
 from ..probes.logs import read_log, reports_from_log
+from ..probes.results import Collection
 from . import ratchet as ratchet_mod
 from .audit import AuditResult, audit
-from .gate import GateConfig
+from .gate import GateConfig, TritonEntry
 
 DEFAULT_RATCHET = "scratch_ratchet.txt"
 
@@ -40,7 +41,7 @@ class AuditRequest:
     """Triton kernels from the gate configuration (dicts, see judge.gate)."""
 
     @classmethod
-    def from_gate(cls, gate: GateConfig, **overrides) -> "AuditRequest":
+    def from_gate(cls, gate: GateConfig, **overrides) -> AuditRequest:
         req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
                   compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
                   strict=gate.strict, triton=gate.triton)
@@ -66,9 +67,10 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
     collection = Collection()
     if request.paths and (request.runtime or request.simulate):
         from ..inputs import collect
-        from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig, probe as runtime_probe
+        from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig
+        from ..probes.runtime import probe as runtime_probe
 
-        got = runtime_probe([i for i in collect(list(request.paths)) if i.kind in ("spirv", "zebin", "opencl")],
+        got = runtime_probe([i for i in collect(list(request.paths)) if i.kind.loads_on_device],
                             RuntimeConfig(simulate=request.simulate, build_flags=request.options,
                                           timeout=request.timeout or DEFAULT_TIMEOUT))
         collection.reports += got.reports
@@ -98,12 +100,12 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
     return AuditRun(result=result, collection=collection, ratchet=ratchet)
 
 
-def _triton_reports(entry: dict, config: AotConfig, shapes_path: str | None, progress) -> Collection:
+def _triton_reports(entry: TritonEntry, config: AotConfig, shapes_path: str | None, progress) -> Collection:
     """A Triton kernel of the gate configuration, in its recorded shape when `fix` chose one."""
-    from ..probes.triton import kernel_from_entry, probe_triton
+    from ..probes.triton import probe_triton
 
-    kernel = kernel_from_entry(entry)
-    stage = entry["stage"]
+    kernel = entry.kernel
+    stage = entry.stage
     if shapes_path:
         from .shapes_file import load_triton
 
@@ -112,5 +114,5 @@ def _triton_reports(entry: dict, config: AotConfig, shapes_path: str | None, pro
             kernel = replace(kernel, grf_mode=decided["grf_mode"], threads_per_warp=decided["threads_per_warp"],
                              num_warps=decided["num_warps"] or kernel.num_warps)
             stage = decided["stage"]
-    sub = replace(config, targets=entry["targets"] or config.targets)
+    sub = replace(config, targets=entry.targets or config.targets)
     return probe_triton(kernel, sub, stage=stage, progress=progress)

@@ -18,15 +18,15 @@ Choosing, in this order (README "How zeinspect chooses a shape"):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..inputs import Input
+from ..levers import MODULE_LEVERS
+from ..levers.base import grid, ignored, rank
 from ..model import KernelReport, Shape, Status
 from ..probes.aot import AotConfig, probe
 from ..toolchain.targets import TargetPlan
 
-SUB_GROUPS = (0, 8, 16, 32)
-GRFS = ("default", "256", "auto")
 _UNSUPPORTED_SIZE = re.compile(r"required subgroup size \d+, which is unsupported on this platform")
 
 
@@ -66,10 +66,13 @@ class Row:
     def total_scratch(self) -> int:
         return sum(c.scratch for c in self.cells if c.state in ("scratch", "ignored"))
 
+    levers: tuple = field(default=MODULE_LEVERS, repr=False)
+    written: object = None
+    """The shape the kernel is written in (what each lever's cost is measured from)."""
+
     @property
     def constraints(self) -> tuple[int, int]:
-        sg = 0 if self.shape.sub_group in (None, 0) else 1
-        return sg, {"default": 0, "auto": 1, "256": 2, "128": 0}[self.shape.grf]
+        return rank(self.levers, self.shape, self.written)
 
     def key(self) -> tuple:
         return (not self.builds_everywhere, len(self.scratch_targets), self.total_scratch, self.constraints)
@@ -125,7 +128,7 @@ class Search:
         return " ".join(parts[:2]) + "".join(parts[2:])
 
 
-def _cell(target: str, report: KernelReport | None, shape: Shape) -> Cell:
+def _cell(target: str, report: KernelReport | None, shape, levers: tuple = MODULE_LEVERS) -> Cell:
     if report is None:
         return Cell(target, "failed", None, "no report")
     if report.status is not Status.OK:
@@ -133,24 +136,26 @@ def _cell(target: str, report: KernelReport | None, shape: Shape) -> Cell:
         if _UNSUPPORTED_SIZE.search(text):
             return Cell(target, "n/a", report, f"sub-group size {shape.sub_group} is not supported here")
         return Cell(target, "failed", report, report.reason or report.status.value)
-    if shape.grf == "256" and report.grf is not None and report.grf < 256:
-        return Cell(target, "ignored", report, f"asked for 256 registers, got {report.grf}")
+    why = ignored(levers, shape, report)
+    if why is not None:
+        return Cell(target, "ignored", report, why)
     return Cell(target, "scratch" if report.uses_scratch else "clean", report)
 
 
 def search(inp: Input, kernel: str, base: AotConfig, plan: TargetPlan, compilers, *, allow_subgroup_change=False,
            progress=None) -> Search:
     """Compile every shape of `kernel` for every planned target (through the cache)."""
+    from ..cache import BuildCache
     from ..errors import UsageError
     from ..inputs.spirv import read_module
-    from ..probes.cache import BuildCache
+    from ..levers.sub_group import depends_on_sub_group
     from ..paths import build_cache_dir
-    from .levers import depends_on_sub_group, to_spirv
+    from ..toolchain.front_end import to_spirv
 
     first_ip = plan.ips[0]
     compiler = plan.compiler_for_ip[first_ip]
     cache = BuildCache(build_cache_dir() if base.use_cache else None)
-    spirv = to_spirv(inp, compiler, first_ip, cache, base.timeout)
+    spirv = to_spirv(inp, compiler, first_ip, cache, base.timeout, base.options_for(inp.path))
     module = read_module(spirv, inp.path)
     fid = next((f for f, name in module.entry_points() if name == kernel), None)
     if fid is None:
@@ -158,25 +163,21 @@ def search(inp: Input, kernel: str, base: AotConfig, plan: TargetPlan, compilers
     written = module.required_sub_group_size(fid)
     result = Search(input=inp.path, kernel=kernel, written_sub_group=written,
                     depends=depends_on_sub_group(spirv, kernel))
-    shapes = []
-    for sg in SUB_GROUPS:
-        for grf in GRFS:
-            shapes.append(Shape(grf=grf, sub_group=sg))
+    as_written = Shape(sub_group=written or 0)
+    shapes = grid(MODULE_LEVERS, Shape, as_written)
     for n, shape in enumerate(shapes):
-        effective = written or 0
-        changes = shape.sub_group != effective
-        row = Row(shape=shape, changes_semantics=changes and bool(result.depends) and not allow_subgroup_change,
-                  as_written=(not changes and shape.grf == "default"))
+        changes = shape.sub_group != as_written.sub_group
+        risky = any(lv.changes_semantics and getattr(shape, lv.name) != getattr(as_written, lv.name)
+                    for lv in MODULE_LEVERS)
+        row = Row(shape=shape, changes_semantics=risky and bool(result.depends) and not allow_subgroup_change,
+                  as_written=shape == as_written, written=as_written)
         if row.changes_semantics:
             row.cells = [Cell(t.name, "skipped", None, "changes semantics") for t in plan.targets]
             result.rows.append(row)
             continue
-        config = AotConfig(targets=base.targets, compiler=base.compiler, options=base.options,
-                           shape=shape, kernels=(kernel,), jobs=base.jobs, use_cache=base.use_cache,
-                           timeout=base.timeout, per_module_options=base.per_module_options,
-                           rewrites=((kernel, shape.sub_group),) if changes else ())
+        config = replace(base, shape=shape, kernels=(kernel,), rewrites=((kernel, shape.sub_group),) if changes else ())
         try:
-            got = probe([inp], config, compilers=compilers, plan=_plan_for(plan, shape, compilers))
+            got = probe([inp], config, compilers=compilers, plan=plan)
             by_target = {r.target: r for r in got.reports if r.kernel in (kernel, "*")}
             for c in got.compilers:
                 if c.id not in result.compiler_ids:
@@ -188,59 +189,3 @@ def search(inp: Input, kernel: str, base: AotConfig, plan: TargetPlan, compilers
         if progress:
             progress(n + 1, len(shapes))
     return result
-
-
-def _plan_for(plan: TargetPlan, shape: Shape, compilers) -> TargetPlan:
-    return plan
-
-
-# -- describing --------------------------------------------------------------------------
-
-FAMILIES = [((12, 0), (12, 10), "Xe-LP"), ((12, 55), (12, 57), "Xe-HPG"), ((12, 60), (12, 61), "Xe-HPC"),
-            ((12, 70), (12, 74), "Xe-LPG"), ((20, 0), (20, 255), "Xe2"), ((30, 0), (30, 255), "Xe3")]
-
-
-def family_of(ip: str | None) -> str:
-    if not ip:
-        return "?"
-    major, minor = (int(x) for x in ip.split(".")[:2])
-    for low, high, name in FAMILIES:
-        if low <= (major, minor) <= high:
-            return name
-    return ip
-
-
-def _compress(names: list[str]) -> str:
-    """`adl-s, adl-p, adl-n` -> `adl-*`; single names stay."""
-    groups: dict[str, list[str]] = {}
-    order = []
-    for name in names:
-        prefix = name.rsplit("-", 1)[0] if "-" in name else name
-        if prefix not in groups:
-            order.append(prefix)
-        groups.setdefault(prefix, []).append(name)
-    out = []
-    for prefix in order:
-        members = groups[prefix]
-        out.append(f"{prefix}-*" if len(members) > 1 else members[0])
-    return ", ".join(out)
-
-
-def describe_cells(cells: list[Cell]) -> str:
-    """`Xe-LP: tgllp, adl-*, rpl-* (2752); Xe-HPG: dg2-*, acm-* (2176)`, figures in bytes per thread."""
-    if not cells:
-        return "none"
-    by_family: dict[str, list[Cell]] = {}
-    order = []
-    for c in cells:
-        fam = family_of(c.report.ip if c.report else None)
-        if fam not in by_family:
-            order.append(fam)
-        by_family.setdefault(fam, []).append(c)
-    parts = []
-    for fam in order:
-        group = by_family[fam]
-        values = sorted({c.scratch for c in group})
-        figure = f"{values[0]}" if len(values) == 1 else f"{values[0]} to {values[-1]}"
-        parts.append(f"{_compress([c.target for c in group])} ({figure})")
-    return "; ".join(parts)

@@ -35,7 +35,8 @@ from ..inputs import collect
 from ..inputs.zeinfo import load_yaml_strictly
 from ..model import Shape
 from ..probes.aot import AotConfig, _kernel_wanted, probe, resolve_compilers
-from ..probes.collect import Collection, collect_reports
+from ..probes.collect import collect_reports
+from ..probes.results import Collection
 
 SCHEMA = "zeinspect.shapes/1"
 
@@ -110,10 +111,10 @@ def collect_in_chosen_shapes(paths: list[str], config: AotConfig, shapes_path: s
     if not shaped:
         return out
     compilers = resolve_compilers(config)
-    from ..judge.levers import to_spirv
+    from ..cache import BuildCache
     from ..inputs.spirv import read_module
     from ..paths import build_cache_dir
-    from ..probes.cache import BuildCache
+    from ..toolchain.front_end import to_spirv
     from ..toolchain.targets import plan_targets
 
     plan = plan_targets(config.targets, compilers)
@@ -121,7 +122,8 @@ def collect_in_chosen_shapes(paths: list[str], config: AotConfig, shapes_path: s
     for inp in shaped:
         chosen = decisions[os.path.normpath(inp.path)]
         first_ip = plan.ips[0]
-        module = read_module(to_spirv(inp, plan.compiler_for_ip[first_ip], first_ip, cache, config.timeout), inp.path)
+        spirv = to_spirv(inp, plan.compiler_for_ip[first_ip], first_ip, cache, config.timeout, config.options_for(inp.path))
+        module = read_module(spirv, inp.path)
         written = {name: module.required_sub_group_size(fid) or 0 for fid, name in module.entry_points()}
         names = [n for n in written if _kernel_wanted(n, config.kernels)]
         unknown = sorted(set(chosen) - set(written))
@@ -135,11 +137,6 @@ def collect_in_chosen_shapes(paths: list[str], config: AotConfig, shapes_path: s
             group = tuple(n for n, s in shape_of.items() if s.grf == grf)
             got = probe([inp], replace(config, shape=Shape(grf=grf), kernels=group, rewrites=rewrites),
                         compilers=compilers, plan=plan, progress=progress)
-            for r in got.reports:
-                if r.kernel in shape_of:
-                    out.reports.append(r.replace(shape=shape_of[r.kernel]))
-            out.compilers += [c for c in got.compilers if c not in out.compilers]
-            out.incidents += got.incidents
-            for key, value in got.stats().items():
-                out.stats[key] = out.stats.get(key, 0) + value
+            out.extend(got, reports=[r.replace(shape=shape_of[r.kernel]) for r in got.reports
+                                     if r.kernel in shape_of])
     return out

@@ -22,6 +22,15 @@ _SSA = r"%[\w$.-]+"
 _LOC = re.compile(r"\s+loc\([^()]*(?:\([^()]*\)[^()]*)*\)\s*$")
 
 
+
+def _attribute(pattern: str, code: str) -> str:
+    """The first group of `pattern` in an op's text; EvalError when the op lacks it."""
+    m = re.search(pattern, code)
+    if m is None:
+        raise EvalError(f"unsupported op (no {pattern!r}): {code[:120]}")
+    return m.group(1)
+
+
 class EvalError(Exception):
     pass
 
@@ -133,7 +142,7 @@ class Function:
             scope[m["iv"]] = np.int64(iv)
             for (name, _), value in zip(pairs, carried):
                 scope[name] = value
-            carried = self._block(body, scope, buffers)
+            carried = self._block(body, scope, buffers) or []
         res = m["res"]
         if ":" in res:
             base, count = res.split(":")
@@ -173,11 +182,10 @@ class Function:
                 text = code.strip()
                 env[res] = np.float32(float(text)) if "." in text or "e" in text else np.int64(int(text))
         elif op == "tt.make_range":
-            start = int(re.search(r"start = (-?\d+)", code).group(1))
-            end = int(re.search(r"end = (-?\d+)", code).group(1))
+            start, end = int(_attribute(r"start = (-?\d+)", code)), int(_attribute(r"end = (-?\d+)", code))
             env[res] = np.arange(start, end, dtype=np.int64)
         elif op == "tt.expand_dims":
-            axis = int(re.search(r"axis = (\d+)", code).group(1))
+            axis = int(_attribute(r"axis = (\d+)", code))
             env[res] = _map(args[0], lambda a: np.expand_dims(a, axis))
         elif op in ("tt.splat", "tt.broadcast"):
             shape, _ = _shape_elem(types.split("->")[-1])
@@ -202,11 +210,11 @@ class Function:
             a, b, c = args[:3]
             env[res] = (np.asarray(a, np.float32) @ np.asarray(b, np.float32) + np.asarray(c, np.float32)).astype(np.float32)
         elif op in ("arith.addi", "arith.subi", "arith.muli"):
-            fn = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply}[op]
-            env[res] = fn(np.asarray(args[0], np.int64), np.asarray(args[1], np.int64))
+            int_op = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply}[op]
+            env[res] = int_op(np.asarray(args[0], np.int64), np.asarray(args[1], np.int64))
         elif op in ("arith.addf", "arith.mulf"):
-            fn = {"arith.addf": np.add, "arith.mulf": np.multiply}[op]
-            env[res] = fn(np.asarray(args[0], np.float32), np.asarray(args[1], np.float32)).astype(np.float32)
+            float_op = {"arith.addf": np.add, "arith.mulf": np.multiply}[op]
+            env[res] = float_op(np.asarray(args[0], np.float32), np.asarray(args[1], np.float32)).astype(np.float32)
         else:
             raise EvalError(f"the evaluator does not know {op}")
 

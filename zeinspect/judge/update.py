@@ -13,7 +13,8 @@ import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .audit import AuditResult, Verdict, measured
+from ..model import Verdict
+from .audit import AuditResult, measured
 from .ratchet import Ratchet, append, kernel_matches, remove, with_figures
 
 
@@ -32,7 +33,7 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
     doomed = []
     for entry in list(ratchet.entries):
         matched = [j for j in result.judgements if j.entry is entry and j.report is not None]
-        users = [j.report for j in matched if j.report.uses_scratch
+        users = [r for j in matched if (r := j.report) is not None and r.uses_scratch
                  and j.verdict not in (Verdict.OVERFLOW, Verdict.FAILED)]
         if not matched and not any(kernel_matches(entry.kernel, r.kernel) for r in reports):
             plan.kept.append(f"line {entry.lineno}: {entry.kernel} was not in this audit; kept")
@@ -59,6 +60,8 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
 
     new: dict[tuple[str, str], list] = {}
     for j in result.judgements:
+        if j.report is None:
+            continue
         if j.verdict is Verdict.NEW:
             new.setdefault((j.report.input, j.report.kernel), []).append(j.report)
         elif j.verdict in (Verdict.OVERFLOW, Verdict.FAILED):

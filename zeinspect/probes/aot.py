@@ -15,20 +15,32 @@ import sys
 from dataclasses import dataclass, field
 
 from .. import names
+from ..cache import BuildCache
 from ..errors import UsageError
 from ..inputs import Input
 from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
+from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
-from ..model import (DEFAULT_SHAPE, Compiler, KernelFigures, KernelReport, Shape, Source, Status, Target,
-                     scratch_limit_for_ip, slot_overflow)
+from ..levers.register_file import CANDIDATES, grf_spelling
+from ..model import (
+    DEFAULT_SHAPE,
+    Compiler,
+    KernelFigures,
+    KernelReport,
+    Shape,
+    Source,
+    Status,
+    Target,
+    scratch_limit_for_ip,
+    slot_overflow,
+)
 from ..paths import build_cache_dir
-from ..toolchain.compilers import select
 from ..toolchain.aspects import check as check_aspects
-from ..toolchain.levers import CANDIDATES, grf_spelling
+from ..toolchain.compilers import select
 from ..toolchain.targets import TargetPlan, plan_targets
-from .cache import BuildCache
-from .executor import Compiled, Job, LocalExecutor, build_argv
+from .executor import Compiled, Job, build_argv, executor_for
+from .results import Collection
 
 
 @dataclass(frozen=True)
@@ -51,26 +63,10 @@ class AotConfig:
     """(kernel, sub-group size) to write into the SPIR-V; None: `shape.sub_group` for every
     kernel that `kernels` selects."""
 
-
-@dataclass
-class ProbeResult:
-    reports: list[KernelReport] = field(default_factory=list)
-    compilers: list[Compiler] = field(default_factory=list)
-    compiles: int = 0
-    cache_hits: int = 0
-    front_ends: int = 0
-    """OpenCL C front-end runs shared by several targets (probes.front_end)."""
-    shared: int = 0
-    """Compiles answered by an identical compile of the same run (the same image twice)."""
-    incidents: list[str] = field(default_factory=list)
-    """One line per toolchain failure (crash, hang) that became a finding."""
-    plan: TargetPlan | None = None
-    internal_kernels: set[str] = field(default_factory=set)
-    """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
-
-    def stats(self) -> dict:
-        return {"compiles": self.compiles, "cache_hits": self.cache_hits, "front_ends": self.front_ends,
-                "shared": self.shared}
+    def options_for(self, path: str) -> str:
+        """The user's options for one input: --options, then the gate configuration's for it.
+        The front end gets them too (-D macros decide what an OpenCL C source is)."""
+        return _merge(self.options, self.per_module_options.get(path, ""))
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
@@ -82,9 +78,9 @@ def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, ca
         return config.rewrites
     if config.shape.sub_group is None:
         return ()
-    from ..judge.levers import to_spirv
+    from ..toolchain.front_end import to_spirv
 
-    names = read_module(to_spirv(inp, compiler, ip, cache, config.timeout), inp.path).kernel_names()
+    names = read_module(to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path)), inp.path).kernel_names()
     return tuple((name, config.shape.sub_group) for name in names if _kernel_wanted(name, config.kernels))
 
 
@@ -94,10 +90,11 @@ def prepare_module(inp: Input, config: AotConfig, compiler: Compiler, ip: str, c
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
-    from ..judge.levers import rewrite_module
+    from ..levers.sub_group import rewrite_module
 
-    data, notes = rewrite_module(inp, rewrites, compiler, ip, cache, config.timeout)
-    return data, "spirv", notes
+    data, notes = rewrite_module(inp, rewrites, compiler, ip, cache, config.timeout,
+                                 config.options_for(inp.path))
+    return data, InputKind.SPIRV, notes
 
 
 def _merge(*parts: str) -> str:
@@ -118,7 +115,8 @@ def _options_for(compile_options: str, link_options: str, target_names: tuple[st
                  spec_constants: bool) -> tuple[str, str, tuple[str, ...]]:
     """_image_options for one spelling of options: a library's thousands of images share a few."""
     tokens, notes = options_for_target(compile_options, link_options, target_names)
-    plain, internal = [], []
+    plain: list[str] = []
+    internal: list[str] = []
     for token in tokens:
         mode = next((m for m, cands in CANDIDATES.items() if any(text == token for _, text, _ in cands)), None)
         if mode is None:
@@ -238,7 +236,7 @@ def resolve_compilers(config: AotConfig) -> list[Compiler]:
     from ..errors import ToolchainError
     from ..toolchain.compilers import discover_report
 
-    found = discover_report()
+    found = discover_report(config.timeout)
     usable = [c for c, _ in found if c is not None]
     if not usable:
         why = "; ".join(reason for c, reason in found if c is None)
@@ -248,12 +246,12 @@ def resolve_compilers(config: AotConfig) -> list[Compiler]:
 
 
 def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: list[Compiler] | None = None,
-          plan: TargetPlan | None = None) -> ProbeResult:
+          plan: TargetPlan | None = None) -> Collection:
     """Compile every compilable input for every planned IP; reports in input, kernel, target order."""
     compilers = compilers if compilers is not None else resolve_compilers(config)
     plan = plan or plan_targets(config.targets, compilers)
     cache = BuildCache(build_cache_dir() if config.use_cache else None)
-    result = ProbeResult(compilers=[], plan=plan)
+    result = Collection(plan=plan)
 
     jobs: list[tuple[Job, list[Target]]] = []
     not_applicable: list[KernelReport] = []
@@ -275,13 +273,12 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options,
                               image_internal)
-            options = _merge(config.options, config.per_module_options.get(inp.path, ""), spelling.options,
-                             image_options)
+            options = _merge(config.options_for(inp.path), spelling.options, image_options)
             notes = notes + ((spelling.note,) if spelling.note else ()) + image_notes
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
             jobs.append((job, targets))
 
-    executor = LocalExecutor(cache=cache, timeout=config.timeout, workers=config.jobs)
+    executor = executor_for(cache, config.timeout, config.jobs)
     per_job: list[list[KernelReport]] = [[] for _ in jobs]
     failures: dict[int, str] = {}
 
@@ -295,8 +292,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
         per_job[i] = reports_for(job, compiled, targets)
 
     executor.run([job for job, _ in jobs], progress=progress, on_result=take)
-    result.compiles, result.cache_hits, result.front_ends = executor.compiles, executor.cache_hits, executor.front_ends
-    result.shared = executor.shared
+    result.stats = executor.stats()
     result.incidents += [failures[i] for i in sorted(failures)]
 
     seen_names: dict[str, int] = {}

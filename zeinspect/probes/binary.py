@@ -10,11 +10,21 @@ from .. import names
 from ..errors import FormatError, InputError
 from ..inputs import Input
 from ..inputs.fatbin import read_members
+from ..inputs.kinds import InputKind
 from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
 from ..inputs.spirv import is_spirv
 from ..inputs.zebin import is_zebin, read_zebin
-from ..model import (DEFAULT_SHAPE, SCRATCH_LIMIT_XE_HP, SCRATCH_LIMIT_XE_LP, KernelFigures, KernelReport, Source,
-                     Status, scratch_limit_for_ip, slot_overflow)
+from ..model import (
+    DEFAULT_SHAPE,
+    SCRATCH_LIMIT_XE_HP,
+    SCRATCH_LIMIT_XE_LP,
+    KernelFigures,
+    KernelReport,
+    Source,
+    Status,
+    scratch_limit_for_ip,
+    slot_overflow,
+)
 from ..toolchain.targets import TargetPlan, name_for_ip
 
 
@@ -48,7 +58,7 @@ def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, la
         zebin = read_zebin(data, what, target_ip=None)
         ip = zebin.ip or hint_ip
         target = name_for_ip(ip, compilers) if ip else (zebin.family_label or "unknown target")
-        notes = (f"ze_info {zebin.zeinfo_version[0]}.{zebin.zeinfo_version[1]}",)
+        notes: tuple[str, ...] = (f"ze_info {zebin.zeinfo_version[0]}.{zebin.zeinfo_version[1]}",)
         if zebin.build_options:
             notes += (f"built with: {zebin.build_options}",)
         return [_report(path, target, ip, fig, xe_hp=zebin.xe_hp_or_later, notes=notes) for fig in zebin.kernels
@@ -68,10 +78,10 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compi
     """Reports for every binary input; with a plan, only its targets, and say which are missing."""
     result = BinaryResult()
     for inp in inputs:
-        if inp.kind in ("opencl", "spirv"):
+        if inp.kind.compilable:
             continue
         try:
-            if inp.kind == "fatbin":
+            if inp.kind == InputKind.FATBIN:
                 reports = []
                 for member in read_members(inp.data, inp.path):
                     if member.name == "generic_ir":
@@ -88,7 +98,7 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compi
             raise InputError(str(exc), path=None) from None
         if plan is not None:
             present = {r.ip for r in reports}
-            wanted = []
+            wanted: list[KernelReport] = []
             for target in plan.targets:
                 matching = [r for r in reports if r.ip == target.ip]
                 wanted.extend(r.replace(target=target.name) for r in matching)

@@ -5,31 +5,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import names
 from ..inputs import Input, collect
-from ..model import Compiler, KernelReport
+from ..inputs.kinds import InputKind
+from ..model import Compiler
 from .aot import AotConfig, _kernel_wanted, probe, resolve_compilers
 from .binary import probe_binaries
-
-
-@dataclass
-class Collection:
-    reports: list[KernelReport] = field(default_factory=list)
-    compilers: list[Compiler] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
-    stats: dict = field(default_factory=dict)
-    plan: object = None
-
-    def extend(self, other: "Collection") -> None:
-        self.reports += other.reports
-        self.compilers += [c for c in other.compilers if c not in self.compilers]
-        self.notes += other.notes
-        self.incidents += other.incidents
-        for key, value in other.stats.items():
-            self.stats[key] = self.stats.get(key, 0) + value
+from .results import Collection
 
 
 def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bool, progress=None,
@@ -41,7 +23,7 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
     inputs = list(inputs) if inputs is not None else collect(list(paths))
     out = Collection()
     host_info = {}
-    if any(i.kind == "host" for i in inputs):
+    if any(i.kind == InputKind.HOST for i in inputs):
         from ..inputs import expand_host
 
         expanded = []
@@ -49,24 +31,20 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
             # Taken off the list one by one: a host file's bytes (a library can be hundreds
             # of MB) are freed once its images are out, not kept through the compiles.
             inp = inputs.pop(0)
-            if inp.kind != "host":
+            if inp.kind != InputKind.HOST:
                 expanded.append(inp)
                 continue
-            found, notes, info = expand_host(inp)
-            expanded += found
+            images, notes, info = expand_host(inp)
+            expanded += images
             out.notes += notes
             host_info[inp.path] = info
         del inp
         inputs = expanded
     compilable = [i for i in inputs if i.compilable]
-    found = resolve_compilers(config) if (compilable or explicit_targets) else []
+    found: list[Compiler] = resolve_compilers(config) if (compilable or explicit_targets) else []
     if compilable:
         result = probe(compilable, config, progress=progress, compilers=found)
-        out.reports += result.reports
-        out.compilers += result.compilers
-        out.incidents += result.incidents
-        out.stats = result.stats()
-        out.plan = result.plan
+        out.extend(result)
         if result.internal_kernels:
             out.notes.append(f"IGC's internal kernels ({', '.join(sorted(names.INTERNAL_KERNELS))}) in "
                              f"{len(result.internal_kernels)} module(s): not user kernels, not reported")

@@ -10,7 +10,7 @@ ocloc stops a fat build at its first failing device and writes nothing, so a fai
 falls back to one call per IP (that module is simply slower once; then it is cached).
 Before that, OpenCL C jobs share ocloc's front end: one `-spv_only` run per group of
 targets with the same OpenCL C extensions and features, then SPIR-V to every target
-(probes.front_end explains why the result is the direct build's).
+(toolchain.front_end explains why the result is the direct build's).
 
 `Executor` is the small interface a distributed engine could implement instead.
 """
@@ -20,24 +20,28 @@ from __future__ import annotations
 import functools
 import os
 import queue
-import re
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from ..cache import BuildCache, make_key
 from ..errors import FormatError
+from ..fileio import sha256
 from ..inputs import Input
+from ..inputs.buildlog import build_verdict
 from ..inputs.fatbin import read_members
+from ..inputs.kinds import InputKind
 from ..inputs.spirv import read_module
 from ..inputs.zebin import read_zebin
 from ..model import Compiler, KernelFigures, Shape
+from ..toolchain.ocloc import compile_argv
 from ..toolchain.run import ToolRun, run_tool
-from .cache import BuildCache, make_key, sha256
+from .results import CompileStats
 
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
-_BUILD_FOR = re.compile(r"^(?:\[[^\]]+\]\s+)?Build (succeeded|failed) for : ([0-9A-Za-z_.:-]+?)(?:\.|\s+with error code.*)?\s*$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class Job:
     notes: tuple[str, ...] = ()
     stands_for: Job | None = None
     """Set on a SPIR-V job made from an OpenCL C job by a shared front-end run: it is
-    cached, logged and reproduced as that job (see probes.front_end)."""
+    cached, logged and reproduced as that job (see toolchain.front_end)."""
     front_end_log: str = ""
 
     @functools.cached_property
@@ -83,19 +87,13 @@ class Compiled:
     figures: list[KernelFigures] | None = None
     zeinfo_version: tuple[int, int] | None = None
     parse_error: str | None = None
+    seconds: float = 0.0
+    """How long the compile took (its share of a batched one)."""
 
 
 def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
-    argv = [job.compiler.path, "compile", "-file", file_path, "-device", device]
-    if job.kind == "spirv":
-        argv.append("-spirv_input")
-    if out_dir is not None:
-        argv += ["-out_dir", out_dir, "-output", "module"]
-    if job.options:
-        argv += ["-options", job.options]
-    if job.internal_options:
-        argv += ["-internal_options", job.internal_options]
-    return argv
+    return compile_argv(job.compiler, file_path, device, spirv_input=job.kind == InputKind.SPIRV, out_dir=out_dir,
+                        options=job.options, internal_options=job.internal_options)
 
 
 def _parse(binary: bytes, ip: str) -> tuple[list[KernelFigures] | None, tuple[int, int] | None, str | None]:
@@ -122,11 +120,12 @@ def _from_cache(meta: dict, payload: bytes) -> Compiled:
                     tuple(meta["zeinfo_version"]) if meta.get("zeinfo_version") else None, meta.get("parse_error"))
 
 
-def _store(cache: BuildCache, job: Job, compiled: Compiled, seconds: float) -> None:
+def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
     if compiled.run_failure is not None:  # crashes and hangs may be transient: never cached
         return
     cache.put(job.key, {"returncode": compiled.returncode, "log": compiled.log, "has_binary": compiled.binary is not None,
-                        "kernel_names": compiled.kernel_names, "argv": compiled.argv, "seconds": round(seconds, 3),
+                        "kernel_names": compiled.kernel_names, "argv": compiled.argv,
+                        "seconds": round(compiled.seconds, 3),
                         "figures": _figures_json(compiled.figures),
                         "zeinfo_version": list(compiled.zeinfo_version) if compiled.zeinfo_version else None,
                         "parse_error": compiled.parse_error}, compiled.binary or b"")
@@ -138,7 +137,7 @@ def _names_from(job: Job, out: Path) -> list[str]:
             return read_module(produced.read_bytes(), "generated SPIR-V").kernel_names()
         except FormatError:
             return []
-    if job.kind == "spirv":
+    if job.kind == InputKind.SPIRV:
         try:
             return read_module(job.module, job.input.path).kernel_names()
         except FormatError:
@@ -147,7 +146,7 @@ def _names_from(job: Job, out: Path) -> list[str]:
 
 
 def _write_module(job: Job, tmp: str) -> Path:
-    src = Path(tmp) / ("module.spv" if job.kind == "spirv" else "module.cl")
+    src = Path(tmp) / ("module.spv" if job.kind == InputKind.SPIRV else "module.cl")
     src.write_bytes(job.module)
     return src
 
@@ -160,21 +159,21 @@ def _as_run(job: Job, src: Path, out: Path, log: str) -> tuple[list[str], str]:
     return build_argv(job.stands_for, str(src.with_suffix(".cl")), str(out), job.ip), job.front_end_log + log
 
 
-def compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
+def compile_job(job: Job, timeout: float | None) -> Compiled:
     """One ocloc call for one IP."""
     try:
-        return _compile_job(job, cache, timeout)
+        return _compile_job(job, timeout)
     except OSError as exc:
         # The temporary folder could not be written or read (a full disk): for a job made by
         # a shared front end, the direct build needs less room (source, not SPIR-V); otherwise
         # it is a finding for this (module, target), never cached.
         if job.stands_for is not None:
-            return compile_job(job.stands_for, cache, timeout)
+            return compile_job(job.stands_for, timeout)
         return Compiled(f"could not prepare or read the compile in a temporary folder: {exc.strerror or exc}",
                         None, "", None, [], False, build_argv(job, "module", None, job.ip))
 
 
-def _compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled:
+def _compile_job(job: Job, timeout: float | None) -> Compiled:
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(job, tmp)
         out = Path(tmp) / "out"
@@ -191,10 +190,8 @@ def _compile_job(job: Job, cache: BuildCache, timeout: float | None) -> Compiled
         # The zebin names its kernels; only a failed build needs them from the module.
         names = [f.name for f in figures] if figures is not None else _names_from(job, out)
     argv, log = _as_run(job, src, out, run.output)
-    compiled = Compiled(run.describe_failure(), run.returncode, log, binary, names, False, argv,
-                        figures, version, error)
-    _store(cache, job, compiled, run.seconds)
-    return compiled
+    return Compiled(run.describe_failure(), run.returncode, log, binary, names, False, argv,
+                    figures, version, error, run.seconds)
 
 
 def split_log(text: str) -> dict[str, str]:
@@ -202,23 +199,23 @@ def split_log(text: str) -> dict[str, str]:
     chunks: dict[str, str] = {}
     pending: list[str] = []
     for line in text.splitlines():
-        m = _BUILD_FOR.match(line.strip())
+        verdict = build_verdict(line)
         pending.append(line)
-        if m:
-            chunks[m.group(2)] = "\n".join(pending) + "\n"
+        if verdict:
+            chunks[verdict[1]] = "\n".join(pending) + "\n"
             pending = []
     return chunks
 
 
-def compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> list[Compiled] | None:
+def compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | None:
     """One ocloc call for several IPs of one module; None when the batch failed (fall back)."""
     try:
-        return _compile_batch(jobs, cache, timeout)
+        return _compile_batch(jobs, timeout)
     except OSError:  # no room in the temporary folder: one job at a time says why
         return None
 
 
-def _compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) -> list[Compiled] | None:
+def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | None:
     first = jobs[0]
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(first, tmp)
@@ -236,7 +233,7 @@ def _compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) ->
         return None
     chunks = split_log(run.output)
     names = []
-    if first.kind == "spirv":
+    if first.kind == InputKind.SPIRV:
         names = _names_from(first, Path("/nonexistent"))
     results = []
     share = run.seconds / len(jobs)
@@ -244,10 +241,8 @@ def _compile_batch(jobs: list[Job], cache: BuildCache, timeout: float | None) ->
         binary = members[job.ip]
         figures, version, error = _parse(binary, job.ip)
         single, log = _as_run(job, src, out, chunks.get(job.ip, ""))
-        compiled = Compiled(None, 0, log, binary, names or [f.name for f in figures or []],
-                            False, single, figures, version, error)
-        _store(cache, job, compiled, share)
-        results.append(compiled)
+        results.append(Compiled(None, 0, log, binary, names or [f.name for f in figures or []],
+                                False, single, figures, version, error, share))
     return results
 
 
@@ -260,22 +255,26 @@ def _lean(compiled: Compiled) -> Compiled:
 
 
 class Executor(Protocol):
-    """What runs compile jobs.  `run` returns one Compiled per job, in order, or hands each
-    to `on_result(index, compiled)` as it arrives."""
+    """What runs compile jobs the cache could not answer.
 
-    def run(self, jobs: list[Job], progress=None, on_result=None) -> list[Compiled]: ...
+    `run` hands each job's Compiled to `on_result(index, compiled)` as it arrives (in any
+    order) and calls `progress(done, total)`; `stats` gives its counters (compiles, front
+    ends).  Its jobs are distinct: `CachedExecutor` has already merged identical ones."""
+
+    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None,
+            on_result: Callable[[int, Compiled], None]) -> None: ...
+
+    def stats(self) -> CompileStats: ...
 
 
 @dataclass
-class LocalExecutor:
+class CachedExecutor:
+    """The cache in front of any executor: hits never reach it, results are stored as they
+    come back, identical jobs of one run are compiled once."""
+
+    backend: Executor
     cache: BuildCache
-    timeout: float | None = None
-    workers: int = 0
-    batch: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_BATCH", "1") != "0")
-    share_front_end: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_SHARE_FRONT_END", "1") != "0")
-    compiles: int = 0
     cache_hits: int = 0
-    front_ends: int = 0
     shared: int = 0
     """Jobs answered by an identical job of the same run."""
 
@@ -287,14 +286,7 @@ class LocalExecutor:
         # often carries one kernel in several images) are run once and answered together.
         twins: dict[int, list[int]] = {}
         first_of: dict[str, int] = {}
-        unique: list[int] = []
-        for i, job in enumerate(jobs):
-            if job.key in first_of:
-                twins.setdefault(first_of[job.key], []).append(i)
-                self.shared += 1
-            else:
-                first_of[job.key] = i
-                unique.append(i)
+        missed: list[int] = []
 
         def deliver(i: int, compiled: Compiled) -> None:
             compiled = _lean(compiled)
@@ -304,28 +296,65 @@ class LocalExecutor:
                 else:
                     on_result(j, compiled)
 
-        missed: list[int] = []
+        unique: list[int] = []
+        for i, job in enumerate(jobs):
+            if job.key in first_of:
+                twins.setdefault(first_of[job.key], []).append(i)
+                self.shared += 1
+            else:
+                first_of[job.key] = i
+                unique.append(i)
+        # Only once every twin is known: a hit is handed to all of them at once.
         for i in unique:
             hit = self.cache.get(jobs[i].key)
             if hit is not None:
-                deliver(i, _from_cache(*hit))
                 self.cache_hits += 1
+                deliver(i, _from_cache(*hit))
             else:
                 missed.append(i)
+
+        def arrived(k: int, compiled: Compiled) -> None:
+            _store(self.cache, jobs[missed[k]], compiled)
+            deliver(missed[k], compiled)
+
+        if missed:
+            self.backend.run([jobs[i] for i in missed], progress, arrived)
+        return results  # type: ignore[return-value]
+
+    def stats(self) -> CompileStats:
+        return self.backend.stats() + CompileStats(cache_hits=self.cache_hits, shared=self.shared)
+
+
+@dataclass
+class LocalExecutor:
+    """Compiles on this machine: a thread per core, each running ocloc processes."""
+
+    timeout: float | None = None
+    workers: int = 0
+    batch: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_BATCH", "1") != "0")
+    share_front_end: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_SHARE_FRONT_END", "1") != "0")
+    compiles: int = 0
+    front_ends: int = 0
+
+    def stats(self) -> CompileStats:
+        return CompileStats(compiles=self.compiles, front_ends=self.front_ends)
+
+    def run(self, jobs: list[Job], progress, on_result) -> None:
         workers = max(1, self.workers or os.cpu_count() or 1)
-        total, done = len(missed), 0
+        total, done = len(jobs), 0
+        everything = list(range(len(jobs)))
         # Finished tasks arrive on a queue: waiting on thousands of futures at a time
         # (as_completed over all pending, again after each one) costs quadratic time.
         finished: queue.SimpleQueue = queue.SimpleQueue()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            work = self._share_front_ends(jobs, missed, pool) if self.share_front_end else list(jobs)
+            work = self._share_front_ends(jobs, everything, pool) if self.share_front_end else list(jobs)
 
             def submit(task: list[int]) -> None:
                 future = pool.submit(self._task, [work[i] for i in task])
                 future.add_done_callback(lambda f: finished.put((f, task)))
 
             outstanding = 0
-            for task in self._tasks(work, missed, workers):
+            for task in self._tasks(work, everything, workers):
                 submit(task)
                 outstanding += 1
             while outstanding:
@@ -338,13 +367,11 @@ class LocalExecutor:
                         outstanding += 1
                     continue
                 for i, compiled in zip(task, outcome):
-                    deliver(i, compiled)
+                    on_result(i, compiled)
                     self.compiles += 1
                     done += 1
                 if progress:
                     progress(done, total)
-        return results  # type: ignore[return-value]
-
     def _tasks(self, work: list[Job], missed: list[int], workers: int) -> list[list[int]]:
         """Jobs that differ only in IP go to one ocloc call per worker; the rest one by one."""
         groups: dict[tuple, list[int]] = {}
@@ -363,12 +390,12 @@ class LocalExecutor:
         """Replace OpenCL C jobs by SPIR-V jobs, with one front-end run per module and group
         of targets that share a front end.  A front end that fails leaves its jobs as they
         were: the direct builds then report the error for each target as usual."""
-        from .front_end import front_end_class, run_front_end
+        from ..toolchain.front_end import front_end_class, run_front_end
 
         work = list(jobs)
         modules: dict[tuple, list[int]] = {}
         for i in missed:
-            if jobs[i].kind == "opencl" and jobs[i].stands_for is None:
+            if jobs[i].kind == InputKind.OPENCL and jobs[i].stands_for is None:
                 modules.setdefault(jobs[i].batch_key, []).append(i)
         groups: dict[tuple, list[int]] = {}
         for key, members in modules.items():
@@ -384,11 +411,16 @@ class LocalExecutor:
             if front.spirv is None:
                 continue
             for i in runs[future]:
-                work[i] = replace(jobs[i], module=front.spirv, kind="spirv", stands_for=jobs[i],
+                work[i] = replace(jobs[i], module=front.spirv, kind=InputKind.SPIRV, stands_for=jobs[i],
                                   front_end_log=front.log)
         return work
 
     def _task(self, jobs: list[Job]) -> list[Compiled] | None:
         if len(jobs) == 1:
-            return [compile_job(jobs[0], self.cache, self.timeout)]
-        return compile_batch(jobs, self.cache, self.timeout)
+            return [compile_job(jobs[0], self.timeout)]
+        return compile_batch(jobs, self.timeout)
+
+
+def executor_for(cache: BuildCache, timeout: float | None, workers: int) -> CachedExecutor:
+    """The executor a probe runs its jobs on: the cache in front of the local pool."""
+    return CachedExecutor(LocalExecutor(timeout=timeout, workers=workers), cache)

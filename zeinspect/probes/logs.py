@@ -9,6 +9,7 @@ without a kernel makes a `*` report for that device.
 
 from __future__ import annotations
 
+from typing import Any
 
 from ..inputs.buildlog import parse_log
 from ..inputs.files import read_file
@@ -16,7 +17,7 @@ from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, grf_bytes_for_i
 from ..toolchain.targets import KNOWN_IPS
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
-_IP_FOR_NAME = {}
+_IP_FOR_NAME: dict[str, str] = {}
 for _ip, _name in KNOWN_IPS.items():
     _IP_FOR_NAME.setdefault(_name, _ip)
 for _alias, _canon in (("rpl-s", "adl-s"), ("rpl-p", "adl-p"), ("acm-g10", "dg2-g10"), ("acm-g11", "dg2-g11"),
@@ -46,7 +47,7 @@ def reports_from_log(path: str, text: str, *, default_target: str | None = None,
         target = ev.target or default_target or "unknown"
         ip = ip_for(target, compilers)
         limit = scratch_limit_for_ip(ip) if ip else None
-        base = dict(input=path, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, source=Source.LOG,
+        base: dict[str, Any] = dict(input=path, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, source=Source.LOG,
                     scratch_limit_bytes=limit, log=(ev.line.strip()[:500],))
         if ev.kind == "spill" and ev.kernel:
             grf_bytes = grf_bytes_for_ip(ip) if ip else 32
@@ -56,7 +57,7 @@ def reports_from_log(path: str, text: str, *, default_target: str | None = None,
             if key in reports and reports[key].status is not Status.OK:
                 continue
             reports[key] = KernelReport(kernel=ev.kernel, status=Status.OK, simd=ev.simd, grf=ev.regs,
-                                        spill_bytes=ev.spilled_regs * grf_bytes, private_bytes=None,
+                                        spill_bytes=(ev.spilled_regs or 0) * grf_bytes, private_bytes=None,
                                         log_spilled_regs=ev.spilled_regs, notes=(note,), **base)
         elif ev.kind == "spill_unknown":
             key = (ev.kernel or "*", target)

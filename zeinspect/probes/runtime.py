@@ -23,10 +23,12 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ToolchainError
 from ..inputs import Input
-from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, scratch_limit_for_ip
+from ..inputs.kinds import InputKind
+from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, driver_version_text, scratch_limit_for_ip
 
 # product -> (ProductFamilyOverride, HardwareInfoOverride, ForceDeviceId, IP version of that device)
 SIMULATED = {
@@ -110,6 +112,26 @@ def devices(config: RuntimeConfig) -> dict:
     return _final(messages, code, timed_out, config)
 
 
+def sycl_devices() -> list[dict] | None:
+    """The SYCL devices dpctl sees, or None when dpctl is not installed (asked in a child process:
+    a SYCL runtime may crash, and the OpenCL CPU runtime must be pointed at first)."""
+    from ..toolchain.runtimes import runtime_env
+
+    code = ("import json, dpctl\nprint(json.dumps([{'filter': d.filter_string, 'name': d.name, "
+            "'driver': d.driver_version} for d in dpctl.get_devices()]))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              env=runtime_env())
+    except subprocess.TimeoutExpired:
+        return []
+    if "ModuleNotFoundError" in proc.stderr:
+        return None
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
+
+
 def _final(messages, code, timed_out, config) -> dict:
     final = next((m for m in reversed(messages) if m.get("kind") in ("result", "error")), None)
     if final is None:
@@ -120,15 +142,18 @@ def _final(messages, code, timed_out, config) -> dict:
 
 
 def probe(inputs: list[Input], config: RuntimeConfig) -> RuntimeResult:
-    """Reports for every kernel of every module, as zeKernelGetProperties gives them."""
+    """Reports for every kernel of every module, as zeKernelGetProperties gives them.
+
+    Each module has one of three outcomes: the child crashed or hung (one finding), the
+    module did not build (a finding per kernel), or it built (a report per kernel)."""
     result = RuntimeResult()
     for inp in inputs:
-        if inp.kind not in ("spirv", "zebin", "opencl"):
+        if not inp.kind.loads_on_device:
             raise ToolchainError(f"{inp.path}: the runtime probe builds SPIR-V or zebins, not {inp.kind}")
         data = inp.data
-        if inp.kind == "opencl":
-            data = _opencl_to_spirv(inp)
-        request = {"action": "probe", "format": "native" if inp.kind == "zebin" else "spirv",
+        if inp.kind == InputKind.OPENCL:
+            data = _opencl_to_spirv(inp, config.build_flags, config.timeout)
+        request = {"action": "probe", "format": "native" if inp.kind == InputKind.ZEBIN else "spirv",
                    "module": data.hex(), "flags": config.build_flags, "device": config.device,
                    "kernels": list(config.kernels)}
         messages, code, timed_out = _spawn(request, config)
@@ -139,84 +164,96 @@ def probe(inputs: list[Input], config: RuntimeConfig) -> RuntimeResult:
         result.device, result.driver = info.get("device", {}), info.get("driver", {})
         target = config.simulate or info.get("device", {}).get("name", "device")
         ip = info.get("device", {}).get("ip_version") or (SIMULATED[config.simulate][3] if config.simulate else None)
-        version = info.get("driver", {}).get("version")
-        identity = ("level-zero driver " + (f"{version >> 24}.{(version >> 16) & 0xFF}.{version & 0xFFFF}"
-                                            if isinstance(version, int) else "?"))
-        base = dict(input=inp.path, target=target, ip=ip, compiler=identity, shape=DEFAULT_SHAPE,
-                    source=Source.RUNTIME, scratch_limit_bytes=scratch_limit_for_ip(ip) if ip else None)
+        base: dict[str, Any] = dict(input=inp.path, target=target, ip=ip, shape=DEFAULT_SHAPE, source=Source.RUNTIME,
+                                    compiler="level-zero driver " + driver_version_text(
+                                        info.get("driver", {}).get("version")),
+                                    scratch_limit_bytes=scratch_limit_for_ip(ip) if ip else None)
         extra = {"device": result.device, "driver": result.driver}
-        if final is None:  # crashed or hung: a finding for whatever was in flight
+        if final is None:
             text = _crash_text(messages, code, timed_out, config.timeout)
             result.incidents.append(f"{inp.path}: {text}")
-            step = next((m for m in reversed(messages) if m.get("kind") == "step"), {})
-            result.reports.append(KernelReport(kernel=step.get("kernel") or "*", status=Status.BUILD_FAILED,
-                                               reason=text, extra=extra, **base))
-            continue
-        build_log = final.get("build_log", "")
-        if final.get("module_error"):
-            err = final["module_error"]
-            names = final.get("kernel_names") or []
-            if not names and request["format"] == "spirv":
-                from ..inputs.spirv import read_module
-
-                try:
-                    names = read_module(data, inp.path).kernel_names()
-                except Exception:  # noqa: BLE001 - unreadable SPIR-V: one report for the module
-                    names = []
-            for name in names or ["*"]:
-                result.reports.append(KernelReport(kernel=name, status=Status.BUILD_FAILED,
-                                                   reason=f"{err['call']} returned {err['name']}",
-                                                   log=tuple(build_log.splitlines()[-20:]),
-                                                   extra=extra | {"results": {err["call"]: err["name"]}}, **base))
-            continue
-        native = bytes.fromhex(final["native_binary"]) if final.get("native_binary") else b""
-        derived = {}
-        if native:
-            try:
-                derived = {k.name: k for k in _native_figures(native, inp.path, ip, config.simulate)}
-            except Exception as exc:  # noqa: BLE001 - a binary we cannot read only loses the cross-check
-                result.incidents.append(f"{inp.path}: cannot read the driver's native binary: {exc}")
-        from ..inputs.buildlog import kernel_matches as log_names, parse_log
-
-        spilled = {}
-        for ev in parse_log(build_log):
-            if ev.kind == "spill" and ev.kernel:
-                spilled[ev.kernel] = ev.spilled_regs
-        for k in final["kernels"]:
-            name = k["name"]
-            if k.get("error"):
-                status = Status.SCRATCH_OVERFLOW if k["error"]["name"] == "ZE_RESULT_ERROR_INVALID_NATIVE_BINARY" \
-                    else Status.BUILD_FAILED
-                result.reports.append(KernelReport(kernel=name, status=status,
-                                                   reason=f"{k['error']['call']} returned {k['error']['name']}",
-                                                   extra=extra | {"results": {k["error"]["call"]: k["error"]["name"]}},
-                                                   **base))
-                continue
-            p = k["properties"]
-            notes = []
-            fig = derived.get(name)
-            if fig is not None:
-                for label, runtime_value, binary_value in (
-                        ("spillMemSize", p["spillMemSize"], fig.spill_bytes),
-                        ("privateMemSize", p["privateMemSize"], fig.private_bytes),
-                        ("maxSubgroupSize", p["maxSubgroupSize"], fig.simd)):
-                    if runtime_value != binary_value:
-                        notes.append(f"{label} {runtime_value} differs from the native binary's .ze_info ({binary_value})")
-            result.reports.append(KernelReport(
-                kernel=name, status=Status.OK, simd=p["maxSubgroupSize"], grf=p["registerFileSize"],
-                spill_bytes=p["spillMemSize"], private_bytes=p["privateMemSize"], slm_bytes=p["localMemSize"],
-                scratch_space_bytes=fig.scratch_space_bytes if fig else None,
-                log_spilled_regs=next((v for k2, v in spilled.items() if log_names(k2, name)), None),
-                required_sub_group_size=p["requiredSubgroupSize"] or None,
-                log=tuple(line for line in build_log.splitlines() if name in line),
-                notes=tuple(notes),
-                extra=extra | {"properties": p, "native_binary_figures": None if fig is None else {
-                    "spill_bytes": fig.spill_bytes, "private_bytes": fig.private_bytes, "simd": fig.simd,
-                    "grf": fig.grf, "slm_bytes": fig.slm_bytes}}, **base))
+            result.reports.append(_crash_report(messages, text, base, extra))
+        elif final.get("module_error"):
+            result.reports += _module_error_reports(final, data if request["format"] == "spirv" else None, inp.path,
+                                                    base, extra)
+        else:
+            result.reports += _built_reports(final, inp.path, ip, base, extra, result.incidents)
     return result
 
 
-def _native_figures(native: bytes, path: str, ip: str | None, simulate: str | None):
+def _crash_report(messages: list[dict], text: str, base: dict[str, Any], extra: dict) -> KernelReport:
+    """The driver crashed or hung: a finding for whatever kernel was in flight."""
+    step: dict = next((m for m in reversed(messages) if m.get("kind") == "step"), {})
+    return KernelReport(kernel=step.get("kernel") or "*", status=Status.BUILD_FAILED, reason=text, extra=extra, **base)
+
+
+def _module_error_reports(final: dict, spirv: bytes | None, path: str, base: dict[str, Any],
+                          extra: dict) -> list[KernelReport]:
+    """zeModuleCreate failed: a finding for each kernel the module holds."""
+    err = final["module_error"]
+    names = final.get("kernel_names") or []
+    if not names and spirv is not None:
+        from ..inputs.spirv import read_module
+
+        try:
+            names = read_module(spirv, path).kernel_names()
+        except Exception:  # noqa: BLE001 - unreadable SPIR-V: one report for the module
+            names = []
+    log = tuple(final.get("build_log", "").splitlines()[-20:])
+    return [KernelReport(kernel=name, status=Status.BUILD_FAILED, reason=f"{err['call']} returned {err['name']}",
+                         log=log, extra=extra | {"results": {err["call"]: err["name"]}}, **base)
+            for name in names or ["*"]]
+
+
+def _built_reports(final: dict, path: str, ip: str | None, base: dict[str, Any], extra: dict,
+                   incidents: list[str]) -> list[KernelReport]:
+    """The module built: each kernel's properties, cross-checked with the driver's native binary."""
+    from ..inputs.buildlog import kernel_matches as log_names
+    from ..inputs.buildlog import parse_log
+
+    build_log = final.get("build_log", "")
+    native = bytes.fromhex(final["native_binary"]) if final.get("native_binary") else b""
+    derived = {}
+    if native:
+        try:
+            derived = {k.name: k for k in _native_figures(native, path, ip)}
+        except Exception as exc:  # noqa: BLE001 - a binary we cannot read only loses the cross-check
+            incidents.append(f"{path}: cannot read the driver's native binary: {exc}")
+    spilled = {ev.kernel: ev.spilled_regs for ev in parse_log(build_log) if ev.kind == "spill" and ev.kernel}
+    out = []
+    for k in final["kernels"]:
+        name = k["name"]
+        if k.get("error"):
+            status = Status.SCRATCH_OVERFLOW if k["error"]["name"] == "ZE_RESULT_ERROR_INVALID_NATIVE_BINARY" \
+                else Status.BUILD_FAILED
+            out.append(KernelReport(kernel=name, status=status, reason=f"{k['error']['call']} returned {k['error']['name']}",
+                                    extra=extra | {"results": {k["error"]["call"]: k["error"]["name"]}}, **base))
+            continue
+        p = k["properties"]
+        notes = []
+        fig = derived.get(name)
+        if fig is not None:
+            for label, runtime_value, binary_value in (
+                    ("spillMemSize", p["spillMemSize"], fig.spill_bytes),
+                    ("privateMemSize", p["privateMemSize"], fig.private_bytes),
+                    ("maxSubgroupSize", p["maxSubgroupSize"], fig.simd)):
+                if runtime_value != binary_value:
+                    notes.append(f"{label} {runtime_value} differs from the native binary's .ze_info ({binary_value})")
+        out.append(KernelReport(
+            kernel=name, status=Status.OK, simd=p["maxSubgroupSize"], grf=p["registerFileSize"],
+            spill_bytes=p["spillMemSize"], private_bytes=p["privateMemSize"], slm_bytes=p["localMemSize"],
+            scratch_space_bytes=fig.scratch_space_bytes if fig else None,
+            log_spilled_regs=next((v for k2, v in spilled.items() if log_names(k2, name)), None),
+            required_sub_group_size=p["requiredSubgroupSize"] or None,
+            log=tuple(line for line in build_log.splitlines() if name in line),
+            notes=tuple(notes),
+            extra=extra | {"properties": p, "native_binary_figures": None if fig is None else {
+                "spill_bytes": fig.spill_bytes, "private_bytes": fig.private_bytes, "simd": fig.simd,
+                "grf": fig.grf, "slm_bytes": fig.slm_bytes}}, **base))
+    return out
+
+
+def _native_figures(native: bytes, path: str, ip: str | None):
     """Kernel figures from the driver's own native binary: a zebin, or patch tokens from old drivers."""
     from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
     from ..inputs.zebin import read_zebin
@@ -227,19 +264,19 @@ def _native_figures(native: bytes, path: str, ip: str | None, simulate: str | No
     return read_zebin(native, what, target_ip=ip).kernels
 
 
-def _opencl_to_spirv(inp: Input) -> bytes:
+def _opencl_to_spirv(inp: Input, options: str, timeout: float | None) -> bytes:
+    from ..cache import BuildCache
     from ..errors import ToolchainError as _T
     from ..paths import build_cache_dir
     from ..toolchain.compilers import discover
-    from ..judge.levers import to_spirv
-    from .cache import BuildCache
+    from ..toolchain.front_end import to_spirv
 
     compilers = discover()
     if not compilers:
         raise _T(f"{inp.path}: OpenCL C needs ocloc to become SPIR-V first, and none is installed")
     c = compilers[0]
     ip = next((ip for name, ips in c.ip_map if name == "tgllp" for ip in ips), None) or "12.0.0"
-    return to_spirv(inp, c, ip, BuildCache(build_cache_dir()), None)
+    return to_spirv(inp, c, ip, BuildCache(build_cache_dir()), timeout, options)
 
 
 # -- the child ---------------------------------------------------------------------------
@@ -257,7 +294,7 @@ def _child() -> None:
     except LoaderMissing as exc:
         _say("error", message=f"{exc} (set ZEINSPECT_ZE_LOADER, or install Debian's libze1)")
         return
-    current = {"kernel": None}
+    current: dict[str, str | None] = {"kernel": None}
     with ze:
         ze.on_step = lambda call: _say("step", call=call, kernel=current["kernel"])
         if not driver_library_present():
@@ -272,9 +309,10 @@ def _child() -> None:
         drivers = ze.drivers()
         listing = []
         for index, drv in enumerate(drivers):
-            entry = {"index": index, "version": ze.driver_version(drv), "devices": []}
+            devices: list[dict] = []
+            entry = {"index": index, "version": ze.driver_version(drv), "devices": devices}
             for dev in ze.devices(drv):
-                entry["devices"].append(ze.device_info(dev).to_json())
+                devices.append(ze.device_info(dev).to_json())
             listing.append(entry)
         all_devices = [(d, dev) for d in drivers for dev in ze.devices(d)]
         if not all_devices:
@@ -296,7 +334,7 @@ def _child() -> None:
         try:
             module, log = ze.module(ctx, dev, data, fmt, request.get("flags", ""))
         except ZeError as exc:
-            names = []
+            names: list[str] = []
             _say("result", module_error={"call": exc.call, "name": exc.name}, build_log=exc.build_log,
                  kernel_names=names)
             return

@@ -9,7 +9,7 @@ the FMA path.  Targets with the same capabilities share one Triton compile; each
 TTGIR and SPIR-V on disk, and the SPIR-V is then audited like any other, with the build
 flags Triton chose (its `grf_mode`).
 
-With `stage=True` the SLM staging pass (judge.staging) rewrites the TTGIR between Triton's
+With `stage=True` the SLM staging pass (levers.slm_staging) rewrites the TTGIR between Triton's
 TTGIR and its lowering, and compilation resumes from the rewritten TTGIR.
 """
 
@@ -27,6 +27,8 @@ from pathlib import Path
 
 from ..errors import InputError, ToolchainError, UsageError
 from ..inputs import Input
+from ..inputs.kinds import InputKind
+from ..levers.slm_staging import StagingResult
 from ..model import Compiler
 from ..paths import build_cache_dir
 from ..toolchain.knowledge import device_extensions, remembered
@@ -58,13 +60,6 @@ class TritonKernel:
     @property
     def label(self) -> str:
         return f"{self.file}:{self.kernel}"
-
-
-def kernel_from_entry(entry: dict) -> TritonKernel:
-    """A Triton kernel as a gate configuration lists it (judge.gate)."""
-    return TritonKernel(file=entry["file"], kernel=entry["kernel"], signature=parse_pairs(entry["signature"], "signature"),
-                        constexprs=parse_pairs(entry["constexprs"], "constexprs"), num_warps=entry["num_warps"],
-                        threads_per_warp=entry["threads_per_warp"], grf_mode=entry["grf_mode"])
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -161,7 +156,7 @@ def capabilities(compiler: Compiler, target: str) -> dict:
         if found is None:
             raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
         extensions = set(found)
-        caps = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
+        caps: dict[str, object] = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
         major = int(compiler.ips(target)[0].split(".")[0]) if compiler.ips(target) else 12
         caps["sub_group_sizes"] = [16, 32] if major >= 20 else [8, 16, 32]
         return caps
@@ -178,7 +173,7 @@ class TritonBuild:
     ttgir: str
     spirv: bytes
     metadata: dict
-    staging: object = None
+    staging: StagingResult | None = None
     artifacts: dict = field(default_factory=dict)
 
 
@@ -240,7 +235,7 @@ def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str
 
 def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path) -> list[TritonBuild]:
     """Compile once per group of targets with the same capabilities; stage if asked."""
-    from ..judge.staging import stage as staging_pass
+    from ..levers.slm_staging import stage as staging_pass
 
     groups: dict[str, TritonBuild] = {}
     for target in plan.targets:
@@ -261,7 +256,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
         groups[key] = b
     builds = list(groups.values())
     artifacts_dir.mkdir(parents=True, exist_ok=True)
-    from .cache import atomic_write
+    from ..fileio import atomic_write
 
     for b in builds:
         stem = f"{Path(kernel.file).stem}.{kernel.kernel}.{b.targets[0]}{'.staged' if b.staging and b.staging.changed else ''}"
@@ -272,7 +267,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
 
 
 def as_input(kernel: TritonKernel, b: TritonBuild) -> Input:
-    return Input(path=f"{kernel.label}[{','.join(b.targets)}]", kind="spirv", data=b.spirv)
+    return Input(path=f"{kernel.label}[{','.join(b.targets)}]", kind=InputKind.SPIRV, data=b.spirv)
 
 
 def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Path | None = None, progress=None):
@@ -280,9 +275,9 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
     by the real ocloc with Triton's build flags.  Returns a Collection."""
     from dataclasses import replace as dc_replace
 
-    from .aot import probe, resolve_compilers
-    from .collect import Collection
     from ..toolchain.targets import plan_targets
+    from .aot import probe, resolve_compilers
+    from .results import Collection
 
     compilers = resolve_compilers(config)
     plan = plan_targets(config.targets, compilers)
@@ -304,10 +299,6 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
             notes.append(f"staging pass: {b.staging.describe()}")
             extra["triton"]["staging"] = {"changed": b.staging.changed, "form": b.staging.form,
                                           "dots": [d.__dict__ for d in b.staging.dots]}
-        for r in got.reports:
-            out.reports.append(r.replace(input=kernel.label, notes=r.notes + tuple(notes), extra=extra))
-        out.compilers += [c for c in got.compilers if c not in out.compilers]
-        out.incidents += got.incidents
-        for key, value in got.stats().items():
-            out.stats[key] = out.stats.get(key, 0) + value
+        out.extend(got, reports=[r.replace(input=kernel.label, notes=r.notes + tuple(notes), extra=extra)
+                                 for r in got.reports])
     return out

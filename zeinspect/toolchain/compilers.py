@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ToolchainError
-from ..model import Compiler
+from ..model import Compiler, driver_build
 from ..paths import toolchain_dir
-from .run import run_tool
+from .run import query_timeout, run_tool
 
 _IDENTITY_CACHE_VERSION = 3
 _IGC_VERSION = re.compile(rb"intel-graphics-compiler2?-(\d+\.\d+\.\d+(?:\.\d+)?)")
@@ -40,7 +40,7 @@ def _load_identity_cache() -> dict:
 
 
 def _store_identity_cache(data: dict) -> None:
-    from ..probes.cache import atomic_write
+    from ..fileio import atomic_write
 
     try:
         atomic_write(_identity_cache_path(), json.dumps(data, indent=1, sort_keys=True).encode())
@@ -54,9 +54,11 @@ def _fingerprint(path: str) -> str:
     return f"{real}|{st.st_size}|{int(st.st_mtime)}"
 
 
-def _query_version(path: str) -> str:
+def _query_version(path: str, timeout: float) -> str:
     with tempfile.TemporaryDirectory(prefix="zeinspect-q-") as tmp:
-        run = run_tool([path, "query", "OCL_DRIVER_VERSION"], cwd=tmp, timeout=60)
+        run = run_tool([path, "query", "OCL_DRIVER_VERSION"], cwd=tmp, timeout=timeout)
+        if run.timed_out:
+            raise ToolchainError(f"{path} did not report its version within {timeout:g} s (--timeout)")
         written = Path(tmp) / "OCL_DRIVER_VERSION"
         text = written.read_text(errors="replace").strip(" \t\r\n\0") if written.exists() else ""
         if not text:
@@ -66,9 +68,9 @@ def _query_version(path: str) -> str:
     return text
 
 
-def _known_targets(path: str) -> tuple[str, ...]:
+def _known_targets(path: str, timeout: float) -> tuple[str, ...]:
     with tempfile.TemporaryDirectory(prefix="zeinspect-h-") as tmp:
-        run = run_tool([path, "compile", "--help"], cwd=tmp, timeout=60)
+        run = run_tool([path, "compile", "--help"], cwd=tmp, timeout=timeout)
     m = _DEVICE_LIST.search(run.output)
     if not m:
         return ()
@@ -80,12 +82,12 @@ def _known_targets(path: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _ids(path: str, names: tuple[str, ...]) -> dict[str, list[str]]:
+def _ids(path: str, names: tuple[str, ...], timeout: float) -> dict[str, list[str]]:
     """`ocloc ids NAME` for every name: the IP versions each acronym or family compiles to."""
     out = {}
     with tempfile.TemporaryDirectory(prefix="zeinspect-i-") as tmp:
         for name in names:
-            run = run_tool([path, "ids", name], cwd=tmp, timeout=60)
+            run = run_tool([path, "ids", name], cwd=tmp, timeout=timeout)
             if run.returncode == 0:
                 out[name] = re.findall(r"^\s*(\d+\.\d+\.\d+)\s*$", run.output, re.M)
     return out
@@ -122,18 +124,22 @@ def _lib_dirs_for(path: str) -> list[Path]:
     return [d for d in (prefix / "lib" / "x86_64-linux-gnu", prefix / "lib64", prefix / "lib") if d.is_dir()]
 
 
-def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dict | None = None) -> Compiler:
-    """Who this ocloc is.  Raises ToolchainError when it does not run or answer."""
+def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dict | None = None,
+             timeout: float | None = None) -> Compiler:
+    """Who this ocloc is.  Raises ToolchainError when it does not run or answer (within
+    `query_timeout(timeout)` per question)."""
+    timeout = query_timeout(timeout)
     if not os.path.exists(path):
         raise ToolchainError(f"{path} does not exist")
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise ToolchainError(f"{path} is not an executable file")
     key = _fingerprint(path)
     own_cache = cache is None
-    cache = _load_identity_cache() if own_cache else cache
+    if cache is None:
+        cache = _load_identity_cache()
     entry = cache.get(key)
     if entry is None:
-        ocloc_version = _query_version(path)
+        ocloc_version = _query_version(path, timeout)
         if manifest is not None:
             igc = manifest.get("igc_version")
             lib_dirs = [Path(manifest["root"]) / "usr" / "lib" / "x86_64-linux-gnu"]
@@ -141,9 +147,9 @@ def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dic
             igc = None
             lib_dirs = _lib_dirs_for(path)
         igc = igc or _igc_version(lib_dirs)
-        targets = _known_targets(path)
+        targets = _known_targets(path, timeout)
         entry = {"ocloc_version": ocloc_version, "igc_version": igc, "targets": list(targets),
-                 "ids": _ids(path, targets)}
+                 "ids": _ids(path, targets, timeout)}
         cache[key] = entry
         if own_cache:
             _store_identity_cache(cache)
@@ -164,7 +170,7 @@ def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dic
 
 def fetched_stacks() -> list[tuple[str, dict]]:
     """(launcher path, manifest) for each stack under the toolchain directory."""
-    out = []
+    out: list[tuple[str, dict]] = []
     root = toolchain_dir()
     if not root.is_dir():
         return out
@@ -179,12 +185,12 @@ def fetched_stacks() -> list[tuple[str, dict]]:
     return out
 
 
-def discover() -> list[Compiler]:
+def discover(timeout: float | None = None) -> list[Compiler]:
     """Every usable ocloc, newest first.  Broken candidates are skipped (see `discover_report`)."""
-    return [c for c, _ in discover_report() if c is not None]
+    return [c for c, _ in discover_report(timeout) if c is not None]
 
 
-def discover_report() -> list[tuple[Compiler | None, str]]:
+def discover_report(timeout: float | None = None) -> list[tuple[Compiler | None, str]]:
     """Each candidate with either its identity or the reason it was skipped."""
     candidates: list[tuple[str, str, dict | None]] = []
     env = os.environ.get("ZEINSPECT_OCLOC")
@@ -192,7 +198,7 @@ def discover_report() -> list[tuple[Compiler | None, str]]:
         # An explicit choice, like $CC: this compiler and no other.
         manifest = next((m for launcher, m in fetched_stacks() if os.path.realpath(launcher) == os.path.realpath(env)), None)
         candidates.append((env, "ZEINSPECT_OCLOC", manifest))
-        return _identified(candidates)
+        return _identified(candidates, timeout)
     on_path = shutil.which("ocloc")
     if on_path:
         candidates.append((on_path, "PATH", None))
@@ -200,10 +206,11 @@ def discover_report() -> list[tuple[Compiler | None, str]]:
         candidates.append(("/usr/bin/ocloc", "Debian package", None))
     for launcher, manifest in fetched_stacks():
         candidates.append((launcher, f"fetched ({manifest.get('suite', '?')})", manifest))
-    return _identified(candidates)
+    return _identified(candidates, timeout)
 
 
-def _identified(candidates: list[tuple[str, str, dict | None]]) -> list[tuple[Compiler | None, str]]:
+def _identified(candidates: list[tuple[str, str, dict | None]], timeout: float | None
+                ) -> list[tuple[Compiler | None, str]]:
     cache = _load_identity_cache()
     before = json.dumps(cache, sort_keys=True)
     seen: set[str] = set()
@@ -214,14 +221,14 @@ def _identified(candidates: list[tuple[str, str, dict | None]]) -> list[tuple[Co
             continue
         seen.add(real)
         try:
-            out.append((identify(path, origin, manifest=manifest, cache=cache), origin))
+            out.append((identify(path, origin, manifest=manifest, cache=cache, timeout=timeout), origin))
         except (ToolchainError, OSError) as exc:
             out.append((None, f"{path} ({origin}): {exc}"))
     if json.dumps(cache, sort_keys=True) != before:
         _store_identity_cache(cache)
     found = sorted((c for c, _ in out if c is not None), key=lambda c: c.version_key, reverse=True)
-    skipped = [(None, reason) for c, reason in out if c is None]
-    return [(c, c.origin) for c in found] + skipped
+    ordered: list[tuple[Compiler | None, str]] = [(c, c.origin) for c in found]
+    return ordered + [(None, reason) for c, reason in out if c is None]
 
 
 def select(compilers: list[Compiler], wanted: str | None) -> list[Compiler]:
@@ -237,3 +244,12 @@ def select(compilers: list[Compiler], wanted: str | None) -> list[Compiler]:
         known = ", ".join(c.id for c in compilers) or "none"
         raise ToolchainError(f"no compiler matches --compiler {wanted!r} (found: {known})")
     return picked
+
+
+def built_with_driver(compilers: list[Compiler], driver_version: int | None, ip: str) -> list[Compiler]:
+    """The compilers of the same NEO build as a Level Zero driver (by its build number) that
+    know `ip`; empty when none is installed."""
+    if driver_version is None:
+        return []
+    build = str(driver_build(driver_version))
+    return [c for c in compilers if c.ocloc_version.split(".")[-1].lstrip("0") == build and c.knows(ip)]

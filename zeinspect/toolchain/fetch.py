@@ -88,6 +88,9 @@ def debian_mirror(etc: Path | None = None) -> str:
 
 
 def _apt_options(staging: Path) -> list[str]:
+    """A private source list, index and cache; the rest is the system's apt configuration:
+    apt.conf and apt.conf.d (Dir::Etc::Parts) are read as for any apt run, so the proxy
+    (Acquire::http::Proxy, Acquire::https::Proxy) and other Acquire settings apply."""
     return [
         "-o", f"Dir::Etc::SourceList={staging / 'sources.list'}",
         "-o", "Dir::Etc::SourceParts=/dev/null",
@@ -203,7 +206,7 @@ def fetch(*, force: bool = False, progress=print) -> Path:
             "ocloc_package_version": version,
             "igc_version": igc_version,
             "packages": versions,
-            "fetched": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "fetched": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         old = root / f".old-{os.getpid()}"

@@ -40,7 +40,7 @@ def remembered(file_name: str, key: str, compute: Callable[[], object]):
             value = compute()
             known = _read(path)  # another process may have added keys meanwhile
             known[key] = value
-            from ..probes.cache import atomic_write
+            from ..fileio import atomic_write
 
             try:
                 atomic_write(path, json.dumps(known, indent=1, sort_keys=True).encode())

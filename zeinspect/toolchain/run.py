@@ -17,6 +17,16 @@ from ..errors import ToolchainError
 
 DEFAULT_TIMEOUT = float(os.environ.get("ZEINSPECT_TIMEOUT", "600"))
 MAX_LOG_BYTES = 4 * 1024 * 1024
+QUERY_TIMEOUT = 60.0
+
+
+def query_timeout(timeout: float | None = None) -> float:
+    """Seconds for a compiler to answer a question (its version, its targets): a minute at
+    most, and no longer than --timeout or $ZEINSPECT_TIMEOUT, so a hanging ocloc costs what
+    the user allowed a compile, not more."""
+    if timeout is None and os.environ.get("ZEINSPECT_TIMEOUT"):
+        timeout = DEFAULT_TIMEOUT
+    return QUERY_TIMEOUT if timeout is None else min(QUERY_TIMEOUT, timeout)
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class ToolRun:
         """'compiler crashed: signal 11 (SIGSEGV)' / 'compiler timed out after 600 s' / None."""
         if self.timed_out:
             return f"compiler timed out after {self.seconds:.0f} s"
-        if self.crashed:
+        if self.crashed and self.signal is not None:
             try:
                 name = signal.Signals(self.signal).name
             except ValueError:

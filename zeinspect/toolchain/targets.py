@@ -9,10 +9,11 @@ Names that share an IP version are compiled once and reported under each name.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolchainError, UsageError
-from ..model import Compiler, Target, is_ip
+from ..model import Compiler, Target, ip_in_family_range, is_ip
 
 DEFAULT_TARGETS = (
     "tgllp", "adl-s", "adl-p", "adl-n", "rpl-s", "rpl-p",
@@ -29,7 +30,7 @@ KNOWN_IPS = {
 }
 
 
-def name_for_ip(ip: str, compilers: list[Compiler] = ()) -> str:
+def name_for_ip(ip: str, compilers: Sequence[Compiler] = ()) -> str:
     """A product name for an IP version: the known table, else the compiler's own, else the IP."""
     if ip in KNOWN_IPS:
         return KNOWN_IPS[ip]
@@ -38,26 +39,12 @@ def name_for_ip(ip: str, compilers: list[Compiler] = ()) -> str:
 FAMILY_SETS = ("xe-lp", "xe-hpg", "xe-lpg", "xe-lpgplus", "xe2", "xe2-hpg", "xe2-lpg", "xe-hpc", "xe3")
 
 
-# When no installed compiler knows a family name (Debian 12's ocloc predates `xe-lp`,
-# `xe-lpg` and `xe2`), a ratchet line naming it still matches by IP range.
-_FAMILY_RANGES = {
-    "xe-lp": ((12, 0), (12, 10)), "gen12lp": ((12, 0), (12, 10)), "xe-hpg": ((12, 55), (12, 57)),
-    "xe-hpc": ((12, 60), (12, 61)), "xe-lpg": ((12, 70), (12, 71)), "xe-lpgplus": ((12, 74), (12, 74)),
-    "xe2": ((20, 0), (20, 255)), "xe2-hpg": ((20, 1), (20, 2)), "xe2-lpg": ((20, 4), (20, 4)),
-    "xe3": ((30, 0), (30, 255)),
-}
-
-
-def ip_in_family(ip: str, family: str, compilers: list[Compiler] = ()) -> bool:
+def ip_in_family(ip: str, family: str, compilers: Sequence[Compiler] = ()) -> bool:
     """Whether IP version `ip` belongs to `family`, by the compilers' own `ocloc ids`, else by range."""
     knowing = [c for c in compilers if c.knows(family)]
     if knowing:
         return any(ip in c.ips(family) for c in knowing)
-    if family not in _FAMILY_RANGES or not is_ip(ip):
-        return False
-    major, minor, _ = (int(x) for x in ip.split("."))
-    low, high = _FAMILY_RANGES[family]
-    return low <= (major, minor) <= high
+    return ip_in_family_range(ip, family)
 
 
 def _is_stepping(name: str) -> bool:
@@ -90,7 +77,7 @@ def split_specs(specs: list[str] | tuple[str, ...] | str | None) -> list[str]:
         return ["default"]
     if isinstance(specs, str):
         specs = [specs]
-    out = []
+    out: list[str] = []
     for spec in specs:
         out.extend(part.strip() for part in spec.split(",") if part.strip())
     return out or ["default"]
@@ -132,7 +119,7 @@ def plan_targets(specs, compilers: list[Compiler]) -> TargetPlan:
 
     for spec in split_specs(specs):
         if spec in NAMED_SETS:
-            members = [(n, None) for n in NAMED_SETS[spec]]
+            members: list[tuple[str, str | None]] = [(n, None) for n in NAMED_SETS[spec]]
         elif is_ip(spec):
             members = [(spec, spec)]
         else:

@@ -18,7 +18,9 @@ import subprocess
 import tempfile
 from functools import lru_cache
 
+from ..cache import BuildCache
 from ..errors import FormatError, InputError
+from ..fileio import sha256
 from ..inputs import Input
 from ..inputs.spirv import (
     MODE_SUBGROUP_SIZE,
@@ -29,8 +31,8 @@ from ..inputs.spirv import (
     read_module,
 )
 from ..model import Compiler
-from ..probes.cache import BuildCache, make_key, sha256
-from ..probes.front_end import front_end_class, run_front_end
+from ..toolchain.front_end import to_spirv
+from .base import Lever
 
 CAPABILITY_SUBGROUP_DISPATCH = 58
 OP_FUNCTION, OP_FUNCTION_END, OP_FUNCTION_CALL = 54, 56, 57
@@ -43,25 +45,6 @@ SUBGROUP_BUILTINS = {36, 37, 38, 39, 40, 41, 4416, 4417, 4418, 4419, 4420}
 SUBGROUP_OPS = set(range(333, 367)) | set(range(4421, 4433)) | set(range(5571, 5582)) | {5283, 5284}
 # OpGroup* (259-270): the execution scope operand decides.
 SCOPED_GROUP_OPS = set(range(259, 271))
-
-
-def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout: float | None) -> bytes:
-    """The module as SPIR-V: the input itself, or OpenCL C through ocloc's front end."""
-    if inp.kind == "spirv":
-        return inp.data
-    # Targets that share a front end share its SPIR-V (probes.front_end).
-    key = make_key(kind="spv_only", module=sha256(inp.data), front_end=front_end_class(compiler, ip),
-                   compiler=compiler.id)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit[1]
-    run = run_front_end(compiler, inp.data, ip, "", "", timeout)
-    if run.spirv is None:
-        first = next((line for line in run.log.splitlines() if "error" in line), run.log.strip()[-300:])
-        raise InputError(f"the OpenCL C front end failed: {first or run.failure}", path=inp.path)
-    data = run.spirv
-    cache.put(key, {"kind": "spv_only"}, data)
-    return data
 
 
 def _entry_id(module: Module, kernel: str) -> int:
@@ -133,7 +116,7 @@ def spirv_val(data: bytes) -> str | None:
 
 
 @lru_cache(maxsize=256)
-def _spirv_val_cached(digest: str, data: bytes) -> str | None:
+def _spirv_val_cached(digest: str, data: bytes) -> str | None:  # noqa: ARG001 - the digest is the cache key
     tool = shutil.which("spirv-val")
     if tool is None:
         return None
@@ -145,11 +128,11 @@ def _spirv_val_cached(digest: str, data: bytes) -> str | None:
 
 
 def rewrite_module(inp: Input, rewrites: tuple[tuple[str, int], ...], compiler: Compiler, ip: str,
-                   cache: BuildCache, timeout: float | None) -> tuple[bytes, tuple[str, ...]]:
+                   cache: BuildCache, timeout: float | None, options: str = "") -> tuple[bytes, tuple[str, ...]]:
     """SPIR-V with each (kernel, size) rewrite applied, and notes saying what changed.
 
     Where spirv-val accepts the original module it must accept the rewritten one too."""
-    original = to_spirv(inp, compiler, ip, cache, timeout)
+    original = to_spirv(inp, compiler, ip, cache, timeout, options)
     data = original
     notes = []
     for kernel, size in rewrites:
@@ -216,3 +199,18 @@ def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
         found += reasons.get(f, [])
         todo += list(calls.get(f, ()))
     return sorted(set(found))
+
+
+def _sycl(value: int | None, written: int | None) -> str:
+    if value == 0:
+        return f"no required size (drop [[sycl::reqd_sub_group_size({written})]])" if written else "no required size"
+    if value is not None:
+        return f"[[sycl::reqd_sub_group_size({value})]]"
+    return f"keep [[sycl::reqd_sub_group_size({written})]]" if written else "no required size"
+
+
+# `written` is the module's required size (None: none); the search compares settings with it.
+LEVER = Lever(
+    name="sub_group", how="SPIR-V rewrite", settings=lambda written: (0, 8, 16, 32),
+    cost=lambda value, written: 0 if value in (None, 0) else 1, changes_semantics=True, spelling=_sycl,
+)

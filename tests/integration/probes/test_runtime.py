@@ -11,9 +11,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import oracle
+import pytest
 from conftest import KERNELS
 
 PRODUCTS = {"tgllp": "tgllp", "dg2": "dg2-g10", "mtl": None, "pvc": "pvc"}  # product -> Debian ocloc target

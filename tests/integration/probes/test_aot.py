@@ -10,9 +10,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import oracle
+import pytest
 from conftest import KERNELS
 
 CORPUS = sorted(p.name for p in KERNELS.glob("*.cl"))
@@ -229,7 +228,7 @@ __kernel void feature_probe(__global float* x, __global const uint* idx) {
 def test_shared_front_end_gives_the_direct_build(compiler_fixture, request, cli, tmp_path):
     """OpenCL C compiled to SPIR-V once per front-end group, then to each target, must give
     exactly what one direct `ocloc -file k.cl -device T` per target gives: every figure and
-    every log line (probes.front_end).  The feature probe takes a different path where the
+    every log line (toolchain.front_end).  The feature probe takes a different path where the
     target offers fp64, so a grouping that ignored the device's features would differ."""
     compiler = request.getfixturevalue(compiler_fixture)
     probe = tmp_path / "feature_probe.cl"
@@ -256,3 +255,21 @@ def test_shared_front_end_gives_the_direct_build(compiler_fixture, request, cli,
     fp64 = {t: "cl_khr_fp64" in (device_query(compiler, "CL_DEVICE_EXTENSIONS", t) or "") for t in targets}
     if any(fp64.values()) and not all(fp64.values()):
         assert all((private[t] > 0) == fp64[t] for t in targets), (private, fp64)
+
+
+MACRO_KERNEL = "__kernel void scaled(__global float* x) { x[get_global_id(0)] *= SCALE; }\n"
+
+
+def test_the_shape_levers_front_end_gets_the_users_options(cli, sid_compiler, tmp_path):
+    """A sub-group rewrite turns OpenCL C into SPIR-V first: with the -D macros of --options."""
+    source = tmp_path / "scaled.cl"
+    source.write_text(MACRO_KERNEL)
+    common = ("-t", "dg2-g10", "--compiler", sid_compiler.id, "--options", "-DSCALE=2.0f")
+    code, doc = cli.json("inspect", source, "--sub-group", "16", *common)
+    (report,) = doc["reports"]
+    assert code == 0 and report["status"] == "ok" and report["required_sub_group_size"] == 16
+    res = cli("shapes", source, "-k", "scaled", *common, "--json")
+    assert res.code == 0, res
+    # The premise: without the macro the source does not build at all.
+    res = cli("inspect", source, "-t", "dg2-g10", "--compiler", sid_compiler.id, "--sub-group", "16")
+    assert res.code == 2 and "front end failed" in res.err

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import sycl_builds as sb
 from conftest import KERNELS
 
@@ -150,9 +149,9 @@ def test_names_are_demangled_and_the_ratchet_matches_every_form():
 
 def test_a_ratchet_line_in_demangled_form_round_trips(tmp_path):
     from zeinspect import names
-    from zeinspect.judge.audit import Verdict, audit
+    from zeinspect.judge.audit import audit
     from zeinspect.judge.ratchet import load
-    from zeinspect.model import DEFAULT_SHAPE, KernelReport, Source, Status
+    from zeinspect.model import DEFAULT_SHAPE, KernelReport, Source, Status, Verdict
 
     symbol = "_ZTSZ4mainE3fma"
     report = KernelReport(input="lib.so", kernel=symbol, target="dg2-g10", ip="12.55.8", compiler=None,

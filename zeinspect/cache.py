@@ -12,50 +12,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
 import sys
-import tempfile
 import threading
 from pathlib import Path
+
+from .fileio import atomic_write
 
 CACHE_FORMAT = 3  # bumped when cached figures change shape
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write `data` to `path` so that `path` is always the old file or the new one.
-
-    `durable` also forces the bytes to disk before the rename, for files a user keeps (a
-    ratchet, an extracted image).  Cache entries skip it: each carries its own SHA-256, so
-    one left incomplete by a power cut is detected and rebuilt, and an fsync per compile
-    costs more than the compile of a small kernel."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def make_key(**parts) -> str:
     canon = json.dumps({"format": CACHE_FORMAT, **parts}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class BuildCache:

@@ -8,7 +8,6 @@ import struct
 from pathlib import Path
 
 import pytest
-
 import sycl_builds as sb
 from conftest import KERNELS
 

@@ -17,15 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..model import Compiler
-from .knowledge import remembered
-from .run import run_tool
+from ..model import Compiler, KernelReport
+from ..toolchain.knowledge import remembered
+from ..toolchain.ocloc import compile_argv
+from ..toolchain.run import run_tool
+from .base import Lever
 
 PROBE_KERNEL = "__kernel void zeinspect_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }\n"
 PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")  # dg2-g10, mtl-u, bmg-g21: all have a 256-register mode
 
 # mode -> candidates of (where, option text, grf_count expected or None for "builds")
-CANDIDATES = {
+CANDIDATES: dict[str, list[tuple[str, str, int | None]]] = {
     "256": [("options", "-ze-opt-large-register-file", 256), ("options", "-cl-intel-256-GRF-per-thread", 256),
             ("options", "-ze-exp-register-file-size 256", 256)],
     "128": [("options", "-cl-intel-128-GRF-per-thread", 128), ("options", "-ze-exp-register-file-size 128", 128),
@@ -72,12 +74,8 @@ def _try(compiler: Compiler, ip: str, where: str, text: str) -> int | None:
             options.append(text)
         elif text:
             internal.append(text)
-        argv = [compiler.path, "compile", "-file", str(src), "-device", ip, "-out_dir", str(Path(tmp) / "out"),
-                "-output", "probe"]
-        if options:
-            argv += ["-options", " ".join(options)]
-        if internal:
-            argv += ["-internal_options", " ".join(internal)]
+        argv = compile_argv(compiler, str(src), ip, out_dir=str(Path(tmp) / "out"), output="probe",
+                            options=" ".join(options), internal_options=" ".join(internal))
         run = run_tool(argv, cwd=tmp, timeout=120)
         if run.returncode != 0:
             return None
@@ -105,3 +103,24 @@ def _establish(compiler: Compiler, mode: str) -> GrfSpelling:
         # No explicit spelling, but 128 is what this compiler always picks by default.
         return GrfSpelling(note="no explicit 128-register option; this compiler's default is 128")
     return GrfSpelling(note="unsupported")
+
+
+# Choosing among equally good shapes: the default register file, then automatic, then 256.
+_COST = {"default": 0, "128": 0, "auto": 1, "256": 2}
+_SYCL = {"256": "the grf_size<256> kernel property (sycl::ext::intel::experimental::grf_size<256>)",
+         "auto": "the grf_size_automatic kernel property"}
+
+
+def large_mode_ignored(report: KernelReport) -> str | None:
+    """Why a build asked for 256 registers got fewer (Xe-LP has no large register file), or None."""
+    if report.grf is not None and report.grf < 256:
+        return f"asked for 256 registers, got {report.grf}"
+    return None
+
+
+LEVER = Lever(
+    name="grf", how="build option", settings=lambda written: ("default", "256", "auto"),
+    cost=lambda value, written: _COST[value], tie_break_last=True,
+    spelling=lambda value, written: _SYCL.get(value),
+    ignored_by=lambda value, report: large_mode_ignored(report) if value == "256" else None,
+)

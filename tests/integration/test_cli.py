@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import KERNELS
 
 
@@ -136,6 +135,20 @@ def test_compiler_hang_times_out(cli, sid_compiler, tmp_path):
     # The whole process group died with it: no sleeping child is left behind.
     leftover = subprocess.run(["pgrep", "-f", "sleep 327"], capture_output=True, text=True).stdout.strip()
     assert not leftover
+
+
+@pytest.mark.parametrize("timeout, env", [(["--timeout", "2"], {}), ([], {"ZEINSPECT_TIMEOUT": "2"})])
+def test_a_hanging_version_query_is_bounded_by_the_timeout(cli, tmp_path, timeout, env):
+    """The compiler's own version probe gets no more than --timeout (or $ZEINSPECT_TIMEOUT)."""
+    hanging = tmp_path / "ocloc-mute"
+    hanging.write_text("#!/bin/sh\nsleep 329\n")
+    hanging.chmod(hanging.stat().st_mode | stat.S_IXUSR)
+    start = time.monotonic()
+    res = cli("inspect", KERNELS / "clean.cl", "-t", "tgllp", *timeout, env={"ZEINSPECT_OCLOC": str(hanging), **env})
+    assert time.monotonic() - start < 30  # the minute the query would get otherwise
+    assert res.code == 3
+    one_line_error(res, "ocloc-mute", "did not report its version within 2 s")
+    assert not subprocess.run(["pgrep", "-f", "sleep 329"], capture_output=True, text=True).stdout.strip()
 
 
 def test_kernel_filter_names_the_kernels_that_exist(cli, sid_compiler):

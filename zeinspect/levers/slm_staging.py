@@ -29,6 +29,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from .base import Lever
+
 REGISTER_BUDGET_BYTES = 4096
 SLICE_BUDGET_BYTES = 1024
 MIN_K_TILE = 8
@@ -138,6 +140,7 @@ class Module:
         if i is None:
             return None
         m = _DEF.match(self.lines[i])
+        assert m is not None  # the line was found by matching _DEF
         body, _ = _strip_loc(m["rest"])
         return i, m["op"], body
 
@@ -230,11 +233,30 @@ def stage(ttgir: str, caps: dict, *, slm_total: int, shared_in_use: int, form: s
             for ln in (op.load_line, op.alloc_line, op.cast_line):
                 if ln is not None:
                     doomed.add(ln)
-        indent = _DEF.match(lines[line_no])["indent"]
+        defined = _DEF.match(lines[line_no])
+        assert defined is not None  # the dot's own line
+        indent = defined["indent"]
         lines[line_no] = "\n".join(_emit(dec, n, indent, a, b, acc, parent_enc, attrs, loc, form))
     text = "\n".join(line for i, line in enumerate(lines) if i not in doomed)
     result.ttgir, result.changed = text, True
     return result
+
+
+def _per_lane(blocked: dict, m_dim: int, n_dim: int, k_dim: int, elem: int, c_elem: int) -> tuple[int, int]:
+    """(bytes of A, B and C each lane holds, rows of A each lane holds) for the blocked layout."""
+    spt, tpw, wpc = blocked["sizePerThread"], blocked["threadsPerWarp"], blocked["warpsPerCTA"]
+    a_rows = max(1, math.ceil(m_dim / (spt[0] * tpw[0] * wpc[0]))) * spt[0]
+    b_cols = max(1, math.ceil(n_dim / (spt[1] * tpw[1] * wpc[1]))) * spt[1]
+    return (a_rows * k_dim + b_cols * k_dim) * elem + a_rows * b_cols * c_elem, a_rows
+
+
+def _k_tile(k_dim: int, a_row_bytes: int) -> int:
+    """The largest power of two whose A slice fits SLICE_BUDGET_BYTES per lane and that is below
+    K and divides it; under MIN_K_TILE when there is none."""
+    k_tile = _bit_floor(SLICE_BUDGET_BYTES / a_row_bytes)
+    while k_tile >= MIN_K_TILE and not (k_tile < k_dim and k_dim % k_tile == 0):
+        k_tile //= 2
+    return k_tile
 
 
 def _judge(mod: Module, line_no: int, d, caps: dict, slm_total: int, shared_in_use: int):
@@ -264,26 +286,18 @@ def _judge(mod: Module, line_no: int, d, caps: dict, slm_total: int, shared_in_u
         return (decision,)
     a = _trace(mod, a_name)
     b = _trace(mod, b_name)
-    for op in (a, b):
-        if isinstance(op, str):
-            decision.gate, decision.reason = 1, op
-            return (decision,)
+    if isinstance(a, str) or isinstance(b, str):  # why an operand could not be traced
+        decision.gate, decision.reason = 1, a if isinstance(a, str) else str(b)
+        return (decision,)
     # Gate 2: register pressure, per lane.
-    spt, tpw, wpc = blocked["sizePerThread"], blocked["threadsPerWarp"], blocked["warpsPerCTA"]
-    m_spt, n_spt = spt[0], spt[1]
-    m_reps = max(1, math.ceil(m_dim / (m_spt * tpw[0] * wpc[0])))
-    n_reps = max(1, math.ceil(n_dim / (n_spt * tpw[1] * wpc[1])))
     elem = ELEM_BYTES.get(a.dot_elem, 4)
-    estimate = (m_reps * m_spt * k_dim + n_reps * n_spt * k_dim) * elem + m_reps * m_spt * n_reps * n_spt * \
-        ELEM_BYTES.get(c_elem, 4)
+    estimate, a_rows = _per_lane(blocked, m_dim, n_dim, k_dim, elem, ELEM_BYTES.get(c_elem, 4))
     if estimate <= REGISTER_BUDGET_BYTES:
         decision.gate = 2
         decision.reason = f"about {estimate} bytes per lane, within the {REGISTER_BUDGET_BYTES}-byte budget"
         return (decision,)
     # Gate 3: a K tile.
-    k_tile = _bit_floor(SLICE_BUDGET_BYTES / (m_reps * m_spt * elem))
-    while k_tile >= MIN_K_TILE and not (k_tile < k_dim and k_dim % k_tile == 0):
-        k_tile //= 2
+    k_tile = _k_tile(k_dim, a_rows * elem)
     if k_tile < MIN_K_TILE:
         decision.gate = 3
         decision.reason = f"K = {k_dim} has no tile of at least {MIN_K_TILE} below it that divides it"
@@ -305,6 +319,7 @@ def _emit(dec: DotDecision, n: int, ind: str, a: _Operand, b: _Operand, acc: str
           form: str) -> list[str]:
     p = f"%zs{n}_"
     m, k, nn, t = dec.m, dec.k, dec.n, dec.k_tile
+    assert t is not None and k is not None  # only applied decisions are emitted
     a_mem = f"!ttg.memdesc<{m}x{k}x{a.native_elem}, {a.shared}, {a.smem}>"
     b_mem = f"!ttg.memdesc<{k}x{nn}x{b.native_elem}, {b.shared}, {b.smem}>"
     a_sub = f"!ttg.memdesc<{m}x{t}x{a.native_elem}, {a.shared}, {a.smem}, {m}x{k}>"
@@ -377,3 +392,10 @@ def verify(ttgir: str) -> str | None:
     except Exception as exc:  # noqa: BLE001
         return f"does not verify: {exc}"
     return None if ok in (True, None) else "does not verify"
+
+
+LEVER = Lever(
+    name="stage", how="TTGIR pass", settings=lambda written: (False, True),
+    cost=lambda value, written: int(bool(value)),
+    spelling=lambda value, written: "the SLM staging pass on the TTGIR (zeinspect.levers.slm_staging)" if value else None,
+)

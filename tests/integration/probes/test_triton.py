@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 import triton_matrix as mx
 from conftest import KERNELS
 
@@ -104,8 +103,8 @@ def test_group_c_is_byte_identical(tools, tmp_path, target, case):
 
 def _equivalent(kernel, case):
     """The reference evaluator runs the original and the staged TTGIR on the same inputs."""
-    from zeinspect.judge.staging import stage, verify
     from zeinspect.judge.ttgir_eval import run_dot_kernel
+    from zeinspect.levers.slm_staging import stage, verify
     from zeinspect.probes.triton import compile_kernel
 
     m, n, k, dtype, _ = case
@@ -122,8 +121,8 @@ def _equivalent(kernel, case):
 
 def test_the_evaluator_catches_a_wrong_rewrite():
     """Feed B's first K tile every time: the evaluator must see a different result."""
-    from zeinspect.judge.staging import stage
     from zeinspect.judge.ttgir_eval import run_dot_kernel
+    from zeinspect.levers.slm_staging import stage
     from zeinspect.probes.triton import compile_kernel
 
     case = mx.GROUP_A[0]
@@ -140,10 +139,10 @@ def test_the_evaluator_catches_a_wrong_rewrite():
 
 def test_loop_form_beats_the_unrolled_chain(tools):
     """The measurement behind staging.FORM: on the seed's dot the scf.for form spills less."""
-    from zeinspect.judge import staging
+    from zeinspect.inputs import Input
+    from zeinspect.levers import slm_staging as staging
     from zeinspect.probes.aot import probe
     from zeinspect.probes.triton import compile_kernel, compile_ttgir
-    from zeinspect.inputs import Input
 
     config, compilers = tools
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,

@@ -7,15 +7,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import oracle
+import pytest
 from conftest import KERNELS, ROOT
 
 from zeinspect.inputs.spirv import read_module
-from zeinspect.judge.levers import depends_on_sub_group, set_sub_group, spirv_val
+from zeinspect.levers.sub_group import depends_on_sub_group, set_sub_group, spirv_val
 
-TESTS_KERNELS = Path(__file__).parent / "kernels"
+TESTS_KERNELS = ROOT / "tests" / "kernels"
 SUBSET = "tgllp,adl-s,dg2-g10,mtl-u,lnl-m,bmg-g21"
 
 
@@ -107,7 +106,7 @@ def test_fix_loop_leaves_no_scratch_and_the_gate_passes(cli, sid_compiler, tmp_p
     modules = doc["modules"]
     assert set(modules) == {"kernels/fma_tile.cl", "kernels/private_array.cl", "kernels/sg32_accumulate.cl",
                             "kernels/ptss_overflow.cl"}
-    for module, entry in modules.items():
+    for entry in modules.values():
         for kernel, decision in entry["kernels"].items():
             results = decision["results"]
             assert set(results) == set(targets.split(","))
@@ -166,8 +165,8 @@ def test_remedied_kernels_compute_the_same_results_on_the_cpu(sid_compiler, tmp_
     launch = launches(source.read_text())[kernel]
     for size in (0, 16):
         got = compare(original, set_sub_group(original, kernel, size), launch)
-        assert got["ran"], got
-        assert got["equal"] and got["outputs_compared"] > 0, got
+        assert got.ran, got
+        assert got.equal and got.outputs_compared > 0, got
 
 
 def test_the_check_can_fail(sid_compiler, tmp_path):
@@ -177,7 +176,7 @@ def test_the_check_can_fail(sid_compiler, tmp_path):
     source = TESTS_KERNELS / "subgroup_scan.cl"
     original = spv_of(sid_compiler, source, tmp_path)
     got = compare(original, set_sub_group(original, "subgroup_scan", 16), launches(source.read_text())["subgroup_scan"])
-    assert got["ran"] and not got["equal"] and got["max_abs_diff"] > 0
+    assert got.ran and not got.equal and got.max_abs_diff > 0
 
 
 def test_no_launch_description_is_not_a_claim(tmp_path):

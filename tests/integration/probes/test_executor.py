@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import KERNELS, ROOT
 
 FUZZ_TARGETS = ["zebin", "zeinfo", "patchtokens", "fatbin", "offload", "spirv", "buildlog", "ratchet", "gate",
@@ -136,7 +135,7 @@ def test_written_files_are_replaced_atomically(cli, sid_compiler, tmp_path):
     res = cli("audit", KERNELS / "clean.cl", "-t", "tgllp", "--ratchet", os.devnull, "--junit", junit,
               "--compiler", sid_compiler.id)
     assert res.code == 0 and junit.read_text().startswith("<?xml")
-    from zeinspect.probes.cache import atomic_write
+    from zeinspect.fileio import atomic_write
 
     target = tmp_path / "b.txt"
     target.write_text("old")
@@ -144,7 +143,7 @@ def test_written_files_are_replaced_atomically(cli, sid_compiler, tmp_path):
     class Boom(Exception):
         pass
 
-    import zeinspect.probes.cache as cache_mod
+    import zeinspect.fileio as cache_mod
 
     real = cache_mod.os.replace
 

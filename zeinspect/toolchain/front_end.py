@@ -19,9 +19,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cache import BuildCache, make_key
+from ..errors import InputError
+from ..fileio import sha256
+from ..inputs import Input
+from ..inputs.kinds import InputKind
 from ..model import Compiler
-from ..toolchain.knowledge import device_query, remembered
-from ..toolchain.run import run_tool
+from .knowledge import device_query, remembered
+from .ocloc import compile_argv
+from .run import run_tool
 
 FRONT_END_QUERIES = ("CL_DEVICE_EXTENSIONS", "CL_DEVICE_OPENCL_C_FEATURES")
 
@@ -31,9 +37,10 @@ def front_end_class(compiler: Compiler, ip: str) -> str:
 
     def ask() -> str:
         answers = [device_query(compiler, query, ip) for query in FRONT_END_QUERIES]
-        if any(a is None for a in answers):
+        known = [a for a in answers if a is not None]
+        if len(known) < len(answers):
             return f"ip:{ip}"
-        canonical = "\n".join(" ".join(sorted(a.split())) for a in answers)
+        canonical = "\n".join(" ".join(sorted(a.split())) for a in known)
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     return remembered("front_ends.json", f"{compiler.id}|{ip}", ask)
@@ -55,14 +62,30 @@ def run_front_end(compiler: Compiler, source: bytes, ip: str, options: str, inte
         src = Path(tmp) / "module.cl"
         src.write_bytes(source)
         out = Path(tmp) / "out"
-        argv = [compiler.path, "compile", "-file", str(src), "-device", ip, "-spv_only", "-out_dir", str(out),
-                "-output", "module"]
-        if options:
-            argv += ["-options", options]
-        if internal_options:
-            argv += ["-internal_options", internal_options]
+        argv = compile_argv(compiler, str(src), ip, spv_only=True, out_dir=str(out), options=options,
+                            internal_options=internal_options)
         run = run_tool(argv, cwd=tmp, timeout=timeout)
         produced = sorted(out.glob("*.spv")) if out.is_dir() else []
         if run.returncode != 0 or run.describe_failure() or not produced:
             return FrontEndRun(None, run.output, run.describe_failure() or f"exit code {run.returncode}")
         return FrontEndRun(produced[0].read_bytes(), run.output, None)
+
+
+def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout: float | None,
+             options: str = "") -> bytes:
+    """The module as SPIR-V: the input itself, or OpenCL C through ocloc's front end with the
+    user's `options` (its -D macros decide what the source is)."""
+    if inp.kind == InputKind.SPIRV:
+        return inp.data
+    # Targets that share a front end share its SPIR-V.
+    key = make_key(kind="spv_only", module=sha256(inp.data), front_end=front_end_class(compiler, ip),
+                   compiler=compiler.id, options=options)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[1]
+    run = run_front_end(compiler, inp.data, ip, options, "", timeout)
+    if run.spirv is None:
+        first = next((line for line in run.log.splitlines() if "error" in line), run.log.strip()[-300:])
+        raise InputError(f"the OpenCL C front end failed: {first or run.failure}", path=inp.path)
+    cache.put(key, {"kind": "spv_only"}, run.spirv)
+    return run.spirv

@@ -13,7 +13,6 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import KERNELS, ROOT
 
 SG32 = KERNELS / "sg32_accumulate.cl"

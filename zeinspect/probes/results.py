@@ -1,0 +1,54 @@
+"""What every probe hands back: reports plus what it took to make them.
+
+One type for the AOT probe, the binary and log readers and their combinations (a gate run,
+a Triton kernel over target groups, a module in its recorded shapes), so merging is one
+method: `Collection.extend`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from ..model import Compiler, KernelReport
+from ..toolchain.targets import TargetPlan
+
+
+@dataclass
+class CompileStats:
+    """The executor's counters: part of its interface, printed in every JSON document."""
+
+    compiles: int = 0
+    cache_hits: int = 0
+    front_ends: int = 0
+    """OpenCL C front-end runs shared by several targets (toolchain.front_end)."""
+    shared: int = 0
+    """Compiles answered by an identical compile of the same run (the same image twice)."""
+
+    def __add__(self, other: CompileStats) -> CompileStats:
+        return CompileStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def to_json(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class Collection:
+    reports: list[KernelReport] = field(default_factory=list)
+    compilers: list[Compiler] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    """One line per toolchain failure (crash, hang) that became a finding."""
+    stats: CompileStats = field(default_factory=CompileStats)
+    plan: TargetPlan | None = None
+    internal_kernels: set[str] = field(default_factory=set)
+    """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
+
+    def extend(self, other: Collection, reports: list[KernelReport] | None = None) -> None:
+        """Add `other` (with `reports` in place of its own, when given: relabelled, filtered)."""
+        self.reports += other.reports if reports is None else reports
+        self.compilers += [c for c in other.compilers if c not in self.compilers]
+        self.notes += other.notes
+        self.incidents += other.incidents
+        self.stats = self.stats + other.stats
+        self.internal_kernels |= other.internal_kernels
+        self.plan = self.plan or other.plan
