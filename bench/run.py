@@ -8,8 +8,13 @@ zeinspect: a cold audit (empty build cache) and a warm one (everything cached) o
 module on the 19 default targets; its own peak memory (not the compilers') auditing 1 and
 500 modules; time for 1, 8, 64, 512 kernels; start-up of `zeinspect --help`.
 
+Dask (zeinspect[dask]): the corpus cold on the 19 default targets through a LocalCluster of
+one single-threaded worker process per core, against the local pool on the same cores; the
+tasks per second the scheduler sustains with trivial tasks; the median compile job, for the
+README's scaling model.
+
 Prints min/median/max over repeats and the ratios to (a); writes bench/results/latest.json.
-Usage: .venv/bin/python bench/run.py [--repeats N] [--quick]
+Usage: .venv/bin/python bench/run.py [--repeats N] [--quick] [--only-dask]
 """
 
 from __future__ import annotations
@@ -92,20 +97,78 @@ def anchor_sequential(compiler, module: Path, tmp: Path) -> float:
     return total
 
 
-def zeinspect_audit(paths, cache: Path, targets="default") -> tuple[float, dict]:
+def zeinspect_audit(paths, cache: Path, targets="default", extra=()) -> tuple[float, dict]:
     env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache))
     seconds, proc = timed(ZEINSPECT + ["audit", *map(str, paths), "-t", targets, "--ratchet", os.devnull, "-q",
-                                       "--format", "json"], env=env)
+                                       "--format", "json", *extra], env=env)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"zeinspect audit failed: {proc.stderr[-500:]}")
     return seconds, json.loads(proc.stdout)
+
+
+def job_seconds(cache: Path) -> list[float]:
+    """How long each compile of a cold run took, as the cache recorded it."""
+    from zeinspect.cache import BuildCache
+
+    out = []
+    for entry in cache.rglob("*.entry"):
+        decoded = BuildCache._decode(entry.read_bytes())
+        if decoded is not None and "seconds" in decoded[0]:
+            out.append(decoded[0]["seconds"])
+    return out
+
+
+def trivial(x):
+    return x
+
+
+def bench_dask(tmp: Path, repeats: int, result: dict) -> None:
+    try:
+        import distributed
+    except ImportError:
+        print("\ndask: not installed (pip install 'zeinspect[dask]'); skipped")
+        return
+    cores = os.cpu_count() or 1
+    print(f"\ndask: the corpus (kernels/) cold on the 19 default targets, {cores} cores both ways")
+    with distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        local, remote, jobs = [], [], []
+        for i in range(repeats):
+            seconds, doc = zeinspect_audit([ROOT / "kernels"], tmp / f"cache-local-{i}", extra=["-j", str(cores)])
+            local.append(seconds)
+            jobs += job_seconds(tmp / f"cache-local-{i}")
+            seconds, remote_doc = zeinspect_audit([ROOT / "kernels"], tmp / f"cache-dask-{i}",
+                                                  extra=["--scheduler", cluster.scheduler_address])
+            remote.append(seconds)
+            assert [j["verdict"] for j in remote_doc["verdicts"]] == [j["verdict"] for j in doc["verdicts"]]
+        with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+            client.gather(client.map(trivial, range(200), pure=False))  # warm up
+            n = 5000
+            start = time.perf_counter()
+            client.gather(client.map(trivial, range(n), pure=False))
+            rate = n / (time.perf_counter() - start)
+    ratio = statistics.median(remote) / statistics.median(local)
+    result["dask"] = {"local_pool": stats(local), "dask": stats(remote), "ratio": ratio,
+                      "trivial_tasks_per_second": rate, "compiles_per_run": len(jobs) // repeats,
+                      "median_job_s": statistics.median(jobs), "workers": cores}
+    print(f"  local pool                 {fmt(result['dask']['local_pool'])}")
+    print(f"  Dask LocalCluster          {fmt(result['dask']['dask'])}  = {ratio:.2f} x the local pool  (goal 1.10)")
+    print(f"  scheduler, trivial tasks   {rate:.0f} tasks/s")
+    print(f"  compile jobs per run       {len(jobs) // repeats}, median {statistics.median(jobs):.3f} s each")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="skip the 512-kernel and 500-module points")
+    parser.add_argument("--only-dask", action="store_true", help="only the Dask section")
     args = parser.parse_args()
+    if args.only_dask:
+        result: dict = {}
+        with tempfile.TemporaryDirectory(prefix="zeinspect-bench-") as tmp_name:
+            bench_dask(Path(tmp_name), args.repeats, result)
+        print(json.dumps(result, indent=2))
+        return
     # With PYTHONDONTWRITEBYTECODE set (as on CI machines) edited sources would be compiled
     # again on every start and skew the start-up figures: write the bytecode once here.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "zeinspect")], capture_output=True)
@@ -157,6 +220,8 @@ def main() -> None:
             result["scaling"][f"{n} kernels"] = {"cold_s": cold, "ocloc_slowest_target_s": ocloc, "warm_s": warm}
             print(f"  {n:4d} kernels  cold {cold:6.2f} s (ocloc alone, slowest target {ocloc:6.2f} s)"
                   f"  warm {warm:6.3f} s = {warm / (2 * n) * 1000:6.2f} ms per kernel-target")
+
+        bench_dask(tmp, args.repeats, result)
 
         print("\nmemory: zeinspect's own peak RSS (warm audits of M one-kernel modules on 19 targets)")
         mods = tmp / "many"

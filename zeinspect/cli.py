@@ -61,13 +61,14 @@ class CompileOptions:
     no_cache: bool
     timeout: float | None
     quiet: bool
+    scheduler: str | None = None
 
     def config(self, default_targets: tuple[str, ...] = ("default",), **fields):
         """The one AotConfig of a command: its options, then what the command adds."""
         from .probes.aot import AotConfig
 
         base = dict(targets=self.targets or default_targets, compiler=self.compiler, options=self.options,
-                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout)
+                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout, scheduler=self.scheduler)
         return AotConfig(**{**base, **fields})
 
     def progress(self, label: str):
@@ -78,9 +79,9 @@ def compile_options(f):
     """Declare the shared options and hand the command one `CompileOptions` as `compile`."""
 
     @functools.wraps(f)
-    def command(*args, targets, compiler, options, jobs, no_cache, timeout, quiet, **kwargs):
-        return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet),
-                 **kwargs)
+    def command(*args, targets, compiler, options, jobs, no_cache, timeout, quiet, scheduler, **kwargs):
+        return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet,
+                                               scheduler), **kwargs)
 
     for option in reversed((
         click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
@@ -92,6 +93,8 @@ def compile_options(f):
                      help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
                      "questions to the compiler get at most a minute of it."),
         click.option("--quiet", "-q", is_flag=True, help="No progress display."),
+        click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
+                     help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
     )):
         command = option(command)
     return command
@@ -253,7 +256,7 @@ def _run_audit(compile: CompileOptions, paths, logs, ratchet, config, shapes, ru
     overrides = dict(paths=tuple(paths), logs=tuple(logs), ratchet=ratchet, targets=compile.targets,
                      options=compile.options, compiler=compile.compiler, shapes=shapes, strict=strict,
                      jobs=compile.jobs, use_cache=not compile.no_cache, timeout=compile.timeout, runtime=runtime,
-                     simulate=simulate)
+                     simulate=simulate, scheduler=compile.scheduler)
     request = (AuditRequest.from_gate(load_gate(config), **overrides) if config
                else AuditRequest(**{k: v for k, v in overrides.items() if v is not None}))
     update, close = compile.progress("compiling")
@@ -403,7 +406,8 @@ def fix(paths, compile, allow_subgroup_change, write_to, config, as_json):
         gate = load_gate(config)
         paths = tuple(paths) + gate.inputs
         compile = CompileOptions(compile.targets or gate.targets, compile.compiler, compile.options or gate.options,
-                                 compile.jobs, compile.no_cache, compile.timeout, compile.quiet)
+                                 compile.jobs, compile.no_cache, compile.timeout, compile.quiet,
+                                 compile.scheduler or gate.scheduler)
     if not paths and not (gate and gate.triton):
         raise UsageError("nothing to fix: give PATHs or --config")
     inputs, aot, compilers, plan = _shape_setup(paths, compile) if paths else ([], None, None, None)

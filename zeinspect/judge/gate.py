@@ -9,6 +9,8 @@
       ../kernels/foo.cl: {options: "-DTILE=8"}
     shapes: shapes.yaml              # recorded shape decisions (zeinspect fix)
     compiler: null                   # a --compiler selector
+    scheduler: null                  # a Dask scheduler (tcp://HOST:PORT): compile on its cluster;
+                                     # --scheduler and $ZEINSPECT_SCHEDULER take precedence
     strict: false                    # IMPROVED and STALE fail too
     triton:                          # Triton kernels and their launch parameters
       - kernel: ../kernels/triton_dot.py:dot_kernel
@@ -29,7 +31,8 @@ from ..errors import FormatError, InputError, UsageError
 from ..inputs.zeinfo import load_yaml_strictly
 from ..probes.triton import TritonKernel, parse_pairs
 
-KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton"}
+KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton",
+        "scheduler"}
 MODULE_KEYS = {"options"}
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets"}
@@ -46,6 +49,8 @@ class GateConfig:
     modules: dict = field(default_factory=dict)
     shapes: str | None = None
     compiler: str | None = None
+    scheduler: str | None = None
+    """A Dask scheduler address: compile on its cluster (probes.dask_executor)."""
     strict: bool = False
     triton: tuple[TritonEntry, ...] = ()
 
@@ -98,7 +103,7 @@ def parse(text: bytes, path: str) -> GateConfig:
         if not isinstance(options, str):
             raise InputError(f"module {name!r}: 'options' must be a string"[:200], path=path)
         modules[_rel(base, str(name))] = options
-    for key in ("options", "compiler", "ratchet", "shapes"):
+    for key in ("options", "compiler", "ratchet", "shapes", "scheduler"):
         if doc.get(key) is not None and not isinstance(doc[key], str):
             raise InputError(f"'{key}' must be a string", path=path)
     if not isinstance(doc.get("strict", False), bool):
@@ -113,6 +118,7 @@ def parse(text: bytes, path: str) -> GateConfig:
         modules=modules,
         shapes=_rel(base, doc["shapes"]) if doc.get("shapes") else None,
         compiler=doc.get("compiler"),
+        scheduler=doc.get("scheduler"),
         strict=bool(doc.get("strict", False)),
         triton=tuple(_triton_entries(doc.get("triton"), base, path)),
     )

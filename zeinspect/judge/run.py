@@ -37,6 +37,8 @@ class AuditRequest:
     runtime: bool = False
     """Build through Level Zero on the device instead of compiling with ocloc."""
     simulate: str | None = None
+    scheduler: str | None = None
+    """A Dask scheduler address (probes.dask_executor)."""
     triton: tuple = ()
     """Triton kernels from the gate configuration (dicts, see judge.gate)."""
 
@@ -44,7 +46,7 @@ class AuditRequest:
     def from_gate(cls, gate: GateConfig, **overrides) -> AuditRequest:
         req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
                   compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
-                  strict=gate.strict, triton=gate.triton)
+                  strict=gate.strict, triton=gate.triton, scheduler=gate.scheduler)
         changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
         return replace(req, **changes)
 
@@ -63,7 +65,7 @@ def run(request: AuditRequest, *, progress=None) -> AuditRun:
     ratchet = ratchet_mod.load(ratchet_path, must_exist=request.ratchet is not None)
     config = AotConfig(targets=request.targets or ("default",), compiler=request.compiler, options=request.options,
                        jobs=request.jobs, use_cache=request.use_cache, timeout=request.timeout,
-                       per_module_options=dict(request.modules))
+                       per_module_options=dict(request.modules), scheduler=request.scheduler)
     collection = Collection()
     if request.paths and (request.runtime or request.simulate):
         from ..inputs import collect

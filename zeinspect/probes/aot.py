@@ -59,6 +59,8 @@ class AotConfig:
     timeout: float | None = None
     per_module_options: dict = field(default_factory=dict, compare=False, hash=False)
     """input path -> extra options (from a gate configuration)."""
+    scheduler: str | None = None
+    """A Dask scheduler address: compile on its cluster instead of this machine."""
     rewrites: tuple[tuple[str, int], ...] | None = None
     """(kernel, sub-group size) to write into the SPIR-V; None: `shape.sub_group` for every
     kernel that `kernels` selects."""
@@ -278,7 +280,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
             jobs.append((job, targets))
 
-    executor = executor_for(cache, config.timeout, config.jobs)
+    executor = executor_for(cache, config.timeout, config.jobs, config.scheduler)
     per_job: list[list[KernelReport]] = [[] for _ in jobs]
     failures: dict[int, str] = {}
 

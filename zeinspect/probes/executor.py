@@ -421,6 +421,12 @@ class LocalExecutor:
         return compile_batch(jobs, self.timeout)
 
 
-def executor_for(cache: BuildCache, timeout: float | None, workers: int) -> CachedExecutor:
-    """The executor a probe runs its jobs on: the cache in front of the local pool."""
+def executor_for(cache: BuildCache, timeout: float | None, workers: int, scheduler: str | None = None
+                 ) -> CachedExecutor:
+    """The executor a probe runs its jobs on: the cache in front of the local pool, or of a
+    Dask cluster when a scheduler address is given (probes.dask_executor)."""
+    if scheduler:
+        from .dask_executor import DaskExecutor
+
+        return CachedExecutor(DaskExecutor(scheduler, timeout), cache)
     return CachedExecutor(LocalExecutor(timeout=timeout, workers=workers), cache)

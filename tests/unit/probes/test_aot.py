@@ -19,7 +19,7 @@ def fake(monkeypatch):
     """probe() with its executor replaced by one whose answer the test sets."""
     state = {"answer": lambda job: [figures()]}
 
-    def executor_for(cache, timeout, workers):
+    def executor_for(cache, timeout, workers, scheduler=None):
         return CachedExecutor(FakeBackend(lambda job: state["answer"](job)), cache)
 
     monkeypatch.setattr(aot, "executor_for", executor_for)

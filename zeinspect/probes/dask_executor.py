@@ -1,0 +1,126 @@
+"""Compiles on a Dask cluster (`--scheduler tcp://HOST:PORT`, $ZEINSPECT_SCHEDULER, or
+`scheduler:` in the gate configuration): dask.distributed schedules, zeinspect only says
+what a job is.
+
+A job is a pure function of its inputs (the module's bytes, the compiler identity, the
+options, the IP), and a task is a few jobs of one module: as on the local pool, the IPs of a
+module are spread over the workers, and each worker compiles its share in one ocloc call
+after one shared OpenCL C front end (probes.executor.LocalExecutor, run on the worker with
+one thread).  A task is submitted under a key made of its jobs' cache keys, so a cluster
+runs identical work once, whoever asks.  The worker compiles with its *own* compiler of the identity the client asked
+for (found by `zeinspect toolchain list` rules on the worker: a fetched stack, Debian's, or
+$ZEINSPECT_OCLOC); a worker without it refuses the job with an error naming the worker and
+both identities, and the run stops with exit 3: compilers are never mixed silently.  A
+compiler crash or hang on a worker comes back as the local one does (a finding for that
+kernel and target).  A worker lost mid-run has its tasks retried elsewhere by the scheduler.
+The cache stays on the client (probes.executor.CachedExecutor), so results land there and a
+later run needs no cluster.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from dataclasses import dataclass, replace
+
+from ..errors import ToolchainError
+from ..model import Compiler
+from .executor import Compiled, Job, LocalExecutor
+from .results import CompileStats
+
+# How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
+CONNECT_TIMEOUT = float(os.environ.get("ZEINSPECT_SCHEDULER_TIMEOUT", "10"))
+RETRIES = 2
+"""Extra attempts of a job whose worker died (the scheduler moves it to another worker)."""
+
+
+class WorkerIdentityError(RuntimeError):
+    """A worker has no compiler of the identity a job asks for."""
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_compilers() -> tuple[Compiler, ...]:
+    from ..toolchain.compilers import discover
+
+    return tuple(discover())
+
+
+def compile_remotely(jobs: list[Job], timeout: float | None) -> list[Compiled]:
+    """Runs on a worker: the jobs (of one module) with this worker's compiler of the same identity."""
+    wanted = jobs[0].compiler.id
+    local = next((c for c in _worker_compilers() if c.id == wanted), None)
+    if local is None:
+        from distributed import get_worker
+
+        held = ", ".join(c.id for c in _worker_compilers()) or "no compiler"
+        raise WorkerIdentityError(f"worker {get_worker().address} has {held}; the job needs {wanted}")
+    results: list[Compiled | None] = [None] * len(jobs)
+    LocalExecutor(timeout=timeout, workers=1).run([replace(j, compiler=local) for j in jobs], None,
+                                                  lambda i, compiled: results.__setitem__(i, compiled))
+    return results  # type: ignore[return-value]
+
+
+def tasks(jobs: list[Job], workers: int) -> list[list[int]]:
+    """Jobs of one module, spread over the workers (as LocalExecutor._tasks spreads them over threads)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, job in enumerate(jobs):
+        groups.setdefault(job.batch_key[1:], []).append(i)
+    out = []
+    for group in groups.values():
+        parts = max(1, min(workers, len(group)))
+        out += [group[k::parts] for k in range(parts)]
+    return out
+
+
+def connect(address: str):
+    """A client of the scheduler at `address`; ToolchainError (exit 3) with the reason if none answers."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ToolchainError(f"--scheduler {address}: Dask is not installed (pip install 'zeinspect[dask]')") from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or exc.__class__.__name__
+        raise ToolchainError(f"no Dask cluster at {address}: {reason}") from None
+
+
+@dataclass
+class DaskExecutor:
+    """An Executor whose jobs run on the workers of a Dask cluster."""
+
+    address: str
+    timeout: float | None = None
+    compiles: int = 0
+
+    def stats(self) -> CompileStats:
+        return CompileStats(compiles=self.compiles)
+
+    def run(self, jobs: list[Job], progress, on_result) -> None:
+        from distributed import as_completed
+
+        client = connect(self.address)
+        try:
+            workers = max(1, sum(client.nthreads().values()))
+            futures = {}
+            for task in tasks(jobs, workers):
+                key = hashlib.sha256("".join(jobs[i].key for i in task).encode()).hexdigest()
+                futures[client.submit(compile_remotely, [jobs[i] for i in task], self.timeout,
+                                      key=f"zeinspect-compile-{key}", pure=False, retries=RETRIES)] = task
+            done = 0
+            for future in as_completed(futures, loop=client.loop):
+                try:
+                    compiled = future.result()
+                except Exception as exc:  # noqa: BLE001 - a refused job, or one whose workers all died
+                    client.cancel(list(futures))
+                    why = str(exc) if isinstance(exc, WorkerIdentityError) else f"{exc.__class__.__name__}: {exc}"
+                    raise ToolchainError(f"Dask cluster at {self.address}: {' '.join(why.split())}"[:600]) from None
+                for i, one in zip(futures[future], compiled):
+                    on_result(i, one)
+                done += len(compiled)
+                self.compiles += len(compiled)
+                if progress:
+                    progress(done, len(jobs))
+        finally:
+            client.close()
