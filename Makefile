@@ -8,8 +8,9 @@ setup:
 setup-python:
 	./scripts/setup.sh --python-only
 
+# The gate's verdicts on the terminal; the HTML report and SARIF for people and CI beside them.
 audit: setup
-	.venv/bin/zeinspect audit --config ratchet/gate.yaml
+	.venv/bin/zeinspect audit --config ratchet/gate.yaml --html build/audit.html --sarif build/audit.sarif
 
 # Both tiers and the quality checks.  `make unit`: the pure tier alone, in seconds.
 test: setup check

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install what `make audit` and `make test` need, from nothing, on Debian 12; re-runs are cheap.
 #  1. Debian packages that are missing (Debian 12's Intel compiler stack, Level Zero, SPIR-V
-#     and LLVM offload tools, binutils, Python venv support);
+#     and LLVM offload tools, binutils, Python venv support, git for the pre-commit test,
+#     Chromium and its driver for the HTML report's browser test);
 #  2. the current Intel compiler stack from Debian unstable (`zeinspect toolchain fetch`);
 #  3. a .venv in the repository root with zeinspect installed (editable) and its test extras.
 # With --python-only, step 2 is skipped (`make unit` needs no compiler).
@@ -11,7 +12,7 @@ PYTHON_ONLY=0
 cd "$(dirname "$0")/.."
 
 PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc make
-          python3 python3-venv python3-dev zstd ca-certificates procps"
+          python3 python3-venv python3-dev zstd ca-certificates procps git chromium chromium-driver"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,12 +142,14 @@ def _exit_code(reports, incidents) -> int:
     return EXIT_FINDING if any(r.status is not Status.OK and r.applicable for r in reports) else EXIT_OK
 
 
-def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as_json, render) -> int:
+def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as_json, render,
+                     html_to: str | None = None) -> int:
     """Probe every input (sources compiled for the targets, binaries read as they are) and print."""
     from .formats.json import write_report_document
     from .model import Shape
     from .probes.collect import collect_reports
 
+    started = time.monotonic()
     config = compile.config(shape=Shape(grf=grf, sub_group=int(sub_group) if sub_group is not None else None),
                             kernels=tuple(kernels))
     update, close = compile.progress("compiling")
@@ -161,6 +164,13 @@ def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as
         _write(render(got.reports))
         for note in got.notes:
             click.echo(f"note: {note}")
+    if html_to:
+        from .judge.audit import audit
+        from .judge.ratchet import Ratchet
+
+        # Without a ratchet every scratch user is NEW: the page shows what a gate would see.
+        judged = audit(got.reports, Ratchet(path="(no ratchet file)", dialect="native"), got.compilers)
+        _write_html(html_to, judged, got.compilers, False, time.monotonic() - started)
     return _exit_code(got.reports, got.incidents)
 
 
@@ -222,12 +232,14 @@ def _aot_for_runtime(inp, result, compile: CompileOptions):
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @probe_options
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
-def inspect(paths, compile, kernels, grf, sub_group, as_json, verbose):
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write the self-contained HTML report here.")
+def inspect(paths, compile, kernels, grf, sub_group, as_json, verbose, html_to):
     """Show one table for many files: a summary, then kernels as rows, targets as columns."""
     from .formats.text import table
 
     sys.exit(_probe_and_print(list(paths), compile, kernels, grf, sub_group, as_json,
-                              lambda reports: table(reports, verbose=verbose)))
+                              lambda reports: table(reports, verbose=verbose), html_to))
 
 
 def audit_options(f):
@@ -270,18 +282,27 @@ def _run_audit(compile: CompileOptions, paths, logs, ratchet, config, shapes, ru
 @audit_options
 @click.option("--strict", is_flag=True, help="IMPROVED and STALE fail the gate too.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text")
 @click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--sarif", "sarif_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write SARIF 2.1.0 here (code scanning).")
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write the self-contained HTML report here.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels that pass.")
-def audit(paths, logs, ratchet, config, shapes, runtime, simulate, compile, strict, as_json, fmt, junit, verbose):
+def audit(paths, logs, ratchet, config, shapes, runtime, simulate, compile, strict, as_json, fmt, junit, sarif_to,
+          html_to, verbose):
     """Judge kernels against the ratchet file: NEW, GREW and OVERFLOW fail the gate."""
     from .fileio import atomic_write
     from .formats import audit as audit_fmt
+    from .formats import sarif
 
+    started = time.monotonic()
     request, got = _run_audit(compile, paths, logs, ratchet, config, shapes, runtime, simulate, strict)
     strict = request.strict
     fmt = "json" if as_json else fmt
-    if fmt == "json":
+    if fmt == "sarif":
+        _write(sarif.dumps(got.result, strict=strict))
+    elif fmt == "json":
         audit_fmt.write_document(got.result, got.collection.compilers, _write, strict=strict,
                                  stats=_own_stats(got.collection.stats), notes=got.collection.notes,
                                  incidents=got.collection.incidents)
@@ -295,11 +316,22 @@ def audit(paths, logs, ratchet, config, shapes, runtime, simulate, compile, stri
         from .formats.junit import junit as junit_xml
 
         atomic_write(junit, junit_xml(got.result, strict=strict))
+    if sarif_to:
+        atomic_write(sarif_to, sarif.dumps(got.result, strict=strict).encode())
+    if html_to:
+        _write_html(html_to, got.result, got.collection.compilers, strict, time.monotonic() - started)
     for incident in got.collection.incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
     if got.collection.incidents:
         sys.exit(EXIT_TOOLCHAIN)
     sys.exit(EXIT_OK if got.result.passed(strict) else EXIT_FINDING)
+
+
+def _write_html(path: str, result, compilers, strict: bool, seconds: float) -> None:
+    from .fileio import atomic_write
+    from .formats.html import page
+
+    atomic_write(path, page(result, compilers, strict=strict, seconds=seconds).encode())
 
 
 @cli.group()

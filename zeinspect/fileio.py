@@ -11,8 +11,20 @@ import os
 import tempfile
 from pathlib import Path
 
+# Read once, at import (before any thread): os.umask can only be read by setting it.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+
+def _mode_for(path: Path) -> int:
+    """The mode the file has, or the one a plain open() would give it (mkstemp's is 0600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
+def atomic_write(path: Path | str, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` so that `path` is always the old file or the new one.
 
     `durable` also forces the bytes to disk before the rename, for files a user keeps (a
@@ -21,8 +33,10 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     costs more than the compile of a small kernel."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:

@@ -48,6 +48,11 @@ class AuditRequest:
                   compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
                   strict=gate.strict, triton=gate.triton, scheduler=gate.scheduler)
         changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
+        if changes.get("paths"):
+            # PATHs on the command line (a pre-commit hook's changed files) are what is audited:
+            # the configuration's Triton kernels only where their file is among them.
+            given = {os.path.normpath(p) for p in changes["paths"]}
+            changes["triton"] = tuple(e for e in gate.triton if os.path.normpath(e.kernel.file) in given)
         return replace(req, **changes)
 
 

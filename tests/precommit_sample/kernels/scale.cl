@@ -1,0 +1,1 @@
+__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }
