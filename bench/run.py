@@ -131,7 +131,7 @@ def bench_dask(tmp: Path, repeats: int, result: dict) -> None:
     cores = os.cpu_count() or 1
     print(f"\ndask: the corpus (kernels/) cold on the 19 default targets, {cores} cores both ways")
     with distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         local, remote, jobs = [], [], []
         for i in range(repeats):
             seconds, doc = zeinspect_audit([ROOT / "kernels"], tmp / f"cache-local-{i}", extra=["-j", str(cores)])

@@ -514,10 +514,19 @@ def extract(file, out_dir):
 @click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default="default")
 @click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
 @click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
+@click.option("--autotune", is_flag=True, help="Screen every config of the kernel's @triton.autotune.")
+@click.option("--build-policy", type=click.Choice(["jit", "native", "first"]), default="jit",
+              help="Report the build Triton-XPU ends with when it loads the kernel (jit, the default), in its "
+              "native-code path (native), or its first build only (first).")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
-def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, stage, artifacts, as_json, compile):
-    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it."""
+def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, stage, artifacts, autotune,
+           build_policy, as_json, compile):
+    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
+
+    The module is loaded without running its program code (probes.triton_module): torch and
+    other packages that are not installed do not stop it.  `--signature '*fp16'` types every
+    pointer (arguments named *ptr*); other scalars default to i32, as the output says."""
     from pathlib import Path
 
     from .formats import triton as triton_fmt
@@ -532,11 +541,25 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
     artifacts_dir = Path(artifacts) if artifacts else None
     update, close = compile.progress("compiling")
     try:
-        wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
-        runs = [(label, probe_triton(kernel, config, stage=staged, artifacts_dir=artifacts_dir, progress=update))
-                for label, staged in wanted]
+        if autotune:
+            from .probes.triton import screen_autotune
+
+            screen = screen_autotune(kernel, config, policy=build_policy, progress=update)
+        else:
+            wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
+            runs = [(label, probe_triton(kernel, config, stage=staged, artifacts_dir=artifacts_dir, progress=update,
+                                         policy=build_policy))
+                    for label, staged in wanted]
     finally:
         close()
+    if autotune:
+        from .probes.results import CompileStats
+
+        stats = sum((got.stats for _, got in screen), CompileStats())
+        _write(dumps(triton_fmt.screen_document(screen, _own_stats(stats))) if as_json
+               else triton_fmt.screen_text(kernel.label, screen))
+        everything = [r for _, got in screen for r in got.reports]
+        sys.exit(_exit_code(everything, [i for _, got in screen for i in got.incidents]))
     final = runs[-1][1]
     _write(dumps(triton_fmt.document(runs, _own_stats(final.stats))) if as_json else triton_fmt.text(runs))
     sys.exit(_exit_code(final.reports, final.incidents))

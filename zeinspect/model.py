@@ -210,6 +210,9 @@ class Status(enum.StrEnum):
     OK = "ok"
     SCRATCH_OVERFLOW = "scratch_overflow"
     BUILD_FAILED = "build_failed"
+    SLM_OVERFLOW = "slm_overflow"
+    """Builds, but asks for more shared local memory per work-group than the target has: it
+    cannot launch (Triton kernels, whose shared memory is known at compile time)."""
     NOT_APPLICABLE = "not_applicable"
     """The image requires device aspects the target lacks: the runtime never builds it there."""
 

@@ -14,6 +14,7 @@ from .common import fmt_bytes, fmt_opt, safe
 MARK_OVERFLOW = "OVER"
 MARK_FAILED = "FAIL"
 MARK_NOT_APPLICABLE = "n/a"
+MARK_SLM = "SLM"
 
 
 def cell(report: KernelReport | None) -> str:
@@ -23,6 +24,8 @@ def cell(report: KernelReport | None) -> str:
         return MARK_OVERFLOW
     if report.status is Status.BUILD_FAILED:
         return MARK_FAILED
+    if report.status is Status.SLM_OVERFLOW:
+        return MARK_SLM
     if report.status is Status.NOT_APPLICABLE:
         return MARK_NOT_APPLICABLE
     # The driver's figures; the compiler's scratch reservation only when the driver
@@ -89,7 +92,8 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         lines.append(f"({hidden} kernels without findings not shown: -v lists them)")
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
-                 f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_FAILED} did not build; "
+                 f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
+                 f"(cannot launch); {MARK_FAILED} did not build; "
                  f"{MARK_NOT_APPLICABLE} requires device aspects the target lacks")
     return "\n".join(lines) + "\n"
 

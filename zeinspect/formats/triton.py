@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from .common import safe
 from .json import report_document
-from .text import cards
+from .text import cards, cell
 
 
 def text(runs: list) -> str:
@@ -16,4 +17,55 @@ def document(runs: list, stats: dict) -> dict:
     doc = report_document(final.reports, final.compilers, stats=stats, incidents=final.incidents)
     if len(runs) > 1:
         doc["before_staging"] = [r.to_json() for r in runs[0][1].reports]
+    return doc
+
+
+def _rank_key(item) -> tuple:
+    index, (_, got) = item
+    blocked = sum(1 for r in got.reports if r.applicable and not r.built)
+    scratch = [r for r in got.reports if r.built and r.uses_scratch]
+    return blocked, len(scratch), sum(r.scratch_bytes or 0 for r in scratch), index
+
+
+def ranking(screen: list) -> list[int]:
+    """Config indices, best first: fewest targets where it cannot build or launch, then fewest
+    with scratch, then least scratch in all, then the module's order."""
+    return [i for i, _ in sorted(enumerate(screen), key=_rank_key)]
+
+
+def screen_text(kernel_label: str, screen: list) -> str:
+    """Configs as rows, targets as columns; then the ranking and each finding's reason."""
+    targets = list(dict.fromkeys(r.target for _, got in screen for r in got.reports))
+    rows = [["#", "config"] + targets]
+    for n, (config, got) in enumerate(screen, start=1):
+        by_target = {r.target: r for r in got.reports}
+        rows.append([str(n), config.describe()] + [cell(by_target.get(t)) + _slm(by_target.get(t)) for t in targets])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = [f"{safe(kernel_label)}: {len(screen)} autotune configs on {len(targets)} targets"]
+    out += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+    out.append("cells: scratch bytes per hardware thread (+ shared local memory at launch); OVER over the scratch "
+               "cap; SLM over the shared local memory (cannot launch); FAIL did not build")
+    out.append("ranking (best first): " + ", ".join(f"#{i + 1}" for i in ranking(screen)))
+    for n, (_, got) in enumerate(screen, start=1):
+        for r in got.reports:
+            if r.applicable and not r.built:
+                out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
+    return "\n".join(out) + "\n"
+
+
+def _slm(report) -> str:
+    return f" +{report.slm_bytes // 1024}K" if report is not None and report.slm_bytes and report.slm_bytes >= 1024 \
+        else ""
+
+
+def screen_document(screen: list, stats: dict) -> dict:
+    """One report per config x target, each with its `config`, `slm_bytes` and PTSS headroom."""
+    reports = [r for _, got in screen for r in got.reports]
+    compilers = list(dict.fromkeys(c for _, got in screen for c in got.compilers))
+    doc = report_document([], compilers, stats=stats, incidents=[i for _, got in screen for i in got.incidents])
+    doc["configs"] = [c.to_json() for c, _ in screen]
+    doc["ranking"] = ranking(screen)
+    doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}
+                      for n, (c, got) in enumerate(screen) for r in got.reports]
+    assert len(doc["reports"]) == len(reports)
     return doc

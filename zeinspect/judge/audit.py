@@ -2,7 +2,8 @@
 
 Like LLVM lit's result codes, each verdict knows whether it fails the gate:
 
-  OVERFLOW  over the per-thread scratch cap                   -> fails, whatever the ratchet says
+  OVERFLOW  over the per-thread scratch cap, or over the target's shared local memory
+            (a Triton config that cannot launch)                -> fails, whatever the ratchet says
   FAILED    did not build (a compiler error, crash or hang)     -> fails, whatever the ratchet says
   NEW       uses scratch memory and is not listed               -> fails
   GREW      uses more than its entry allows                     -> fails
@@ -106,6 +107,8 @@ def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> 
         if report.status is Status.SCRATCH_OVERFLOW:
             return Judgement(Verdict.OVERFLOW, f"{_where(report)} is over the per-thread scratch cap{detail}",
                              report, entry)
+        if report.status is Status.SLM_OVERFLOW:  # cannot launch: the gate treats it as a scratch overflow
+            return Judgement(Verdict.OVERFLOW, f"{_where(report)} cannot launch{detail}", report, entry)
         return Judgement(Verdict.FAILED, f"{_where(report)} did not build{detail}", report, entry)
     private, spill = measured(report)
     line = f"{ratchet.path} line {entry.lineno}" if entry else ""

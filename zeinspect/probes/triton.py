@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,10 +27,11 @@ from ..errors import InputError, ToolchainError, UsageError
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..levers.slm_staging import StagingResult
-from ..model import Compiler
+from ..model import Compiler, KernelReport, Status
 from ..paths import build_cache_dir
 from ..toolchain.knowledge import device_extensions, remembered
 from ..toolchain.targets import TargetPlan
+from . import triton_module
 
 EXTENSIONS_WANTED = {
     "has_subgroup_matrix_multiply_accumulate": "cl_intel_subgroup_matrix_multiply_accumulate",
@@ -56,10 +55,37 @@ class TritonKernel:
     num_warps: int = 4
     threads_per_warp: int = 32
     grf_mode: str = "default"
+    num_stages: int | None = None
+    """Software pipelining depth; None: Triton's default."""
 
     @property
     def label(self) -> str:
         return f"{self.file}:{self.kernel}"
+
+
+@dataclass(frozen=True)
+class AutotuneConfig:
+    """One `triton.Config` of a kernel's `@triton.autotune`, as the module builds it."""
+
+    constexprs: dict
+    num_warps: int
+    num_stages: int | None
+    grf_mode: str | None
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.constexprs.items()] + [f"num_warps={self.num_warps}"]
+        parts += [f"num_stages={self.num_stages}"] if self.num_stages is not None else []
+        parts += [f"grf_mode={self.grf_mode}"] if self.grf_mode else []
+        return ", ".join(parts)
+
+    def to_json(self) -> dict:
+        return {"constexprs": self.constexprs, "num_warps": self.num_warps, "num_stages": self.num_stages,
+                "grf_mode": self.grf_mode}
+
+    def applied_to(self, kernel: TritonKernel) -> TritonKernel:
+        return dataclasses.replace(kernel, constexprs={**kernel.constexprs, **self.constexprs},
+                                   num_warps=self.num_warps, num_stages=self.num_stages,
+                                   grf_mode=self.grf_mode or kernel.grf_mode)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -70,10 +96,14 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def parse_pairs(text: str | None, what: str) -> dict:
+    """NAME=VALUE pairs; in a signature a bare `*TYPE` is the type of every pointer (key `*`)."""
     out = {}
     for part in (text or "").split(","):
         part = part.strip()
         if not part:
+            continue
+        if what == "signature" and part.startswith("*") and "=" not in part:
+            out["*"] = part
             continue
         key, sep, value = part.partition("=")
         if not sep or not key.strip() or not value.strip():
@@ -125,29 +155,6 @@ def _install_offline_backend():
     return triton
 
 
-def load_kernel(path: str, name: str):
-    """The JITFunction `name` from the Python file at `path` (the user's own code runs)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such Triton source file", path=path)
-    _triton()
-    module_name = f"zeinspect_triton_{hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(module_name, p)
-    if spec is None or spec.loader is None:
-        raise InputError("cannot be loaded as Python", path=path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's file failed to import: say so in one line
-        raise InputError(f"failed to import: {exc.__class__.__name__}: {exc}"[:300], path=path) from None
-    fn = getattr(module, name, None)
-    if fn is None or not hasattr(fn, "arg_names"):
-        known = [k for k, v in vars(module).items() if hasattr(v, "arg_names")]
-        raise InputError(f"has no @triton.jit kernel {name!r} (kernels: {', '.join(known) or 'none'})", path=path)
-    return fn
-
-
 def capabilities(compiler: Compiler, target: str) -> dict:
     """What the real compiler says the target offers (kept with the toolchains)."""
 
@@ -175,6 +182,7 @@ class TritonBuild:
     metadata: dict
     staging: StagingResult | None = None
     artifacts: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _target(caps: dict, name: str, threads_per_warp: int):
@@ -186,7 +194,33 @@ def _target(caps: dict, name: str, threads_per_warp: int):
 def _options(kernel: TritonKernel) -> dict:
     if kernel.grf_mode not in GRF_MODES:
         raise UsageError(f"--grf-mode must be one of {', '.join(GRF_MODES)}")
-    return {"num_warps": kernel.num_warps, "threads_per_warp": kernel.threads_per_warp, "grf_mode": kernel.grf_mode}
+    options = {"num_warps": kernel.num_warps, "threads_per_warp": kernel.threads_per_warp, "grf_mode": kernel.grf_mode}
+    if kernel.num_stages is not None:
+        options["num_stages"] = kernel.num_stages
+    return options
+
+
+def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[AutotuneConfig]:
+    """The configs of the kernel's `@triton.autotune`, as the module builds them for the plan's
+    first target (the offline driver answers for it)."""
+    target = plan.targets[0]
+    caps = capabilities(plan.compiler_for_ip[target.ip], target.name)
+    obj = loaded_module(kernel.file, caps, target.name, kernel.threads_per_warp).kernel(kernel.kernel)
+    configs = getattr(obj, "configs", None)
+    if not configs:
+        raise UsageError(f"{kernel.label} has no @triton.autotune configs")
+    return [AutotuneConfig(constexprs={k: v for k, v in c.kwargs.items() if k != "grf_mode"}, num_warps=c.num_warps,
+                           num_stages=c.num_stages, grf_mode=c.kwargs.get("grf_mode")) for c in configs]
+
+
+def screen_autotune(kernel: TritonKernel, config, *, policy: str = "jit", progress=None):
+    """Every autotune config on every planned target: [(config, Collection)], in the module's order."""
+    from ..toolchain.targets import plan_targets
+    from .aot import resolve_compilers
+
+    plan = plan_targets(config.targets, resolve_compilers(config))
+    return [(c, probe_triton(c.applied_to(kernel), config, stage=False, policy=policy, progress=progress))
+            for c in autotune_configs(kernel, plan)]
 
 
 def _metadata(compiled) -> dict:
@@ -194,27 +228,68 @@ def _metadata(compiled) -> dict:
     return {k: meta.get(k) for k in ("name", "build_flags", "shared", "num_warps", "threads_per_warp")}
 
 
+def is_pointer(arg: str) -> bool:
+    """Whether an argument is a pointer by its name (`a_ptr`, `out_ptr`, `X_ptr`): the
+    convention of Triton's tutorials, which `--signature '*TYPE'` relies on."""
+    return "ptr" in arg.lower()
+
+
+def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int):
+    """The module at `path` as loaded for this target (triton_module), once per target."""
+    key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+    if key not in _MODULES:
+        if not Path(path).is_file():
+            raise InputError("no such Triton source file", path=path)
+        _install_offline_backend()
+        _MODULES[key] = triton_module.load(path, _target(caps, target_name, threads_per_warp))
+    return _MODULES[key]
+
+
+_MODULES: dict = {}
+
+
+def signature_for(fn, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
+    """(signature, constexprs, notes): types as given, pointers from `*TYPE`, constexprs from
+    --constexprs or their defaults in the source, other scalars i32 (said in the notes)."""
+    signature, constexprs, defaulted = {}, {}, []
+    for param in fn.params:
+        arg = param.name
+        if arg in kernel.constexprs:
+            signature[arg] = "constexpr"
+            value = kernel.constexprs[arg]
+            constexprs[arg] = constexpr_value(value) if isinstance(value, str) else value
+        elif param.is_constexpr and param.has_default:
+            signature[arg], constexprs[arg] = "constexpr", param.default
+        elif param.is_constexpr:
+            raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value in --constexprs")
+        elif arg in kernel.signature:
+            signature[arg] = kernel.signature[arg]
+        elif is_pointer(arg) and "*" in kernel.signature:
+            signature[arg] = kernel.signature["*"]
+        elif is_pointer(arg):
+            raise UsageError(f"{kernel.label}: pointer {arg!r} needs a type: --signature '*fp16' (every pointer) "
+                             f"or {arg}=*TYPE")
+        else:
+            signature[arg] = "i32"
+            defaulted.append(arg)
+    notes = [f"scalar arguments typed i32 by default: {', '.join(defaulted)}"] if defaulted else []
+    return signature, constexprs, notes
+
+
 def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
     """(TTGIR text, SPIR-V, metadata) of one Triton compile."""
     triton = _install_offline_backend()
     os.environ.setdefault("TRITON_CACHE_DIR", str(build_cache_dir() / "triton"))
-    fn = load_kernel(kernel.file, kernel.kernel)
-    signature = {}
-    for arg in fn.arg_names:
-        if arg in kernel.constexprs:
-            signature[arg] = "constexpr"
-        elif arg in kernel.signature:
-            signature[arg] = kernel.signature[arg]
-        else:
-            raise UsageError(f"{kernel.label}: argument {arg!r} needs a type in --signature or a value in --constexprs")
-    constexprs = {k: constexpr_value(v) if isinstance(v, str) else v for k, v in kernel.constexprs.items()}
+    module = loaded_module(kernel.file, caps, target_name, kernel.threads_per_warp)
+    fn = triton_module.jit_function(module.kernel(kernel.kernel))
+    signature, constexprs, notes = signature_for(fn, kernel)
     src = triton.compiler.ASTSource(fn, signature, constexprs=constexprs)
     try:
         compiled = triton.compile(src, target=_target(caps, target_name, kernel.threads_per_warp),
                                   options=_options(kernel))
     except Exception as exc:  # noqa: BLE001 - Triton's own compile errors are the user's to read
         raise InputError(f"Triton could not compile it: {' '.join(str(exc).split())[:400]}", path=kernel.label) from None
-    return compiled.asm["ttgir"], compiled.asm["spv"], _metadata(compiled)
+    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes}
 
 
 def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
@@ -246,7 +321,8 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             groups[key].targets.append(target.name)
             continue
         ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
-        b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta)
+        b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
+                        notes=meta.pop("notes", []))
         if stage:
             result = staging_pass(ttgir, caps, slm_total=SLM_BYTES, shared_in_use=meta.get("shared") or 0)
             b.staging = result
@@ -259,20 +335,63 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
     from ..fileio import atomic_write
 
     for b in builds:
-        stem = f"{Path(kernel.file).stem}.{kernel.kernel}.{b.targets[0]}{'.staged' if b.staging and b.staging.changed else ''}"
+        # The content's digest in the name: every config and shape keeps its own files.
+        stem = (f"{Path(kernel.file).stem}.{kernel.kernel}.{b.targets[0]}"
+                f"{'.staged' if b.staging and b.staging.changed else ''}.{hashlib.sha256(b.spirv).hexdigest()[:10]}")
         b.artifacts = {"ttgir": str(artifacts_dir / f"{stem}.ttgir"), "spirv": str(artifacts_dir / f"{stem}.spv")}
         atomic_write(Path(b.artifacts["ttgir"]), b.ttgir.encode())
         atomic_write(Path(b.artifacts["spirv"]), b.spirv)
     return builds
 
 
-def as_input(kernel: TritonKernel, b: TritonBuild) -> Input:
-    return Input(path=f"{kernel.label}[{','.join(b.targets)}]", kind=InputKind.SPIRV, data=b.spirv)
+def as_input(b: TritonBuild) -> Input:
+    """The kept SPIR-V as the input ocloc compiles: its path makes `reproduce:` runnable."""
+    return Input(path=b.artifacts["spirv"], kind=InputKind.SPIRV, data=b.spirv)
 
 
-def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Path | None = None, progress=None):
+LARGE_GRF_FLAG = "-cl-intel-256-GRF-per-thread"
+GRF_FLAGS = (LARGE_GRF_FLAG, "-cl-intel-128-GRF-per-thread", "-cl-intel-enable-auto-large-GRF-mode")
+LOAD_SPILL_LIMIT = 1000
+BUILD_POLICIES = ("jit", "native", "first")
+
+
+def policy_rebuilds(policy: str, flags: str, report: KernelReport) -> str | None:
+    """Which of Triton-XPU's rebuild rules fires for this first build, or None.
+
+    Read from triton-xpu 3.3.0b1 (`backends/intel/driver.c`, `compiler.py`): at load time
+    (`jit`) a kernel built without a register-file flag whose spillMemSize is over 1,000 bytes
+    is built again with the large register file; in the native-code path (`native`,
+    TRITON_XPU_GEN_NATIVE_CODE) any "spilled" in ocloc's log without the large-GRF flag does
+    the same.  `first` reports the first build only."""
+    if report.status is not Status.OK:
+        return None
+    if policy == "jit" and not any(f in flags for f in GRF_FLAGS) and (report.spill_bytes or 0) > LOAD_SPILL_LIMIT:
+        return (f"Triton's load-time rule: {report.spill_bytes} bytes of spill at {report.grf} registers, over "
+                f"{LOAD_SPILL_LIMIT}, and no register-file flag: rebuilt with {LARGE_GRF_FLAG}")
+    if policy == "native" and LARGE_GRF_FLAG not in flags and (
+            report.log_spilled_regs is not None or any("spilled" in line for line in report.log)):
+        return f"Triton's native-code rule: ocloc's log says the kernel spilled: rebuilt with {LARGE_GRF_FLAG}"
+    return None
+
+
+def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
+    """Triton's shared memory is what the launch asks for; over the target's SLM it cannot launch."""
+    shared = b.metadata.get("shared")
+    if shared is None:
+        return report
+    if report.status is Status.OK and shared > SLM_BYTES:
+        return report.replace(slm_bytes=shared, status=Status.SLM_OVERFLOW,
+                              reason=f"asks for {shared} bytes of shared local memory per work-group at launch, over "
+                                     f"the {SLM_BYTES} bytes a work-group can have: it cannot launch")
+    return report.replace(slm_bytes=shared)
+
+
+def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Path | None = None, progress=None,
+                 policy: str = "jit"):
     """Reports for a Triton kernel on the planned targets: Triton compiles, the SPIR-V is audited
-    by the real ocloc with Triton's build flags.  Returns a Collection."""
+    by the real ocloc with Triton's build flags, and rebuilt where Triton's own build policy
+    would rebuild it (`policy_rebuilds`: the final build is reported, the first beside it).
+    Returns a Collection."""
     from dataclasses import replace as dc_replace
 
     from ..toolchain.targets import plan_targets
@@ -287,18 +406,33 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
         flags = " ".join(x for x in (config.options, b.metadata.get("build_flags") or "") if x)
         sub = TargetPlan(targets=tuple(t for t in plan.targets if t.name in b.targets),
                          compiler_for_ip=plan.compiler_for_ip)
-        got = probe([as_input(kernel, b)], dc_replace(config, options=flags), compilers=compilers, plan=sub,
+        got = probe([as_input(b)], dc_replace(config, options=flags), compilers=compilers, plan=sub,
                     progress=progress)
+        rules = {r.target: why for r in got.reports if (why := policy_rebuilds(policy, flags, r))}
+        final = {(r.target, r.kernel): r for r in got.reports}
+        first = dict(final)
+        if rules:
+            again = probe([as_input(b)], dc_replace(config, options=f"{flags} {LARGE_GRF_FLAG}"), compilers=compilers,
+                          plan=TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules),
+                                          compiler_for_ip=plan.compiler_for_ip), progress=progress)
+            out.stats = out.stats + again.stats
+            final.update({(r.target, r.kernel): r.replace(notes=r.notes + (rules[r.target],)) for r in again.reports})
         path = "DPAS" if b.caps.get("has_subgroup_matrix_multiply_accumulate") else "FMA"
         notes = [f"Triton {path} path, {b.metadata.get('num_warps')} warps x {b.metadata.get('threads_per_warp')} "
                  f"threads, {b.metadata.get('shared')} bytes of shared memory, build flags "
                  f"{b.metadata.get('build_flags') or '(none)'}",
-                 f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}"]
-        extra = {"triton": {"path": path, "artifacts": b.artifacts, "metadata": b.metadata}}
+                 f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}", *b.notes]
+        extra = {"triton": {"path": path, "artifacts": b.artifacts, "metadata": b.metadata, "policy": policy}}
         if b.staging is not None:
             notes.append(f"staging pass: {b.staging.describe()}")
             extra["triton"]["staging"] = {"changed": b.staging.changed, "form": b.staging.form,
                                           "dots": [d.__dict__ for d in b.staging.dots]}
-        out.extend(got, reports=[r.replace(input=kernel.label, notes=r.notes + tuple(notes), extra=extra)
-                                 for r in got.reports])
+        reports = []
+        for key, r in final.items():
+            own = dict(extra, triton=dict(extra["triton"]))
+            if key[0] in rules:
+                own["triton"]["first_build"] = first[key].to_json()
+            reports.append(_with_launch_figures(r, b).replace(input=kernel.label, notes=r.notes + tuple(notes),
+                                                              extra=own))
+        out.extend(got, reports=reports)
     return out

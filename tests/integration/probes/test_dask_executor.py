@@ -24,7 +24,7 @@ TARGETS = "tgllp,dg2-g10,bmg-g21"
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as c:
         yield c
 
 
@@ -75,7 +75,7 @@ def test_losing_a_worker_mid_audit_changes_no_result(cli, sid_compiler, cluster,
 
 
 def test_a_worker_with_another_compiler_is_refused(cli, sid_compiler, debian_compiler):
-    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=":0",
                                   env={"ZEINSPECT_OCLOC": debian_compiler.path}) as other:
         res = cli("inspect", KERNELS / "clean.cl", "-t", "tgllp", "--compiler", sid_compiler.id, "--no-cache",
                   "--scheduler", other.scheduler_address)
