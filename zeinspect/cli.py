@@ -515,13 +515,15 @@ def extract(file, out_dir):
 @click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
 @click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
 @click.option("--autotune", is_flag=True, help="Screen every config of the kernel's @triton.autotune.")
+@click.option("--fix", "fix_configs", is_flag=True,
+              help="With --autotune: search the Triton levers (staging, register file, warps) for each failing config.")
 @click.option("--build-policy", type=click.Choice(["jit", "native", "first"]), default="jit",
               help="Report the build Triton-XPU ends with when it loads the kernel (jit, the default), in its "
               "native-code path (native), or its first build only (first).")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
 def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, stage, artifacts, autotune,
-           build_policy, as_json, compile):
+           fix_configs, build_policy, as_json, compile):
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
 
     The module is loaded without running its program code (probes.triton_module): torch and
@@ -545,6 +547,7 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
             from .probes.triton import screen_autotune
 
             screen = screen_autotune(kernel, config, policy=build_policy, progress=update)
+            remedies = _fix_configs(kernel, screen, config, update) if fix_configs else {}
         else:
             wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
             runs = [(label, probe_triton(kernel, config, stage=staged, artifacts_dir=artifacts_dir, progress=update,
@@ -556,13 +559,22 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
         from .probes.results import CompileStats
 
         stats = sum((got.stats for _, got in screen), CompileStats())
-        _write(dumps(triton_fmt.screen_document(screen, _own_stats(stats))) if as_json
-               else triton_fmt.screen_text(kernel.label, screen))
+        _write(dumps(triton_fmt.screen_document(screen, _own_stats(stats), remedies)) if as_json
+               else triton_fmt.screen_text(kernel.label, screen, remedies))
         everything = [r for _, got in screen for r in got.reports]
         sys.exit(_exit_code(everything, [i for _, got in screen for i in got.incidents]))
     final = runs[-1][1]
     _write(dumps(triton_fmt.document(runs, _own_stats(final.stats))) if as_json else triton_fmt.text(runs))
     sys.exit(_exit_code(final.reports, final.incidents))
+
+
+def _fix_configs(kernel, screen, config, progress) -> dict[int, dict]:
+    """config index -> what the Triton levers make of each config with a finding (judge.triton_fix)."""
+    from .judge.triton_fix import record, search_triton
+
+    return {n: record(search_triton(tuned.applied_to(kernel), config, progress=progress))
+            for n, (tuned, got) in enumerate(screen)
+            if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)}
 
 
 @cli.group()

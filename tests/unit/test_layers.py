@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "zeinspect"
 
 # Bottom to top.  Modules directly in the package (model, errors, names, fileio, cache,
 # paths) are the vocabulary and the plumbing every layer may use: layer 0.
-LAYERS = ("inputs", "toolchain", "levers", "probes", "judge", "formats", ("cli", "pytest_plugin", "__main__"))
+LAYERS = ("inputs", "toolchain", "levers", "probes", "judge", "formats", ("cli", "pytest_plugin", "__main__", "triton"))
 
 
 def layer_of(module: str) -> int:

@@ -33,7 +33,7 @@ def ranking(screen: list) -> list[int]:
     return [i for i, _ in sorted(enumerate(screen), key=_rank_key)]
 
 
-def screen_text(kernel_label: str, screen: list) -> str:
+def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -> str:
     """Configs as rows, targets as columns; then the ranking and each finding's reason."""
     targets = list(dict.fromkeys(r.target for _, got in screen for r in got.reports))
     rows = [["#", "config"] + targets]
@@ -50,6 +50,9 @@ def screen_text(kernel_label: str, screen: list) -> str:
         for r in got.reports:
             if r.applicable and not r.built:
                 out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
+    for index, rec in sorted((remedies or {}).items()):
+        state = "cleans it on every target" if rec["cleans"] else "leaves scratch memory"
+        out.append(f"#{index + 1} remedy: {rec['triton']}: {state} ({rec['why']})")
     return "\n".join(out) + "\n"
 
 
@@ -58,13 +61,14 @@ def _slm(report) -> str:
         else ""
 
 
-def screen_document(screen: list, stats: dict) -> dict:
+def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> dict:
     """One report per config x target, each with its `config`, `slm_bytes` and PTSS headroom."""
     reports = [r for _, got in screen for r in got.reports]
     compilers = list(dict.fromkeys(c for _, got in screen for c in got.compilers))
     doc = report_document([], compilers, stats=stats, incidents=[i for _, got in screen for i in got.incidents])
     doc["configs"] = [c.to_json() for c, _ in screen]
     doc["ranking"] = ranking(screen)
+    doc["remedies"] = {str(index): rec for index, rec in (remedies or {}).items()}
     doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}
                       for n, (c, got) in enumerate(screen) for r in got.reports]
     assert len(doc["reports"]) == len(reports)

@@ -18,6 +18,7 @@
         constexprs: M=64,N=128,K=128
         num_warps: 4                 # also threads_per_warp, grf_mode
         stage: true                  # the SLM staging pass
+        autotune: false              # true: every config of its @triton.autotune, each judged
         targets: [arl-s, mtl-u]      # optional: instead of the gate's
 """
 
@@ -35,7 +36,8 @@ KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", 
         "scheduler"}
 MODULE_KEYS = {"options"}
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets"}
+TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets",
+               "autotune"}
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,8 @@ class TritonEntry:
     kernel: TritonKernel
     stage: bool = False
     """Audit it after the SLM staging pass."""
+    autotune: bool = False
+    """Audit every config of its @triton.autotune (each config's reports are an input of their own)."""
     targets: tuple[str, ...] | None = None
     """Its own targets; None: the configuration's."""
 
@@ -162,15 +166,16 @@ def _triton_entries(raw, base: Path, path: str) -> list[TritonEntry]:
         for key in ("num_warps", "threads_per_warp"):
             if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], int)):
                 raise InputError(f"{where}: '{key}' must be a whole number", path=path)
-        if "stage" in entry and not isinstance(entry["stage"], bool):
-            raise InputError(f"{where}: 'stage' must be true or false", path=path)
+        for key in ("stage", "autotune"):
+            if key in entry and not isinstance(entry[key], bool):
+                raise InputError(f"{where}: '{key}' must be true or false", path=path)
         targets = entry.get("targets")
         kernel = TritonKernel(file=_rel(base, file), kernel=name,
                               signature=_pairs(str(entry.get("signature", "")), "signature", where, path),
                               constexprs=_pairs(str(entry.get("constexprs", "")), "constexprs", where, path),
                               num_warps=entry.get("num_warps", 4), threads_per_warp=entry.get("threads_per_warp", 32),
                               grf_mode=str(entry.get("grf_mode", "default")))
-        out.append(TritonEntry(kernel=kernel, stage=entry.get("stage", False),
+        out.append(TritonEntry(kernel=kernel, stage=entry.get("stage", False), autotune=entry.get("autotune", False),
                                targets=tuple(_strings(targets, f"{where} targets", path)) if targets is not None
                                else None))
     return out

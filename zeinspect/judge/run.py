@@ -122,4 +122,12 @@ def _triton_reports(entry: TritonEntry, config: AotConfig, shapes_path: str | No
                              num_warps=decided["num_warps"] or kernel.num_warps)
             stage = decided["stage"]
     sub = replace(config, targets=entry.targets or config.targets)
+    if entry.autotune:
+        from ..probes.triton import screen_autotune
+
+        out = Collection()
+        for n, (tuned, got) in enumerate(screen_autotune(kernel, sub, progress=progress), start=1):
+            label = f"{kernel.label}[config {n}: {tuned.describe()}]"
+            out.extend(got, reports=[r.replace(input=label) for r in got.reports])
+        return out
     return probe_triton(kernel, sub, stage=stage, progress=progress)

@@ -382,7 +382,7 @@ def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
     if report.status is Status.OK and shared > SLM_BYTES:
         return report.replace(slm_bytes=shared, status=Status.SLM_OVERFLOW,
                               reason=f"asks for {shared} bytes of shared local memory per work-group at launch, over "
-                                     f"the {SLM_BYTES} bytes a work-group can have: it cannot launch")
+                                     f"the {SLM_BYTES} bytes a work-group can have")
     return report.replace(slm_bytes=shared)
 
 

@@ -112,3 +112,82 @@ def test_common_patterns_audit_offline(cli, sid_compiler, module, kernel, conste
     (report,) = doc["reports"]
     assert report["status"] == "ok" and report["slm_bytes"] == report["extra"]["triton"]["metadata"]["shared"]
     assert any("typed i32 by default" in n for n in report["notes"])
+
+
+def _autotuner(configs, hook):
+    """Triton's own Autotuner around the tutorial's kernel, as @triton.autotune builds it."""
+    import triton
+
+    from zeinspect.probes import triton_module
+    from zeinspect.probes.triton import _install_offline_backend
+
+    _install_offline_backend()
+    from triton.backends.compiler import GPUTarget
+
+    target = GPUTarget("xpu", {"name": "bmg-g21"}, 32)
+    jit = triton_module.jit_function(triton_module.load(str(MODULES / "matmul_tutorial.py"), target)
+                                     .kernel("matmul_kernel"))
+    triton.runtime.driver.set_active(triton_module.OfflineDriver(target))  # no GPU: as when zeinspect loads a module
+    try:
+        tuner = triton.autotune(configs=configs, key=["M", "N", "K"],
+                                prune_configs_by={"early_config_prune": hook})(jit)
+    finally:
+        triton.runtime.driver.reset_active()
+    # What Autotuner.run sets before it prunes: the launch's named arguments (no tensors here).
+    tuner.nargs = dict(a_ptr=None, b_ptr=None, c_ptr=None, M=512, N=512, K=512, stride_am=512, stride_ak=1,
+                       stride_bk=512, stride_bn=1, stride_cm=512, stride_cn=1)
+    return tuner
+
+
+def test_the_prune_hook_keeps_exactly_the_configs_without_a_finding(screen, sid_compiler):
+    import zeinspect.triton
+
+    tuner = _autotuner(_tutorial_configs(), zeinspect.triton.prune_configs(
+        targets=("bmg-g21",), max_spill_bytes=0, signature="*fp16", compiler=sid_compiler.id))
+    kept = tuner.prune_configs({})
+    clean = [n for n in range(len(screen["configs"]))
+             if all(r["status"] == "ok" and not r["spill_bytes"] for r in screen["reports"] if r["config_index"] == n)]
+    assert clean and len(clean) < len(screen["configs"])  # the premise: some configs have findings
+    assert [tuner.configs.index(c) for c in kept] == clean
+
+
+def test_the_prune_hook_never_drops_every_config(screen, sid_compiler):
+    import zeinspect.triton
+
+    failing = [n for n in range(len(screen["configs"]))
+               if any(r["status"] != "ok" or r["spill_bytes"] for r in screen["reports"] if r["config_index"] == n)]
+    configs = [_tutorial_configs()[n] for n in failing]
+    tuner = _autotuner(configs, zeinspect.triton.prune_configs(targets=("bmg-g21",), max_spill_bytes=0,
+                                                               signature="*fp16", compiler=sid_compiler.id))
+    with pytest.warns(UserWarning, match="keeping the least bad"):
+        kept = tuner.prune_configs({})
+    assert len(kept) == 1 and kept[0] in configs
+
+
+def _tutorial_configs():
+    from triton.backends.compiler import GPUTarget
+
+    from zeinspect.probes import triton_module
+    from zeinspect.probes.triton import _install_offline_backend
+
+    _install_offline_backend()
+    loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), GPUTarget("xpu", {"name": "bmg-g21"}, 32))
+    return list(loaded.kernel("matmul_kernel").configs)
+
+
+def test_a_gate_entry_with_autotune_judges_every_config(cli, screen, sid_compiler, tmp_path):
+    import yaml
+
+    (tmp_path / "ratchet.txt").write_text("")
+    (tmp_path / "gate.yaml").write_text(yaml.safe_dump({
+        "targets": ["bmg-g21"], "ratchet": "ratchet.txt", "compiler": sid_compiler.id,
+        "triton": [{"kernel": f"{MODULES / 'matmul_tutorial.py'}:matmul_kernel", "signature": "*fp16",
+                    "autotune": True}]}))
+    res = cli("audit", "--config", tmp_path / "gate.yaml", "--format", "json")
+    assert res.code == 1, res
+    import json
+
+    verdicts = json.loads(res.out)["verdicts"]
+    assert len({v["report"]["input"] for v in verdicts}) == len(screen["configs"])
+    by_status = {v["report"]["status"]: v["verdict"] for v in verdicts}
+    assert by_status.get("slm_overflow") == "OVERFLOW"  # a config that cannot launch fails the gate
