@@ -231,6 +231,28 @@ def _aot_for_runtime(inp, result, compile: CompileOptions):
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @probe_options
+def explain(paths, compile, kernels, grf, sub_group, as_json):
+    """Show which source lines spill, per kernel and target, from IGC's own ISA (no GPU)."""
+    from .formats import explain as explain_fmt
+    from .formats.json import dumps
+    from .inputs import collect
+    from .model import Shape
+    from .probes.explain import explain as run_explain
+
+    if sub_group is not None:
+        from .errors import UsageError
+
+        raise UsageError("explain reads the module as written: rewrite its sub-group size with `zeinspect fix` first")
+    result = run_explain(collect(list(paths)), compile.config(shape=Shape(grf=grf), kernels=tuple(kernels)))
+    _write(dumps(explain_fmt.document(result)) if as_json else explain_fmt.text(result))
+    for incident in result.incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+    sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_OK)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@probe_options
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
 @click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
               help="Also write the self-contained HTML report here.")

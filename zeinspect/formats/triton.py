@@ -51,6 +51,9 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
             if r.applicable and not r.built:
                 out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
     for index, rec in sorted((remedies or {}).items()):
+        if rec["why"].startswith("no shape"):
+            out.append(f"#{index + 1} remedy: none of the Triton levers: {rec['why']}")
+            continue
         state = "cleans it on every target" if rec["cleans"] else "leaves scratch memory"
         out.append(f"#{index + 1} remedy: {rec['triton']}: {state} ({rec['why']})")
     return "\n".join(out) + "\n"
