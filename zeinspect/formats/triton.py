@@ -50,6 +50,10 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
         for r in got.reports:
             if r.applicable and not r.built:
                 out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
+    for n, (_, got) in enumerate(screen, start=1):
+        said = next((note for r in got.reports for note in r.notes if "pointer tensors" in note), None)
+        if said:
+            out.append(f"#{n}: {safe(said)}")
     for index, rec in sorted((remedies or {}).items()):
         if rec["why"].startswith("no shape"):
             out.append(f"#{index + 1} remedy: none of the Triton levers: {rec['why']}")

@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -374,6 +375,37 @@ def policy_rebuilds(policy: str, flags: str, report: KernelReport) -> str | None
     return None
 
 
+_LOOP_RESULTS = re.compile(r"= scf\.for .*? -> \((?P<types>.*)\)\s*(?::\s*\w+)?\s*\{")
+_TENSOR = re.compile(r"tensor<(?P<shape>[0-9x]+)x(?P<elem>!tt\.ptr<[^>]+>|[a-z]+[0-9]*)")
+_ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+
+
+def loop_carried(ttgir: str, lanes: int) -> dict | None:
+    """Bytes per lane that the kernel's loops carry from one iteration to the next, split into
+    pointer tensors and data: a K loop that carries tensors of pointers (`a_ptrs += ...`) holds
+    8 bytes per element, four times an f16 tile.  None when no loop carries a tensor."""
+    pointers = data = 0
+    for m in _LOOP_RESULTS.finditer(ttgir):
+        for t in _TENSOR.finditer(m.group("types")):
+            elements = 1
+            for dim in t.group("shape").split("x"):
+                elements *= int(dim)
+            is_pointer = t.group("elem").startswith("!tt.ptr")
+            size = elements * (8 if is_pointer else _ELEM_BYTES.get(t.group("elem"), 4)) // max(1, lanes)
+            pointers, data = (pointers + size, data) if is_pointer else (pointers, data + size)
+    return None if not pointers and not data else {"pointer_bytes_per_lane": pointers, "data_bytes_per_lane": data}
+
+
+def pointer_note(carried: dict | None) -> str | None:
+    """Said where pointer tensors are a large share of what a loop carries (a spill's likely seat)."""
+    if not carried or carried["pointer_bytes_per_lane"] < carried["data_bytes_per_lane"] / 2:
+        return None
+    return (f"the kernel's loops carry {carried['pointer_bytes_per_lane']} bytes per lane of pointer tensors beside "
+            f"{carried['data_bytes_per_lane']} of data: block pointers or tensor descriptors (tl.make_block_ptr, "
+            "tl.make_tensor_descriptor) would carry a few scalars instead (a rewrite of the source, not one of "
+            "zeinspect's levers)")
+
+
 def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
     """Triton's shared memory is what the launch asks for; over the target's SLM it cannot launch."""
     shared = b.metadata.get("shared")
@@ -422,7 +454,10 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
                  f"threads, {b.metadata.get('shared')} bytes of shared memory, build flags "
                  f"{b.metadata.get('build_flags') or '(none)'}",
                  f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}", *b.notes]
-        extra = {"triton": {"path": path, "artifacts": b.artifacts, "metadata": b.metadata, "policy": policy}}
+        lanes = (b.metadata.get("num_warps") or 4) * (b.metadata.get("threads_per_warp") or 32)
+        carried = loop_carried(b.ttgir, lanes)
+        extra = {"triton": {"path": path, "artifacts": b.artifacts, "metadata": b.metadata, "policy": policy,
+                            "loop_carried": carried}}
         if b.staging is not None:
             notes.append(f"staging pass: {b.staging.describe()}")
             extra["triton"]["staging"] = {"changed": b.staging.changed, "form": b.staging.form,
@@ -432,7 +467,8 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
             own = dict(extra, triton=dict(extra["triton"]))
             if key[0] in rules:
                 own["triton"]["first_build"] = first[key].to_json()
-            reports.append(_with_launch_figures(r, b).replace(input=kernel.label, notes=r.notes + tuple(notes),
-                                                              extra=own))
+            said = pointer_note(carried) if r.uses_scratch or not r.built else None
+            reports.append(_with_launch_figures(r, b).replace(input=kernel.label, extra=own,
+                                                              notes=r.notes + tuple(notes) + ((said,) if said else ())))
         out.extend(got, reports=reports)
     return out

@@ -78,6 +78,8 @@ def test_every_config_is_screened_and_one_that_cannot_launch_is_flagged(screen):
         over = report["status"] == Status.SLM_OVERFLOW.value
         assert over == (shared > SLM and report["status"] not in ("scratch_overflow", "build_failed"))
     assert any(r["status"] == "slm_overflow" for r in screen["reports"])
+    # The K loop carries a_ptrs and b_ptrs: tensors of pointers, read from the TTGIR.
+    assert all(r["extra"]["triton"]["loop_carried"]["pointer_bytes_per_lane"] > 0 for r in screen["reports"])
     assert screen["ranking"][-1] in {r["config_index"] for r in screen["reports"] if r["status"] == "slm_overflow"}
 
 
