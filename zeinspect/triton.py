@@ -61,7 +61,7 @@ def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill
     def prune(configs, named_args, **kwargs):
         from .formats.triton import ranking
         from .probes.aot import AotConfig
-        from .probes.triton import AutotuneConfig, TritonKernel, parse_pairs, probe_triton
+        from .probes.triton import AutotuneConfig, TritonKernel, parse_pairs, screen_configs
 
         path, name = _kernel(kernel, sys._getframe(1))
         given = parse_pairs(signature, "signature")
@@ -71,11 +71,7 @@ def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill
                 given[arg] = typed
         base = TritonKernel(file=path, kernel=name, signature=given, constexprs={})
         config = AotConfig(targets=tuple(targets), compiler=compiler)
-        screen = []
-        for c in configs:
-            tuned = AutotuneConfig(constexprs={k: v for k, v in c.kwargs.items() if k != "grf_mode"},
-                                   num_warps=c.num_warps, num_stages=c.num_stages, grf_mode=c.kwargs.get("grf_mode"))
-            screen.append((tuned, probe_triton(tuned.applied_to(base), config, stage=False, policy=policy)))
+        screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, policy=policy)
         bad = [any(not r.built or (r.spill_bytes or 0) > max_spill_bytes for r in got.reports) for _, got in screen]
         kept = [c for c, b in zip(configs, bad) if not b]
         if kept:

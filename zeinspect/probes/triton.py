@@ -15,12 +15,14 @@ TTGIR and its lowering, and compilation resumes from the rewritten TTGIR.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import re
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +84,12 @@ class AutotuneConfig:
     def to_json(self) -> dict:
         return {"constexprs": self.constexprs, "num_warps": self.num_warps, "num_stages": self.num_stages,
                 "grf_mode": self.grf_mode}
+
+    @classmethod
+    def of(cls, config) -> AutotuneConfig:
+        """From a `triton.Config` (a `grf_mode` among its kwargs is Triton-XPU's launch option)."""
+        return cls(constexprs={k: v for k, v in config.kwargs.items() if k != "grf_mode"},
+                   num_warps=config.num_warps, num_stages=config.num_stages, grf_mode=config.kwargs.get("grf_mode"))
 
     def applied_to(self, kernel: TritonKernel) -> TritonKernel:
         return dataclasses.replace(kernel, constexprs={**kernel.constexprs, **self.constexprs},
@@ -210,18 +218,40 @@ def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[AutotuneCon
     configs = getattr(obj, "configs", None)
     if not configs:
         raise UsageError(f"{kernel.label} has no @triton.autotune configs")
-    return [AutotuneConfig(constexprs={k: v for k, v in c.kwargs.items() if k != "grf_mode"}, num_warps=c.num_warps,
-                           num_stages=c.num_stages, grf_mode=c.kwargs.get("grf_mode")) for c in configs]
+    return [AutotuneConfig.of(c) for c in configs]
 
 
 def screen_autotune(kernel: TritonKernel, config, *, policy: str = "jit", progress=None):
-    """Every autotune config on every planned target: [(config, Collection)], in the module's order."""
+    """Every autotune config on every planned target: [(config, Collection)], in the module's order.
+
+    Configs run side by side: Triton's own compiles one at a time (one MLIR context), each
+    config's ocloc compiles (and its rebuilds) in parallel with the others', through the cache."""
     from ..toolchain.targets import plan_targets
     from .aot import resolve_compilers
 
     plan = plan_targets(config.targets, resolve_compilers(config))
-    return [(c, probe_triton(c.applied_to(kernel), config, stage=False, policy=policy, progress=progress))
-            for c in autotune_configs(kernel, plan)]
+    return screen_configs(kernel, autotune_configs(kernel, plan), config, policy=policy, progress=progress)
+
+
+def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config, *, policy: str = "jit",
+                   progress=None) -> list[tuple[AutotuneConfig, object]]:
+    """The given configs on every planned target, side by side (see screen_autotune)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    done: list[AutotuneConfig] = []
+
+    def one(c: AutotuneConfig):
+        got = probe_triton(c.applied_to(kernel), config, stage=False, policy=policy, triton_lock=_TRITON_LOCK)
+        done.append(c)
+        if progress:
+            progress(len(done), len(configs))
+        return c, got
+
+    with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
+        return list(pool.map(one, configs))
+
+
+_TRITON_LOCK = threading.Lock()
 
 
 def _metadata(compiled) -> dict:
@@ -419,7 +449,7 @@ def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
 
 
 def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Path | None = None, progress=None,
-                 policy: str = "jit"):
+                 policy: str = "jit", triton_lock: threading.Lock | None = None):
     """Reports for a Triton kernel on the planned targets: Triton compiles, the SPIR-V is audited
     by the real ocloc with Triton's build flags, and rebuilt where Triton's own build policy
     would rebuild it (`policy_rebuilds`: the final build is reported, the first beside it).
@@ -434,7 +464,9 @@ def probe_triton(kernel: TritonKernel, config, *, stage: bool, artifacts_dir: Pa
     plan = plan_targets(config.targets, compilers)
     artifacts_dir = artifacts_dir or (build_cache_dir() / "triton-artifacts")
     out = Collection()
-    for b in build(kernel, plan, stage=stage, artifacts_dir=artifacts_dir):
+    with triton_lock or contextlib.nullcontext():
+        builds = build(kernel, plan, stage=stage, artifacts_dir=artifacts_dir)
+    for b in builds:
         flags = " ".join(x for x in (config.options, b.metadata.get("build_flags") or "") if x)
         sub = TargetPlan(targets=tuple(t for t in plan.targets if t.name in b.targets),
                          compiler_for_ip=plan.compiler_for_ip)

@@ -95,7 +95,7 @@ def test_fix_loop_leaves_no_scratch_and_the_gate_passes(cli, sid_compiler, tmp_p
     project = tmp_path / "p"
     shutil.copytree(KERNELS, project / "kernels")
     (project / "ratchet").mkdir()
-    targets = "tgllp,dg2-g10,mtl-u,lnl-m,bmg-g21"
+    targets = "tgllp,dg2-g10,mtl-u,bmg-g21"  # Xe-LP, Xe-HPG, Xe-LPG, Xe2
     res = cli("fix", "kernels", "-t", targets, "--compiler", sid_compiler.id, "--write", "ratchet/shapes.yaml",
               cwd=project)
     assert res.code == 0, res
@@ -126,11 +126,11 @@ def test_fix_loop_leaves_no_scratch_and_the_gate_passes(cli, sid_compiler, tmp_p
     res = cli("audit", "--config", "gate.yaml", cwd=project)
     assert res.code == 1
     assert [line.split(":")[2].split()[0] for line in res.out.splitlines() if line.startswith("FAIL")] == \
-        ["ptss_live_set"] * 5
+        ["ptss_live_set"] * len(targets.split(","))
     assert cli("ratchet", "update", "--config", "gate.yaml", "--allow-grow", cwd=project).code == 0
     res = cli("audit", "--config", "gate.yaml", "--strict", cwd=project)
     assert res.code == 0, res
-    assert "5 kernels on 5 targets: 1 use scratch memory, 1 listed" in res.out
+    assert f"5 kernels on {len(targets.split(','))} targets: 1 use scratch memory, 1 listed" in res.out
 
 
 def test_the_projects_own_gate_uses_recorded_shapes(cli):

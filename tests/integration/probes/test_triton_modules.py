@@ -141,7 +141,13 @@ def _autotuner(configs, hook):
     return tuner
 
 
-def test_the_prune_hook_keeps_exactly_the_configs_without_a_finding(screen, sid_compiler):
+@pytest.fixture
+def session_cache_env(monkeypatch, session_cache):
+    """The hook runs in this process: give it the session's build cache (the screen filled it)."""
+    monkeypatch.setenv("ZEINSPECT_CACHE_DIR", str(session_cache))
+
+
+def test_the_prune_hook_keeps_exactly_the_configs_without_a_finding(screen, sid_compiler, session_cache_env):
     import zeinspect.triton
 
     tuner = _autotuner(_tutorial_configs(), zeinspect.triton.prune_configs(
@@ -153,7 +159,7 @@ def test_the_prune_hook_keeps_exactly_the_configs_without_a_finding(screen, sid_
     assert [tuner.configs.index(c) for c in kept] == clean
 
 
-def test_the_prune_hook_never_drops_every_config(screen, sid_compiler):
+def test_the_prune_hook_never_drops_every_config(screen, sid_compiler, session_cache_env):
     import zeinspect.triton
 
     failing = [n for n in range(len(screen["configs"]))
