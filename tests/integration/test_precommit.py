@@ -24,6 +24,8 @@ def _git(cwd: Path, *args: str) -> None:
 def sample(tmp_path_factory, sid_compiler):
     repo = tmp_path_factory.mktemp("precommit") / "project"
     shutil.copytree(ROOT / "tests" / "precommit_sample", repo)
+    # The project's kernel with unlisted private memory, under the sample's own name.
+    shutil.copy(ROOT / "kernels" / "private_array.cl", repo / "kernels" / "histogram.cl")
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "kernels")
