@@ -143,7 +143,7 @@ def _exit_code(reports, incidents) -> int:
 
 
 def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as_json, render,
-                     html_to: str | None = None) -> int:
+                     html_to: str | None = None, explain: bool = False) -> int:
     """Probe every input (sources compiled for the targets, binaries read as they are) and print."""
     from .formats.json import write_report_document
     from .model import Shape
@@ -157,13 +157,21 @@ def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as
         got = collect_reports(list(paths), config, explicit_targets=bool(compile.targets), progress=update)
     finally:
         close()
+    explained = _explain(paths, compile, kernels, grf, sub_group) if explain else None
     if as_json:
+        from .formats import explain as explain_fmt
+
         write_report_document(got.reports, got.compilers, _write, stats=_own_stats(got.stats), notes=got.notes,
-                              incidents=got.incidents)
+                              incidents=got.incidents,
+                              extra={"explain": explain_fmt.document(explained)} if explained else None)
     else:
         _write(render(got.reports))
         for note in got.notes:
             click.echo(f"note: {note}")
+        if explained:
+            from .formats import explain as explain_fmt
+
+            _write("\n== which lines spill (zeinspect explain)\n" + explain_fmt.text(explained))
     if html_to:
         from .judge.audit import audit
         from .judge.ratchet import Ratchet
@@ -182,13 +190,14 @@ def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as
 @click.option("--simulate", default=None, metavar="PRODUCT",
               help="Start the driver's hardware-free device (tgllp, dg2, mtl, pvc): no GPU needed.")
 @click.option("--compare-aot", is_flag=True, help="With --runtime: show the AOT figures beside the runtime ones.")
-def kernel(file, compile, kernels, grf, sub_group, as_json, runtime, device, simulate, compare_aot):
+@click.option("--explain", "explain", is_flag=True, help="Also show which source lines spill (as `zeinspect explain`).")
+def kernel(file, compile, kernels, grf, sub_group, as_json, runtime, device, simulate, compare_aot, explain):
     """Show one card per kernel of FILE: every figure per target, the log, the command."""
     from .formats.text import cards
 
     if runtime or simulate:
         sys.exit(_runtime_kernel(file, compile, kernels, grf, as_json, device, simulate, compare_aot))
-    sys.exit(_probe_and_print([file], compile, kernels, grf, sub_group, as_json, cards))
+    sys.exit(_probe_and_print([file], compile, kernels, grf, sub_group, as_json, cards, explain=explain))
 
 
 def _runtime_kernel(file, compile: CompileOptions, kernels, grf, as_json, device, simulate, compare_aot) -> int:
@@ -228,6 +237,17 @@ def _aot_for_runtime(inp, result, compile: CompileOptions):
     return got.reports, got.compilers
 
 
+def _explain(paths, compile: CompileOptions, kernels, grf, sub_group):
+    from .errors import UsageError
+    from .inputs import collect
+    from .model import Shape
+    from .probes.explain import explain as run_explain
+
+    if sub_group is not None:
+        raise UsageError("explain reads the module as written: rewrite its sub-group size with `zeinspect fix` first")
+    return run_explain(collect(list(paths)), compile.config(shape=Shape(grf=grf), kernels=tuple(kernels)))
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @probe_options
@@ -235,15 +255,8 @@ def explain(paths, compile, kernels, grf, sub_group, as_json):
     """Show which source lines spill, per kernel and target, from IGC's own ISA (no GPU)."""
     from .formats import explain as explain_fmt
     from .formats.json import dumps
-    from .inputs import collect
-    from .model import Shape
-    from .probes.explain import explain as run_explain
 
-    if sub_group is not None:
-        from .errors import UsageError
-
-        raise UsageError("explain reads the module as written: rewrite its sub-group size with `zeinspect fix` first")
-    result = run_explain(collect(list(paths)), compile.config(shape=Shape(grf=grf), kernels=tuple(kernels)))
+    result = _explain(paths, compile, kernels, grf, sub_group)
     _write(dumps(explain_fmt.document(result)) if as_json else explain_fmt.text(result))
     for incident in result.incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)

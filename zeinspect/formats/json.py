@@ -42,8 +42,8 @@ def write_streamed(head: dict, key: str, items: Iterable[dict], write: Callable[
 
 def write_report_document(reports: list[KernelReport], compilers: list[Compiler], write: Callable[[str], None], *,
                           stats: dict | None = None, notes: list[str] | None = None,
-                          incidents: list[str] | None = None) -> None:
-    """`report_document`, streamed (see write_streamed)."""
-    head = report_document([], compilers, stats=stats, notes=notes, incidents=incidents)
+                          incidents: list[str] | None = None, extra: dict | None = None) -> None:
+    """`report_document` (with `extra` keys beside its own), streamed (see write_streamed)."""
+    head = report_document([], compilers, stats=stats, notes=notes, incidents=incidents) | (extra or {})
     del head["reports"]
     write_streamed(head, "reports", (r.to_json() for r in reports), write)

@@ -58,3 +58,15 @@ def test_explain_refuses_binaries_with_a_note(cli, sid_compiler, tmp_path):
 def test_explain_reads_the_module_as_written(cli, option):
     res = cli("explain", KERNELS / "clean.cl", option, "16")
     assert res.code == 2 and "zeinspect fix" in res.err
+
+
+def test_kernel_explain_adds_the_lines_to_the_cards_and_the_json(cli, sid_compiler):
+    args = ("kernel", KERNELS / "fma_tile.cl", "-t", "dg2-g10", "--compiler", sid_compiler.id, "--explain")
+    res = cli(*args)
+    assert res.code == 0, res
+    assert "which lines spill" in res.out and "fma(av[i], bv[j], acc[i][j])" in res.out
+    _, doc = cli.json(*args)
+    (explained,) = doc["explain"]["explanations"]
+    (report,) = doc["reports"]
+    assert explained["kernel"] == report["kernel"] and explained["target"] == report["target"]
+    assert explained["spills"] > 0 and report["spill_bytes"] > 0
