@@ -19,8 +19,8 @@ def text(result: ExplainResult) -> str:
             continue
         out.append(head + f"spill size {isa.spill_size} bytes, {isa.spills} spill and {isa.fills} fill messages")
         if not isa.has_lines:
-            out.append("  no line information: build OpenCL C with -g (explain does), or the SYCL image with "
-                       "debug information (-g), to see lines")
+            out.append("  no line information: counts per ISA block below; build OpenCL C with -g (explain does), "
+                       "or the SYCL image with debug information (-g), to see source lines")
         rows = [x for x in isa.lines if x.spills or x.fills][:TOP_LINES]
         if rows:
             out.append(f"  {'line':>6}  {'depth':>5}  {'spills':>6}  {'fills':>6}  {'bytes':>7}  {'weight':>8}  source")
@@ -46,7 +46,7 @@ def document(result: ExplainResult) -> dict:
             "simd": e.isa.simd, "grf": e.isa.grf, "instructions": e.isa.instructions,
             "spill_size": e.isa.spill_size, "spill_refs": e.isa.spill_refs, "spills": e.isa.spills,
             "fills": e.isa.fills, "has_lines": e.isa.has_lines,
-            "lines": [{"line": x.line, "text": x.text, "spills": x.spills, "fills": x.fills,
+            "lines": [{"line": x.line, "block": x.block, "text": x.text, "spills": x.spills, "fills": x.fills,
                        "bytes_moved": x.bytes_moved, "depth": x.depth, "weight": x.weight}
                       for x in e.isa.lines if x.spills or x.fills],
             "spilled_variables": [{"name": n, "bytes": b} for n, b in e.isa.spilled_variables],

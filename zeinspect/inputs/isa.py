@@ -38,6 +38,8 @@ class LineFigures:
     line: int | None
     """None: instructions before any line comment (or a module without line information)."""
     text: str = ""
+    block: str | None = None
+    """For messages with no line: the ISA block (the label above them, `entry` before any)."""
     spills: int = 0
     fills: int = 0
     bytes_moved: int = 0
@@ -112,11 +114,16 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
                 header[key] = m.group(1)
     simd = _SIMD.search(file)
     loops = _loops(rows)
-    per_line: dict[int | None, LineFigures] = {}
+    per_line: dict[int | str, LineFigures] = {}
     current: LineFigures | None = None
+    block = "entry"
     spilled = []
     has_lines = False
     for i, row in enumerate(rows):
+        label = _LABEL.match(row.strip())
+        if label:
+            block = label.group(1)
+            continue
         m = _LINE.match(row)
         if m:
             has_lines = True
@@ -132,7 +139,8 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
         fill = "scratch space fill" in comment or "fill from offset" in comment
         if not (spill or fill):
             continue
-        figures = current if current is not None else per_line.setdefault(None, LineFigures(None))
+        figures = current if current is not None else per_line.setdefault(
+            f"block {block}", LineFigures(None, f"block {block}", block))
         figures.spills += spill
         figures.fills += fill
         figures.bytes_moved += _message_bytes(row.partition("//")[0], comment)

@@ -70,3 +70,19 @@ def test_kernel_explain_adds_the_lines_to_the_cards_and_the_json(cli, sid_compil
     (report,) = doc["reports"]
     assert explained["kernel"] == report["kernel"] and explained["target"] == report["target"]
     assert explained["spills"] > 0 and report["spill_bytes"] > 0
+
+
+def test_a_module_without_line_information_is_counted_per_block(cli, sid_compiler, tmp_path):
+    import subprocess
+
+    subprocess.run([sid_compiler.path, "compile", "-file", str(KERNELS / "fma_tile.cl"), "-device", "dg2-g10",
+                    "-spv_only", "-out_dir", str(tmp_path), "-output", "fma"], check=True, capture_output=True,
+                   cwd=tmp_path)
+    (spirv,) = tmp_path.glob("*.spv")
+    _, doc = cli.json("explain", spirv, "-t", "dg2-g10", "--compiler", sid_compiler.id)
+    (e,) = doc["explanations"]
+    assert not e["has_lines"] and e["spills"] > 0
+    assert all(x["line"] is None and x["block"] for x in e["lines"])
+    assert sum(x["spills"] + x["fills"] for x in e["lines"]) == e["spills"] + e["fills"]
+    res = cli("explain", spirv, "-t", "dg2-g10", "--compiler", sid_compiler.id)
+    assert "counts per ISA block" in res.out

@@ -36,6 +36,10 @@ def test_lines_depth_and_bytes():
     assert (isa.spills, isa.fills) == (2, 2)
 
 
-def test_a_dump_without_line_information_says_so():
-    isa = read_dump("//.kernel k\n//.spill size 64\n  send // x //  scratch space spill: ; $1\n", "a_simd8_entry_1.asm")
-    assert not isa.has_lines and isa.lines[0].line is None and isa.spills == 1
+def test_a_dump_without_line_information_counts_per_block():
+    dump = ("//.kernel k\n//.spill size 64\n  send // x //  scratch space spill: ; $1\n_0_003:\n"
+            "  send // x //  scratch space fill: ; $2\n  send // x //  scratch space fill: ; $3\n")
+    isa = read_dump(dump, "a_simd8_entry_1.asm")
+    assert not isa.has_lines and isa.spills == 1 and isa.fills == 2
+    assert {(x.block, x.spills, x.fills) for x in isa.lines} == {("entry", 1, 0), ("_0_003", 0, 2)}
+    assert all(x.line is None for x in isa.lines)
