@@ -70,7 +70,6 @@ def _slm(report) -> str:
 
 def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> dict:
     """One report per config x target, each with its `config`, `slm_bytes` and PTSS headroom."""
-    reports = [r for _, got in screen for r in got.reports]
     compilers = list(dict.fromkeys(c for _, got in screen for c in got.compilers))
     doc = report_document([], compilers, stats=stats, incidents=[i for _, got in screen for i in got.incidents])
     doc["configs"] = [c.to_json() for c, _ in screen]
@@ -78,5 +77,4 @@ def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> 
     doc["remedies"] = {str(index): rec for index, rec in (remedies or {}).items()}
     doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}
                       for n, (c, got) in enumerate(screen) for r in got.reports]
-    assert len(doc["reports"]) == len(reports)
     return doc

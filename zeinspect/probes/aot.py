@@ -134,6 +134,19 @@ def _options_for(compile_options: str, link_options: str, target_names: tuple[st
     return _merge(*plain), _merge(*internal), tuple(notes)
 
 
+def build_options(inp: Input, config: AotConfig, compiler: Compiler, targets: list[Target]
+                  ) -> tuple[str, str, tuple[str, ...]]:
+    """(options, internal options, notes) an input is built with for these targets: the user's,
+    the shape's register-file spelling, a SYCL image's own, and the zebin request old ocloc needs."""
+    image_options, image_internal, image_notes = (
+        _image_options(inp.image, targets, compiler) if inp.image is not None else ("", "", ()))
+    spelling = grf_spelling(compiler, config.shape.grf)
+    internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options,
+                      image_internal)
+    options = _merge(config.options_for(inp.path), spelling.options, image_options)
+    return options, internal, ((spelling.note,) if spelling.note else ()) + image_notes
+
+
 def _not_applicable(inp: Input, ip: str, compiler: Compiler, targets: list[Target], config: AotConfig,
                     compilers: list[Compiler]) -> list[KernelReport] | None:
     """Reports for an image whose required aspects the targets of this IP lack; None when it
@@ -269,15 +282,9 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             if skipped is not None:
                 not_applicable += skipped
                 continue
-            image_options, image_internal, image_notes = (
-                _image_options(inp.image, targets, compiler) if inp.image is not None else ("", "", ()))
-            spelling = grf_spelling(compiler, config.shape.grf)
+            options, internal, build_notes = build_options(inp, config, compiler, targets)
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
-            internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options,
-                              image_internal)
-            options = _merge(config.options_for(inp.path), spelling.options, image_options)
-            notes = notes + ((spelling.note,) if spelling.note else ()) + image_notes
-            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes)
+            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes)
             jobs.append((job, targets))
 
     executor = executor_for(cache, config.timeout, config.jobs, config.scheduler)

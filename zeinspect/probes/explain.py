@@ -16,11 +16,10 @@ from .. import names
 from ..inputs import Input
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
-from ..levers.register_file import grf_spelling
 from ..model import Compiler
 from ..toolchain.shader_dump import dump_isa
 from ..toolchain.targets import TargetPlan, plan_targets
-from .aot import AotConfig, resolve_compilers
+from .aot import AotConfig, build_options, resolve_compilers
 
 
 @dataclass
@@ -67,14 +66,12 @@ def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = No
             compiler = plan.compiler_for_ip[ip]
             if compiler not in out.compilers:
                 out.compilers.append(compiler)
-            spelling = grf_spelling(compiler, config.shape.grf)
-            debug = "-g" if inp.kind == InputKind.OPENCL else ""
-            options = " ".join(x for x in (config.options_for(inp.path), spelling.options, debug) if x)
-            internal = " ".join(x for x in ("" if compiler.zebin_by_default else "-cl-intel-allow-zebin",
-                                            spelling.internal_options) if x)
+            targets = plan.names_for_ip(ip)
+            options, internal, _ = build_options(inp, config, compiler, [t for t in plan.targets if t.ip == ip])
+            if inp.kind == InputKind.OPENCL:
+                options = f"{options} -g".strip()
             dumps, log, failure = dump_isa(compiler, inp.data, spirv=inp.kind == InputKind.SPIRV, ip=ip,
                                            options=options, internal_options=internal, timeout=config.timeout)
-            targets = plan.names_for_ip(ip)
             if failure:
                 out.incidents.append(f"{inp.path} on {', '.join(targets)}: {failure}")
                 continue
