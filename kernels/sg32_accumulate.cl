@@ -7,7 +7,9 @@
 // zeinspect-arg sg32_accumulate: in float[40968] random
 // zeinspect-arg sg32_accumulate: out float[1024] output
 // zeinspect-arg sg32_accumulate: steps int 8
-#define N 40
+#ifndef N
+#define N 40  // tests vary it with -DN=...
+#endif
 __attribute__((intel_reqd_sub_group_size(32)))
 __kernel void sg32_accumulate(__global const float* in, __global float* out, int steps) {
   size_t gid = get_global_id(0);

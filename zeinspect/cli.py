@@ -251,16 +251,28 @@ def _explain(paths, compile: CompileOptions, kernels, grf, sub_group):
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @probe_options
-def explain(paths, compile, kernels, grf, sub_group, as_json):
-    """Show which source lines spill, per kernel and target, from IGC's own ISA (no GPU)."""
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write the annotated source as one self-contained HTML page.")
+def explain(paths, compile, kernels, grf, sub_group, as_json, html_to):
+    """Show which source lines spill, and how full the register file is on each, per kernel and
+    target, from IGC's own ISA (no GPU)."""
     from .formats import explain as explain_fmt
     from .formats.json import dumps
 
     result = _explain(paths, compile, kernels, grf, sub_group)
     _write(dumps(explain_fmt.document(result)) if as_json else explain_fmt.text(result))
+    if html_to:
+        _write_explain_html(html_to, result)
     for incident in result.incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
     sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_OK)
+
+
+def _write_explain_html(path: str, result) -> None:
+    from .fileio import atomic_write
+    from .formats.explain_html import page
+
+    atomic_write(path, page(result).encode())
 
 
 @cli.command()
@@ -555,10 +567,12 @@ def extract(file, out_dir):
 @click.option("--build-policy", type=click.Choice(["jit", "native", "first"]), default="jit",
               help="Report the build Triton-XPU ends with when it loads the kernel (jit, the default), in its "
               "native-code path (native), or its first build only (first).")
+@click.option("--explain", "explain", is_flag=True,
+              help="Also show which Python lines spill, and how full the register file is on each.")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
 def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, stage, artifacts, autotune,
-           fix_configs, build_policy, as_json, compile):
+           fix_configs, build_policy, explain, as_json, compile):
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
 
     The module is loaded without running its program code (probes.triton_module): torch and
@@ -571,6 +585,11 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
     from .probes.triton import TritonKernel, parse_pairs, parse_spec, probe_triton
 
     path, name = parse_spec(spec)
+    if explain and autotune:
+        from .errors import UsageError
+
+        raise UsageError("--explain explains one configuration: give its values with --constexprs and --num-warps "
+                         "(--autotune's table lists them)")
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
                           constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
                           threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
@@ -599,8 +618,22 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
         everything = [r for _, got in screen for r in got.reports]
         sys.exit(_exit_code(everything, [i for _, got in screen for i in got.incidents]))
     final = runs[-1][1]
-    _write(dumps(triton_fmt.document(runs, _own_stats(final.stats))) if as_json else triton_fmt.text(runs))
-    sys.exit(_exit_code(final.reports, final.incidents))
+    explained = None
+    if explain:
+        from .formats import explain as explain_fmt
+        from .probes.triton_explain import explain_reports
+
+        explained = explain_reports(kernel.label, path, final.reports, config)
+    if as_json:
+        doc = triton_fmt.document(runs, _own_stats(final.stats))
+        if explained is not None:
+            doc["explain"] = explain_fmt.document(explained)
+        _write(dumps(doc))
+    else:
+        _write(triton_fmt.text(runs))
+        if explained is not None:
+            _write("\n== which lines spill (zeinspect explain)\n" + explain_fmt.text(explained))
+    sys.exit(_exit_code(final.reports, final.incidents + (explained.incidents if explained else [])))
 
 
 def _fix_configs(kernel, screen, config, progress) -> dict[int, dict]:

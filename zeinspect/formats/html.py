@@ -6,14 +6,16 @@ in view (a fixed row height and a spacer for the rest), so a library of 5,000 ke
 19 targets stays responsive; `bench/html_report.py` measures how long such a page takes to
 load.  Cells are coloured by scratch bytes per thread on a log scale (spill + private);
 overflow and build failures have colours of their own and not-applicable cells are grey.
-Targets are grouped by family.  Details (figures, log lines, the reproduce command) are
-kept for findings only, which keeps a 100,000-cell page a few megabytes.  Pure.
+Targets are grouped by family.  Details (figures, log lines, the reproduce command, and the
+explain command of a kernel that spills) are kept for findings only, which keeps a
+100,000-cell page a few megabytes.  Pure.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import shlex
 
 from ..judge.audit import AuditResult
 from ..model import Compiler, KernelReport, Verdict, family_label
@@ -28,7 +30,16 @@ def _cell_detail(report: KernelReport, message: str) -> dict:
     return {"status": report.status.value, "spill": report.spill_bytes, "private": report.private_bytes,
             "simd": report.simd, "grf": report.grf, "limit": report.scratch_limit_bytes,
             "needed": report.needed_scratch_bytes, "message": message, "command": report.command,
-            "log": list(report.log[:12]), "compiler": report.compiler, "options": report.options}
+            "log": list(report.log[:12]), "compiler": report.compiler, "options": report.options,
+            "explain": _explain_command(report)}
+
+
+def _explain_command(report: KernelReport) -> str | None:
+    """The command that shows which lines of a spilling kernel spill on this target."""
+    if not report.spill_bytes:
+        return None
+    return (f"zeinspect explain {shlex.quote(report.input)} -k {shlex.quote(report.kernel)} -t {report.target}"
+            + (f" --compiler {shlex.quote(report.compiler)}" if report.compiler else ""))
 
 
 def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, seconds: float | None) -> dict:
@@ -214,6 +225,7 @@ rows.addEventListener("click", e => {
     lines.push(d.message, "status " + d.status + ", SIMD " + d.simd + ", GRF " + d.grf + ", spill " + d.spill +
       ", private " + d.private + (d.needed ? ", needs " + d.needed + " of " + d.limit : ""),
       "compiler: " + d.compiler, "options: " + (d.options || "(none)"), "reproduce: " + (d.command || "-"));
+    if (d.explain) lines.push("which lines spill: " + d.explain);
     if (d.log.length) lines.push("log:", ...d.log);
   }
   document.getElementById("detail").textContent = lines.join("\n");

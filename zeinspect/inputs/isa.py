@@ -5,13 +5,19 @@ What a dump gives, on both compiler generations:
     `//.spill size N` (bytes), `//.spill GRF est. ref count N`;
   - declarations: `//.declare NAME (id) rf=r size=N ... (spilled -> Scratch[...])` for each
     spilled virtual register;
-  - `// Line N:  <source text>` before the instructions of a source line (with -g / OpLine);
+  - `// Line N:  <source text>` before the instructions of a source line (with -g / OpLine),
+    and `// File: PATH` where the file changes (Triton: the kernel's module and triton's own
+    language files, whose functions are inlined);
   - spill and fill messages annotated in the instruction's comment: `scratch space spill` /
     `scratch space fill` (Xe-HPG and earlier), `spill to offset[...]` / `fill from offset[...]`
     (Xe2);
   - labels (`_0_007:`) and branches (`goto`, `jmpi`, `while`, with label operands).
 Loop depth is read from the control flow: a branch back to a label above it closes a loop
-over the instructions between them.
+over the instructions between them.  Register pressure per line comes from inputs.liveness.
+Spilled variables are tied to lines through scratch offsets: a declaration says where in
+scratch a variable lives (`Scratch[4x32]`: 4 GRFs of 32 bytes in), a message where it reads or
+writes (`offset[4x32]`, `offset[4*64]`) and its size how far; this works on both generations,
+even where the message names no variable (Xe2 writes `of ?`).
 """
 
 from __future__ import annotations
@@ -19,18 +25,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .liveness import Instruction, block_header, grf_bytes_for, live_registers
+
 _LINE = re.compile(r"^// Line (\d+):\s?(.*)$")
+_FILE = re.compile(r"^// File: (.*?)\s*$")
 _LABEL = re.compile(r"^([A-Za-z_][\w.$]*):\s*(?://.*)?$")
-_BRANCH = re.compile(r"\b(goto|jmpi|while|brc|brd)\b[^/]*?\s([A-Za-z_][\w.$]*)\s")
-_SPILLED = re.compile(r"^//\.declare (\S+) \(\d+\)\s+rf=r size=(\d+).*\(spilled -> ([^)]*)\)")
+_BRANCH = re.compile(r"\b(goto|jmpi|while|brc|brd)\b")
+_SPILLED = re.compile(r"^//\.declare (\S+) \(\d+\)\s+rf=r size=(\d+).*\(spilled -> Scratch\[(\d+)[x*](\d+)\]\)")
+_OFFSET = re.compile(r"offset\[(\d+)[x*](\d+)\]")
+_OFFSET_UNITS = re.compile(r"(?:offset|Scratch)\[\d+[x*](\d+)\]")
 _MESSAGE_SIZE = re.compile(r"\b(hword|oword)\b[^/]*? x(\d+)")
 _LSC_SIZE = re.compile(r"\.d(\d+)(?:u\d+)?x(\d+)(t?)\.")  # Xe2: load/store.ugm.d32x64t: 32-bit x 64, transposed
 _LANES = re.compile(r"\((\d+)\|M\d+\)")
 _HEADER = {"kernel": re.compile(r"^//\.kernel (\S+)"), "grf": re.compile(r"^//\.thread_config numGRF=(\d+)"),
-           "instructions": re.compile(r"^//\.instCount (\d+)"), "spill_size": re.compile(r"^//\.spill size (\d+)"),
+           "instructions": re.compile(r"^//\.instCount (\d+)"),
+           "platform": re.compile(r"^//\.platform (\S+)"), "spill_size": re.compile(r"^//\.spill size (\d+)"),
            "spill_refs": re.compile(r"^//\.spill GRF est\. ref count (\d+)")}
 _SIMD = re.compile(r"_simd(\d+)_")
 WORD_BYTES = {"hword": 32, "oword": 16}
+NO_SLOT = (1 << 27) - 1
+"""The slot IGC declares for a variable it marks spilled but gives no scratch (seen on Xe-LP and
+Xe-HPG for 4-byte scalars: `Scratch[134217727x32]`)."""
 
 
 @dataclass
@@ -38,6 +53,8 @@ class LineFigures:
     line: int | None
     """None: instructions before any line comment (or a module without line information)."""
     text: str = ""
+    file: str | None = None
+    """The source file, from the dump's `// File:` comment (None where it names none)."""
     block: str | None = None
     """For messages with no line: the ISA block (the label above them, `entry` before any)."""
     spills: int = 0
@@ -46,11 +63,24 @@ class LineFigures:
     """Bytes the spill and fill messages move, where their descriptors say (hword/oword x N)."""
     depth: int = 0
     """How many loops enclose the line's deepest spill or fill (0: none)."""
+    pressure: int | None = None
+    """The most GRFs occupied while one of the line's instructions executes (inputs.liveness)."""
 
     @property
     def weight(self) -> int:
         """Messages x 8^depth: a heuristic for ranking lines, not a measured cost."""
         return (self.spills + self.fills) * 8 ** self.depth
+
+
+@dataclass
+class SpilledVariable:
+    name: str
+    """IGC's virtual register (`V0101`)."""
+    bytes: int
+    offset: int | None = None
+    """Where in scratch it lives (bytes), None where IGC gives no slot (its placeholder 2^27-1)."""
+    lines: list[LineFigures] = field(default_factory=list)
+    """The lines (or ISA blocks) whose spill or fill messages move this variable's slots."""
 
 
 @dataclass
@@ -63,8 +93,14 @@ class KernelIsa:
     spill_refs: int | None
     has_lines: bool
     lines: list[LineFigures] = field(default_factory=list)
-    spilled_variables: list[tuple[str, int]] = field(default_factory=list)
-    """(vISA name, bytes) of each spilled virtual register."""
+    spilled_variables: list[SpilledVariable] = field(default_factory=list)
+    platform: str | None = None
+
+    @property
+    def peak(self) -> LineFigures | None:
+        """The line with the most GRFs occupied (the first such line in the source)."""
+        rows = [x for x in self.lines if x.pressure is not None]
+        return max(rows, key=lambda x: (x.pressure, -(x.line or 0))) if rows else None
 
     @property
     def spills(self) -> int:
@@ -76,7 +112,19 @@ class KernelIsa:
 
 
 def _loops(rows: list[str]) -> list[tuple[int, int]]:
-    """(first, last) row of each loop: a label and a later branch back to it."""
+    """(first, last) row of each loop.  From IGC's block comments where it prints them: a block
+    with a successor at or above it closes a loop from that successor's first row to its own
+    last.  Otherwise from labels: a branch to a label above it (any of its label operands:
+    `goto.b` names two)."""
+    headers = [(i, block_header(row.strip())) for i, row in enumerate(rows)]
+    blocks = [(i, h) for i, h in headers if h is not None]
+    if blocks:
+        start = {name: i for i, (name, _) in blocks}
+        loops = []
+        for k, (i, (_, successors)) in enumerate(blocks):
+            end = blocks[k + 1][0] - 1 if k + 1 < len(blocks) else len(rows) - 1
+            loops += [(start[s], end) for s in successors if s in start and start[s] <= i]
+        return loops
     labels: dict[str, int] = {}
     loops = []
     for i, row in enumerate(rows):
@@ -84,9 +132,10 @@ def _loops(rows: list[str]) -> list[tuple[int, int]]:
         if m:
             labels[m.group(1)] = i
             continue
-        b = _BRANCH.search(row)
-        if b and b.group(2) in labels:
-            loops.append((labels[b.group(2)], i))
+        if _BRANCH.search(row):
+            code = row.partition("//")[0]
+            targets = {t for t in re.findall(r"\b([A-Za-z_][\w.$]*)\b", code) if t in labels}
+            loops += [(labels[t], i) for t in targets]
     return loops
 
 
@@ -112,43 +161,93 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
             m = pattern.match(row)
             if m:
                 header[key] = m.group(1)
+    grf_bytes = grf_bytes_for(header.get("platform"))
     simd = _SIMD.search(file)
     loops = _loops(rows)
-    per_line: dict[int | str, LineFigures] = {}
+    per_line: dict[tuple[str | None, int] | str, LineFigures] = {}
     current: LineFigures | None = None
-    block = "entry"
-    spilled = []
+    source: str | None = None
+    label = "entry"
+    block: str | None = None
+    successors: dict[str, list[str]] = {}
+    spilled: list[tuple[SpilledVariable, int, int]] = []  # variable, scratch offset, bytes
+    moved: list[tuple[LineFigures, int, int]] = []  # line, scratch offset, bytes
+    instructions: list[Instruction] = []
+    owners: list[LineFigures] = []
     has_lines = False
     for i, row in enumerate(rows):
-        label = _LABEL.match(row.strip())
-        if label:
-            block = label.group(1)
+        stripped = row.strip()
+        if not stripped:
+            continue
+        m = _LABEL.match(stripped)
+        if m:
+            label = m.group(1)
+            continue
+        b = block_header(stripped)
+        if b:
+            block, successors[b[0]] = b
+            continue
+        m = _FILE.match(stripped)
+        if m:
+            source = m.group(1)
             continue
         m = _LINE.match(row)
         if m:
             has_lines = True
             number = int(m.group(1))
-            current = per_line.setdefault(number, LineFigures(number, m.group(2).strip()))
+            current = per_line.setdefault((source, number), LineFigures(number, m.group(2).strip(), source))
             continue
         d = _SPILLED.match(row)
         if d:
-            spilled.append((d.group(1), int(d.group(2))))
+            size, slot = int(d.group(2)), int(d.group(3))
+            offset = slot * int(d.group(4)) if slot < NO_SLOT else None
+            spilled.append((SpilledVariable(d.group(1), size, offset), offset if offset is not None else -1, size))
             continue
+        if stripped.startswith("//"):
+            continue
+        figures = current if current is not None else per_line.setdefault(
+            f"block {label}", LineFigures(None, f"block {label}", block=label))
+        instructions.append(Instruction(stripped, block))
+        owners.append(figures)
         comment = row.partition("//")[2]
         spill = "scratch space spill" in comment or "spill to offset" in comment
         fill = "scratch space fill" in comment or "fill from offset" in comment
         if not (spill or fill):
             continue
-        figures = current if current is not None else per_line.setdefault(
-            f"block {block}", LineFigures(None, f"block {block}", block))
+        moved_bytes = _message_bytes(row.partition("//")[0], comment)
         figures.spills += spill
         figures.fills += fill
-        figures.bytes_moved += _message_bytes(row.partition("//")[0], comment)
+        figures.bytes_moved += moved_bytes
         figures.depth = max(figures.depth, sum(1 for first, last in loops if first <= i <= last))
+        o = _OFFSET.search(comment)
+        if o:
+            unit = int(o.group(2))
+            moved.append((figures, int(o.group(1)) * unit, max(unit, moved_bytes)))
+    for figures, count in zip(owners, live_registers(instructions, successors, grf_bytes)):
+        figures.pressure = max(figures.pressure or 0, count)
+    # Scratch is moved in whole GRFs: index the messages by the GRF-sized slots they cover.
+    unit = min((int(o) for o in _OFFSET_UNITS.findall(text)), default=32)
+    by_slot: dict[int, dict[int, LineFigures]] = {}
+    for figures, at, n in moved:
+        for slot in range(at // unit, (at + n - 1) // unit + 1):
+            by_slot.setdefault(slot, {})[id(figures)] = figures
+    for variable, first, size in spilled:
+        if variable.offset is not None:
+            touched: dict[int, LineFigures] = {}
+            for slot in range(first // unit, (first + size - 1) // unit + 1):
+                touched.update(by_slot.get(slot, {}))
+            variable.lines = sorted(touched.values(), key=_order)
+    # Lines without instructions of their own keep pressure None; blocks without messages are
+    # shown only where the module has no line information.
+    kept = [x for x in per_line.values() if x.line is not None or x.spills or x.fills or not has_lines]
     return KernelIsa(kernel=header.get("kernel", "?"), simd=int(simd.group(1)) if simd else None,
                      grf=int(header["grf"]) if "grf" in header else None,
                      instructions=int(header["instructions"]) if "instructions" in header else None,
                      spill_size=int(header["spill_size"]) if "spill_size" in header else None,
                      spill_refs=int(header["spill_refs"]) if "spill_refs" in header else None,
-                     has_lines=has_lines, lines=sorted(per_line.values(), key=lambda x: -x.weight),
-                     spilled_variables=spilled)
+                     has_lines=has_lines, lines=sorted(kept, key=lambda x: (-x.weight, _order(x))),
+                     spilled_variables=[v for v, _, _ in spilled], platform=header.get("platform"))
+
+
+def _order(x: LineFigures) -> tuple:
+    return (x.line is None, x.file or "", x.line or 0, x.text)

@@ -3,21 +3,31 @@
 Each compilable input is compiled once per planned IP with IGC's shader dumps on
 (toolchain.shader_dump), with the options the audit would use; OpenCL C gets `-g` so that
 the ISA carries its source lines (SPIR-V keeps the line information it was built with).  The
-dumps are read by inputs.isa.  Nothing here is cached: a dump is a debugging aid, asked for
-one kernel at a time.
+dumps are read by inputs.isa.  The same compile writes the zebin: IGC may compile a kernel
+more than once (its retry with other settings writes one dump per pass), and the pass whose
+spill size is the zebin's is the one explained.  Dumps and zebin are cached like any build.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
+import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import names
+from ..cache import BuildCache, make_key
+from ..errors import FormatError
 from ..inputs import Input
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
+from ..inputs.zebin import read_zebin
 from ..model import Compiler
-from ..toolchain.shader_dump import dump_isa
+from ..paths import build_cache_dir
+from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan, plan_targets
 from .aot import AotConfig, build_options, resolve_compilers
 
@@ -29,6 +39,17 @@ class Explanation:
     ip: str
     compiler: str
     isa: KernelIsa
+    zebin_spill: int | None = None
+    """The zebin's spill size for this kernel (.ze_info), None when no zebin was read."""
+    passes: int = 1
+
+    @property
+    def agrees_with_zebin(self) -> bool | None:
+        """Whether the ISA's spill size is the zebin's.  IGC 1.0 rounds what its zebin asks for up
+        to a power of two (seen: ISA 16,896 bytes, .ze_info 32,768): that counts as agreeing."""
+        if self.zebin_spill is None:
+            return None
+        return _agrees(self.isa.spill_size or 0, self.zebin_spill)
 
 
 @dataclass
@@ -37,31 +58,107 @@ class ExplainResult:
     notes: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     compilers: list[Compiler] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    """Source text by file, for the annotated listings (where the file could be read)."""
+
+    def extend(self, other: ExplainResult) -> None:
+        self.explanations += other.explanations
+        self.notes += other.notes
+        self.incidents += other.incidents
+        self.compilers += [c for c in other.compilers if c not in self.compilers]
+        self.sources.update(other.sources)
 
 
 _PASS = re.compile(r"_(\d+)_simd\d+_entry_")
 
 
-def _final_passes(dumps) -> list[tuple[KernelIsa, int]]:
-    """Per kernel, the dump of IGC's last compile pass, and how many passes there were.  IGC may
-    compile a kernel again with other settings (its retry): the dump names the pass
-    (`OCL_asm<hash>_simd32_entry_0001.asm` is pass 0, `..._1_simd32_...` pass 1)."""
+def _agrees(isa_spill: int, zebin_spill: int) -> bool:
+    return isa_spill == zebin_spill or (isa_spill > 0 and zebin_spill == 1 << (isa_spill - 1).bit_length())
+
+
+def _zebin_spills(binary: bytes | None, ip: str) -> dict[str, int]:
+    if binary is None:
+        return {}
+    try:
+        return {k.name: k.spill_bytes or 0 for k in read_zebin(binary, "the explained build", target_ip=ip).kernels}
+    except FormatError:
+        return {}
+
+
+def _passes(dumps, zebin: dict[str, int]) -> list[tuple[KernelIsa, int]]:
+    """Per kernel, the dump of the pass that made the binary, and how many passes there were.
+    The dump names the pass (`OCL_asm<hash>_simd32_entry_0001.asm` is pass 0, `..._1_simd32_...`
+    pass 1); the binary's pass is the last one whose spill size is the zebin's."""
     by_kernel: dict[str, list[tuple[int, KernelIsa]]] = {}
     for dump in dumps:
         m = _PASS.search(dump.file)
         isa = read_dump(dump.text, dump.file)
         by_kernel.setdefault(isa.kernel, []).append((int(m.group(1)) if m else 0, isa))
-    return [(max(found, key=lambda x: x[0])[1], len(found)) for found in by_kernel.values()]
+    out = []
+    for kernel, found in by_kernel.items():
+        found.sort(key=lambda x: x[0])
+        matching = [isa for _, isa in found if kernel in zebin and _agrees(isa.spill_size or 0, zebin[kernel])]
+        out.append((matching[-1] if matching else found[-1][1], len(found)))
+    return out
 
 
-def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None) -> ExplainResult:
+def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str,
+                  internal: str, timeout: float | None) -> DumpedBuild:
+    key = make_key(kind="isa-dump/2", compiler=compiler.id, source=hashlib.sha256(data).hexdigest(), spirv=spirv,
+                   ip=ip, options=options, internal=internal)
+    hit = cache.get(key)
+    if hit is not None:
+        meta, payload = hit
+        body = json.loads(zlib.decompress(payload))
+        return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
+                           base64.b64decode(body["binary"]) if body["binary"] is not None else None)
+    built = dump_isa(compiler, data, spirv=spirv, ip=ip, options=options, internal_options=internal, timeout=timeout)
+    if built.failure is None or "timed out" not in built.failure:
+        body = {"dumps": [[d.file, d.text] for d in built.dumps],
+                "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
+        cache.put(key, {"log": built.log, "failure": built.failure}, zlib.compress(json.dumps(body).encode(), 1))
+    return built
+
+
+SOURCE_LIMIT = 4 << 20
+
+
+def _attribute_files(isa: KernelIsa, module_file: str | None) -> None:
+    """The compiled file itself (and lines the dump names no file for) belong to `module_file`."""
+    for x in isa.lines:
+        if x.line is not None and x.file in (None, THE_MODULE):
+            x.file = module_file
+
+
+def _read_sources(result: ExplainResult, isa: KernelIsa) -> None:
+    """Source text of the files the lines name, for the listing; a file that cannot be read is
+    shown through the ISA's own copy of each line."""
+    for x in isa.lines:
+        if x.file and x.file not in result.sources:
+            try:
+                path = Path(x.file)
+                lines = path.read_bytes().decode(errors="replace").splitlines() if (
+                    path.is_file() and path.stat().st_size <= SOURCE_LIMIT) else []
+            except OSError:
+                lines = []
+            result.sources[x.file] = lines
+
+
+def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None, *,
+            module_files: dict[str, str] | None = None) -> ExplainResult:
+    """`module_files`: input path -> the source file its lines belong to where the dump does not
+    say (OpenCL C: the input itself; Triton: the kernel's module)."""
     compilers = resolve_compilers(config)
     plan = plan or plan_targets(config.targets, compilers)
+    cache = BuildCache(build_cache_dir() if config.use_cache else None)
     out = ExplainResult()
     for inp in inputs:
         if not inp.compilable:
             out.notes.append(f"{inp.path}: explain compiles sources and SPIR-V; a {inp.kind} has no ISA to read")
             continue
+        module_file = (module_files or {}).get(inp.path) or (inp.path if inp.kind == InputKind.OPENCL else None)
+        if inp.kind == InputKind.OPENCL:
+            out.sources[inp.path] = inp.data.decode(errors="replace").splitlines()
         for ip in plan.ips:
             compiler = plan.compiler_for_ip[ip]
             if compiler not in out.compilers:
@@ -70,19 +167,26 @@ def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = No
             options, internal, _ = build_options(inp, config, compiler, [t for t in plan.targets if t.ip == ip])
             if inp.kind == InputKind.OPENCL:
                 options = f"{options} -g".strip()
-            dumps, log, failure = dump_isa(compiler, inp.data, spirv=inp.kind == InputKind.SPIRV, ip=ip,
-                                           options=options, internal_options=internal, timeout=config.timeout)
-            if failure:
-                out.incidents.append(f"{inp.path} on {', '.join(targets)}: {failure}")
+            built = _dumped_build(cache, compiler, inp.data, spirv=inp.kind == InputKind.SPIRV, ip=ip,
+                                  options=options, internal=internal, timeout=config.timeout)
+            if built.failure:
+                out.incidents.append(f"{inp.path} on {', '.join(targets)}: {built.failure}")
                 continue
-            if not dumps:
+            if not built.dumps:
                 out.notes.append(f"{inp.path} on {', '.join(targets)}: the compiler wrote no ISA dump "
-                                 f"({' '.join(log.split())[-200:] or 'no output'})")
-            for isa, passes in _final_passes(dumps):
+                                 f"({' '.join(built.log.split())[-200:] or 'no output'})")
+            zebin = _zebin_spills(built.binary, ip)
+            for isa, passes in _passes(built.dumps, zebin):
                 if config.kernels and not any(names.matches(p, isa.kernel) for p in config.kernels):
                     continue
+                _attribute_files(isa, module_file)
+                _read_sources(out, isa)
+                e = Explanation(inp.path, targets[0], ip, compiler.id, isa, zebin.get(isa.kernel), passes)
                 if passes > 1:
-                    out.notes.append(f"{isa.kernel} on {targets[0]}: IGC compiled it {passes} times (its retry with "
-                                     "other settings); the last, which made the binary, is shown")
-                out.explanations.append(Explanation(inp.path, targets[0], ip, compiler.id, isa))
+                    out.notes.append(f"{isa.kernel} on {targets[0]}: IGC compiled it {passes} times (a retry); "
+                                     "shown: the pass that made the zebin")
+                if e.agrees_with_zebin is False:
+                    out.notes.append(f"{isa.kernel} on {targets[0]}: the ISA's spill size ({isa.spill_size or 0} "
+                                     f"bytes) differs from the zebin's ({e.zebin_spill} bytes)")
+                out.explanations.append(e)
     return out

@@ -36,26 +36,6 @@ def audited(tmp_path_factory, sid_compiler, session_cache):
     return tmp, json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver:
-        if os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS") == "1":
-            pytest.fail("chromium and chromium-driver are missing: apt-get install chromium chromium-driver")
-        pytest.skip("no chromium")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    b = webdriver.Chrome(service=Service(driver), options=options)
-    yield b
-    b.quit()
-
-
 def test_the_page_loads_and_shows_every_report(audited, browser):
     tmp, doc = audited
     reports = [v for v in doc["verdicts"] if v["report"] is not None]
@@ -82,6 +62,7 @@ def test_a_filter_narrows_the_rows_and_a_click_shows_details(audited, browser):
     browser.find_element("css selector", "#rows .cell[data-k]").click()
     detail = browser.find_element("id", "detail").text
     assert "fma_tile on " in detail and "reproduce:" in detail
+    assert "which lines spill: zeinspect explain " in detail and " -k fma_tile -t " in detail
 
 
 def test_the_sarif_of_a_real_audit_is_valid(audited):

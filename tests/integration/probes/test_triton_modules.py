@@ -199,3 +199,27 @@ def test_a_gate_entry_with_autotune_judges_every_config(cli, screen, sid_compile
     assert len({v["report"]["input"] for v in verdicts}) == len(screen["configs"])
     by_status = {v["report"]["status"]: v["verdict"] for v in verdicts}
     assert by_status.get("slm_overflow") == "OVERFLOW"  # a config that cannot launch fails the gate
+
+
+def test_explain_names_the_python_line_that_spills(cli, sid_compiler):
+    """The tutorial matmul's 128x256 tile (its first autotune config) on bmg-g21: the epilogue's
+    pointer and mask tensors spill, so the spill and fill messages sit on the `tl.store` line,
+    not on the dot.  The lines are the module's own: the file at that line is the call."""
+    args = ("triton", f"{MODULES / 'matmul_tutorial.py'}:matmul_kernel", "--signature", "*fp16", "--constexprs",
+            "BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=8,num_stages=3", "--num-warps", "8",
+            "-t", "bmg-g21", "--compiler", sid_compiler.id, "--explain")
+    _, doc = cli.json(*args)
+    (report,) = doc["reports"]
+    (e,) = doc["explain"]["reports"]
+    assert e["target"] == "bmg-g21" and e["totals"]["agrees_with_zebin"] is True
+    assert e["totals"]["zebin_spill_size"] == report["spill_bytes"] > 0
+    module = str((MODULES / "matmul_tutorial.py").resolve())
+    source = Path(module).read_text().splitlines()
+    moving = [x for x in e["lines"] if x["spills"] or x["fills"]]
+    hottest = max(moving, key=lambda x: x["weight"])
+    assert hottest["file"] == module and "tl.store(" in source[hottest["line"] - 1]
+    assert sum(x["spills"] for x in moving) == e["totals"]["spills"] and hottest["spills"] > 0
+    (dot,) = [x for x in e["lines"] if x["file"] == module and "tl.dot(" in source[x["line"] - 1]]
+    assert dot["spills"] == dot["fills"] == 0
+    res = cli(*args)
+    assert "tl.store(c_ptrs, c, mask=c_mask)" in res.out.split("hottest lines")[1].splitlines()[2]

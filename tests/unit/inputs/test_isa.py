@@ -24,7 +24,9 @@ _0_001:
 def test_lines_depth_and_bytes():
     isa = read_dump(DUMP, "OCL_asm_1_simd16_entry_0001.asm")
     assert (isa.kernel, isa.simd, isa.grf, isa.instructions, isa.spill_size) == ("k", 16, 128, 9, 192)
-    assert isa.has_lines and isa.spilled_variables == [("V0067", 64)]
+    # V0067 lives in scratch bytes 0-63: only the fill from offset 0 on line 5 moves it.
+    assert isa.has_lines and [(v.name, v.bytes, [x.line for x in v.lines]) for v in isa.spilled_variables] == [
+        ("V0067", 64, [5])]
     by_line = {x.line: x for x in isa.lines}
     assert (by_line[3].spills, by_line[3].depth, by_line[3].bytes_moved) == (1, 0, 64)
     # Line 5 sits between a label and the branch back to it: inside one loop.
@@ -43,3 +45,16 @@ def test_a_dump_without_line_information_counts_per_block():
     assert not isa.has_lines and isa.spills == 1 and isa.fills == 2
     assert {(x.block, x.spills, x.fills) for x in isa.lines} == {("entry", 1, 0), ("_0_003", 0, 2)}
     assert all(x.line is None for x in isa.lines)
+
+
+def test_lines_are_per_file_where_the_dump_names_files():
+    # Triton inlines triton.language's own functions: the dump switches files with `// File:`.
+    dump = ("//.kernel k\n// File: /src/kernel.py\n// Line 40:  acc = tl.dot(a, b, acc)\n"
+            "  mov (16|M0) r10.0<1>:f r2.0<1;1,0>:f // ; $1\n"
+            "// File: /site/triton/language/standard.py\n// Line 40:  return (x + div - 1) // div\n"
+            "  add (1|M0) r12.0<1>:d r3.0<0;1,0>:d 127:w // ; $2\n"
+            "// File: /src/kernel.py\n// Line 41:  tl.store(c, acc)\n"
+            "  send // x //  scratch space spill: ; $3\n")
+    isa = read_dump(dump, "k_simd16_entry_1.asm")
+    assert {(x.file, x.line, x.spills) for x in isa.lines} == {
+        ("/src/kernel.py", 40, 0), ("/site/triton/language/standard.py", 40, 0), ("/src/kernel.py", 41, 1)}
