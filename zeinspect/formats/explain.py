@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import names
 from ..inputs.isa import LineFigures, SpilledVariable
 from ..probes.explain import ExplainResult, Explanation
 from .common import safe
@@ -180,7 +181,9 @@ def text(result: ExplainResult) -> str:
     views = kernel_views(result)
     for view in views:
         main = main_file(view)
-        out.append(f"kernel {safe(view.kernel)} ({safe(view.input)})")
+        out.append(f"kernel {safe(names.short(view.kernel))} ({safe(view.input)})")
+        if names.short(view.kernel) != view.kernel:
+            out.append(f"  symbol {safe(view.kernel)}")
         out += [f"  {row}" for e in view.explanations for row in target_summary(e, main)]
         for e in view.explanations:
             if _spills(e) and not e.isa.has_lines:
@@ -224,6 +227,7 @@ def document(result: ExplainResult) -> dict:
         peak = isa.peak
         reports.append({
             "input": e.input, "target": e.target, "ip": e.ip, "compiler": e.compiler, "kernel": isa.kernel,
+            "kernel_short": names.short(isa.kernel),
             "has_lines": isa.has_lines, "passes": e.passes,
             "totals": {"spill_size": isa.spill_size or 0, "zebin_spill_size": e.zebin_spill,
                        "agrees_with_zebin": e.agrees_with_zebin, "spills": isa.spills, "fills": isa.fills,

@@ -15,6 +15,7 @@ import html
 import json
 import math
 
+from .. import names
 from ..probes.explain import ExplainResult, Explanation
 from .explain import WEIGHT_NOTE, KernelView, Key, kernel_views, main_file, variable_groups, variables_text, where
 
@@ -87,7 +88,8 @@ def _matrix(views: list[KernelView], targets: list[str], top: int) -> list[str]:
         by_target = {e.target: e for e in view.explanations}
         hottest = view.hottest(1)
         anchor = _row_id(n, view, hottest[0]) if hottest else f"k{n}"
-        row = [f"<tr><th class='k'>{html.escape(view.kernel)}<br><small>{html.escape(view.input)}</small></th>"]
+        row = [f"<tr><th class='k' title='{html.escape(view.kernel)}'>{html.escape(names.short(view.kernel))}<br>"
+               f"<small>{html.escape(view.input)}</small></th>"]
         for t in targets:
             e = by_target.get(t)
             if e is None:
@@ -111,7 +113,8 @@ def _listing(n: int, view: KernelView, top: int) -> list[str]:
     grf = {e.target: e.isa.grf for e in view.explanations}
     hottest = view.hottest(1)
     main = main_file(view)
-    out = [f"<h2 id='k{n}'>{html.escape(view.kernel)} <small class='meta'>{html.escape(view.input)}</small></h2>",
+    out = [f"<h2 id='k{n}' title='{html.escape(view.kernel)}'>{html.escape(names.short(view.kernel))} "
+           f"<small class='meta'>{html.escape(view.input)}</small></h2>",
            "<ul class='totals'>"]
     for e in view.explanations:
         isa = e.isa

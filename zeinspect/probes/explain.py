@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import names
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
-from ..inputs import Input
+from ..inputs import Input, expand_host
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
@@ -144,6 +144,18 @@ def _read_sources(result: ExplainResult, isa: KernelIsa) -> None:
             result.sources[x.file] = lines
 
 
+def _with_images(inputs: list[Input], out: ExplainResult):
+    """The inputs, a host file (a SYCL library or object) replaced by its device images: its
+    SPIR-V images are explained with their own options, as the audit builds them."""
+    for inp in inputs:
+        if inp.kind != InputKind.HOST:
+            yield inp
+            continue
+        images, notes, _ = expand_host(inp)
+        out.notes += notes
+        yield from images
+
+
 def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None, *,
             module_files: dict[str, str] | None = None) -> ExplainResult:
     """`module_files`: input path -> the source file its lines belong to where the dump does not
@@ -152,7 +164,7 @@ def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = No
     plan = plan or plan_targets(config.targets, compilers)
     cache = BuildCache(build_cache_dir() if config.use_cache else None)
     out = ExplainResult()
-    for inp in inputs:
+    for inp in _with_images(inputs, out):
         if not inp.compilable:
             out.notes.append(f"{inp.path}: explain compiles sources and SPIR-V; a {inp.kind} has no ISA to read")
             continue
