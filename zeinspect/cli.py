@@ -585,11 +585,6 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
     from .probes.triton import TritonKernel, parse_pairs, parse_spec, probe_triton
 
     path, name = parse_spec(spec)
-    if explain and autotune:
-        from .errors import UsageError
-
-        raise UsageError("--explain explains one configuration: give its values with --constexprs and --num-warps "
-                         "(--autotune's table lists them)")
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
                           constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
                           threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
@@ -613,10 +608,28 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
         from .probes.results import CompileStats
 
         stats = sum((got.stats for _, got in screen), CompileStats())
-        _write(dumps(triton_fmt.screen_document(screen, _own_stats(stats), remedies)) if as_json
-               else triton_fmt.screen_text(kernel.label, screen, remedies))
+        explained = _explain_configs(kernel, path, screen, config) if explain else {}
+        if as_json:
+            doc = triton_fmt.screen_document(screen, _own_stats(stats), remedies)
+            if explain:
+                from .formats import explain as explain_fmt
+
+                doc["explain"] = {str(n): explain_fmt.document(got) for n, got in explained.items()}
+            _write(dumps(doc))
+        else:
+            _write(triton_fmt.screen_text(kernel.label, screen, remedies))
+            if explain:
+                from .formats import explain as explain_fmt
+
+                for n, got in explained.items():
+                    _write(f"\n== config #{n + 1} ({screen[n][0].describe()}): which lines spill (zeinspect explain)\n"
+                           + explain_fmt.text(got))
+                if not explained:
+                    _write("\n== which lines spill: no config uses scratch memory\n")
         everything = [r for _, got in screen for r in got.reports]
-        sys.exit(_exit_code(everything, [i for _, got in screen for i in got.incidents]))
+        incidents = [i for _, got in screen for i in got.incidents] + [i for got in explained.values()
+                                                                       for i in got.incidents]
+        sys.exit(_exit_code(everything, incidents))
     final = runs[-1][1]
     explained = None
     if explain:
@@ -634,6 +647,16 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
         if explained is not None:
             _write("\n== which lines spill (zeinspect explain)\n" + explain_fmt.text(explained))
     sys.exit(_exit_code(final.reports, final.incidents + (explained.incidents if explained else [])))
+
+
+def _explain_configs(kernel, path, screen, config) -> dict:
+    """config index -> which lines spill, for each autotune config whose build uses scratch
+    (shown as #index+1, as the screen's table numbers them)."""
+    from .probes.triton_explain import explain_reports
+
+    return {n: explain_reports(f"{kernel.label} config #{n + 1}", path, scratch, config)
+            for n, (_, got) in enumerate(screen)
+            if (scratch := [r for r in got.reports if r.scratch_bytes])}
 
 
 def _fix_configs(kernel, screen, config, progress) -> dict[int, dict]:

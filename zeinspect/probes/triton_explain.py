@@ -23,7 +23,8 @@ def explain_reports(label: str, module_file: str, reports: list[KernelReport], c
     groups: dict[tuple[str, str], list[str]] = {}
     for r in reports:
         spirv = ((r.extra or {}).get("triton") or {}).get("artifacts", {}).get("spirv")
-        if spirv and r.built and r.applicable:
+        # Any report with the zebin's figures had a binary (an SLM overflow builds; it cannot launch).
+        if spirv and r.applicable and r.spill_bytes is not None:
             groups.setdefault((spirv, r.options or ""), []).append(r.target)
     out = ExplainResult()
     for (spirv, options), targets in groups.items():

@@ -64,7 +64,7 @@ def screen(tmp_path_factory, sid_compiler, session_cache):
     env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(session_cache), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "zeinspect", "triton", f"{MODULES / 'matmul_tutorial.py'}:matmul_kernel",
                            "--autotune", "--signature", "*fp16", "-t", "bmg-g21", "--compiler", sid_compiler.id,
-                           "--json"], capture_output=True, text=True, env=env, timeout=900)
+                           "--explain", "--json"], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -81,6 +81,17 @@ def test_every_config_is_screened_and_one_that_cannot_launch_is_flagged(screen):
     # The K loop carries a_ptrs and b_ptrs: tensors of pointers, read from the TTGIR.
     assert all(r["extra"]["triton"]["loop_carried"]["pointer_bytes_per_lane"] > 0 for r in screen["reports"])
     assert screen["ranking"][-1] in {r["config_index"] for r in screen["reports"] if r["status"] == "slm_overflow"}
+
+
+def test_explain_covers_every_config_that_uses_scratch(screen):
+    """--autotune --explain: one explanation per config whose build uses scratch memory, of the
+    build the screen reports (same spill size as its zebin)."""
+    scratch = {str(r["config_index"]): r for r in screen["reports"] if r["spill_bytes"] or r["private_bytes"]}
+    assert scratch and set(screen["explain"]) == set(scratch)
+    for index, doc in screen["explain"].items():
+        (e,) = doc["reports"]
+        assert e["totals"]["zebin_spill_size"] == scratch[index]["spill_bytes"]
+        assert e["totals"]["spills"] + e["totals"]["fills"] > 0 or not scratch[index]["spill_bytes"]
 
 
 def test_tritons_rebuild_rule_fires_where_its_condition_holds(screen):
