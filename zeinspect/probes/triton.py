@@ -29,6 +29,7 @@ from pathlib import Path
 from ..errors import InputError, ToolchainError, UsageError
 from ..inputs import Input
 from ..inputs.kinds import InputKind
+from ..inputs.triton_source import pointer_arguments
 from ..levers.slm_staging import StagingResult
 from ..model import Compiler, KernelReport, Status
 from ..paths import build_cache_dir
@@ -261,8 +262,16 @@ def _metadata(compiled) -> dict:
 
 def is_pointer(arg: str) -> bool:
     """Whether an argument is a pointer by its name (`a_ptr`, `out_ptr`, `X_ptr`): the
-    convention of Triton's tutorials, which `--signature '*TYPE'` relies on."""
+    convention of Triton's tutorials; kernels that do not follow it are read by use
+    (inputs.triton_source)."""
     return "ptr" in arg.lower()
+
+
+def pointers_by_use(fn) -> list[str]:
+    """The arguments the kernel's source loads from, stores to or builds block pointers on."""
+    source = getattr(fn, "src", None)
+    found = pointer_arguments(source, [p.name for p in fn.params]) if isinstance(source, str) else None
+    return found or []
 
 
 def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int):
@@ -280,9 +289,11 @@ _MODULES: dict = {}
 
 
 def signature_for(fn, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
-    """(signature, constexprs, notes): types as given, pointers from `*TYPE`, constexprs from
-    --constexprs or their defaults in the source, other scalars i32 (said in the notes)."""
+    """(signature, constexprs, notes): types as given, pointers (named *ptr*, or used as
+    pointers in the source) from `*TYPE`, constexprs from --constexprs or their defaults in the
+    source, other scalars i32 (said in the notes)."""
     signature, constexprs, defaulted = {}, {}, []
+    used = pointers_by_use(fn)
     for param in fn.params:
         arg = param.name
         if arg in kernel.constexprs:
@@ -295,15 +306,18 @@ def signature_for(fn, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
             raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value in --constexprs")
         elif arg in kernel.signature:
             signature[arg] = kernel.signature[arg]
-        elif is_pointer(arg) and "*" in kernel.signature:
+        elif (arg in used or is_pointer(arg)) and "*" in kernel.signature:
             signature[arg] = kernel.signature["*"]
-        elif is_pointer(arg):
+        elif arg in used or is_pointer(arg):
             raise UsageError(f"{kernel.label}: pointer {arg!r} needs a type: --signature '*fp16' (every pointer) "
                              f"or {arg}=*TYPE")
         else:
             signature[arg] = "i32"
             defaulted.append(arg)
     notes = [f"scalar arguments typed i32 by default: {', '.join(defaulted)}"] if defaulted else []
+    unnamed = [a for a in used if not is_pointer(a) and a not in kernel.signature and a not in constexprs]
+    if unnamed:
+        notes.append(f"pointers by use (the kernel loads from or stores to them): {', '.join(unnamed)}")
     return signature, constexprs, notes
 
 

@@ -234,3 +234,16 @@ def test_explain_names_the_python_line_that_spills(cli, sid_compiler):
     assert dot["spills"] == dot["fills"] == 0
     res = cli(*args)
     assert "tl.store(c_ptrs, c, mask=c_mask)" in res.out.split("hottest lines")[1].splitlines()[2]
+
+
+def test_pointers_not_named_ptr_are_found_by_use(cli, sid_compiler):
+    """Triton's layer-norm tutorial names its pointers X, Y, W, B, Mean, Rstd: they are typed by
+    `*TYPE` because the kernel loads from and stores to them, and the build is Triton's own."""
+    code, doc = cli.json("triton", f"{MODULES / 'layer_norm.py'}:_layer_norm_fwd_fused", "--signature",
+                         "*fp16,eps=fp32", "--constexprs", "BLOCK_SIZE=1024", "-t", "bmg-g21",
+                         "--compiler", sid_compiler.id)
+    (report,) = doc["reports"]
+    assert report["status"] == "ok"
+    (said,) = [n for n in report["notes"] if n.startswith("pointers by use")]
+    assert sorted(said.split(": ", 1)[1].split(", ")) == ["B", "Mean", "Rstd", "W", "X", "Y"]
+    assert any(n == "scalar arguments typed i32 by default: stride, N" for n in report["notes"])
