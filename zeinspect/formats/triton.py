@@ -33,18 +33,24 @@ def ranking(screen: list) -> list[int]:
     return [i for i, _ in sorted(enumerate(screen), key=_rank_key)]
 
 
+NOT_LISTED = "n/a"
+
+
 def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -> str:
     """Configs as rows, targets as columns; then the ranking and each finding's reason."""
     targets = list(dict.fromkeys(r.target for _, got in screen for r in got.reports))
     rows = [["#", "config"] + targets]
     for n, (config, got) in enumerate(screen, start=1):
         by_target = {r.target: r for r in got.reports}
-        rows.append([str(n), config.describe()] + [cell(by_target.get(t)) + _slm(by_target.get(t)) for t in targets])
+        rows.append([str(n), config.describe()] + [cell(by_target[t]) + _slm(by_target[t]) if t in by_target
+                                                   else NOT_LISTED for t in targets])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = [f"{safe(kernel_label)}: {len(screen)} autotune configs on {len(targets)} targets"]
     out += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
     out.append("cells: scratch bytes per hardware thread (+ shared local memory at launch); OVER over the scratch "
                "cap; SLM over the shared local memory (cannot launch); FAIL did not build")
+    if any(NOT_LISTED in row[2:] for row in rows[1:]):
+        out.append(f"{NOT_LISTED}: not among the configs the module builds for that target")
     out.append("ranking (best first): " + ", ".join(f"#{i + 1}" for i in ranking(screen)))
     for n, (_, got) in enumerate(screen, start=1):
         for r in got.reports:
@@ -72,7 +78,10 @@ def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> 
     """One report per config x target, each with its `config`, `slm_bytes` and PTSS headroom."""
     compilers = list(dict.fromkeys(c for _, got in screen for c in got.compilers))
     doc = report_document([], compilers, stats=stats, incidents=[i for _, got in screen for i in got.incidents])
-    doc["configs"] = [c.to_json() for c, _ in screen]
+    everywhere = set(r.target for _, got in screen for r in got.reports)
+    doc["configs"] = [c.to_json() | ({"targets": sorted({r.target for r in got.reports})}
+                                     if {r.target for r in got.reports} != everywhere else {})
+                      for c, got in screen]
     doc["ranking"] = ranking(screen)
     doc["remedies"] = {str(index): rec for index, rec in (remedies or {}).items()}
     doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}

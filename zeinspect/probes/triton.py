@@ -210,20 +210,27 @@ def _options(kernel: TritonKernel) -> dict:
     return options
 
 
-def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[AutotuneConfig]:
-    """The configs of the kernel's `@triton.autotune`, as the module builds them for the plan's
-    first target (the offline driver answers for it)."""
-    target = plan.targets[0]
-    caps = capabilities(plan.compiler_for_ip[target.ip], target.name)
-    obj = loaded_module(kernel.file, caps, target.name, kernel.threads_per_warp).kernel(kernel.kernel)
-    configs = getattr(obj, "configs", None)
-    if not configs:
-        raise UsageError(f"{kernel.label} has no @triton.autotune configs")
-    return [AutotuneConfig.of(c) for c in configs]
+def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[tuple[AutotuneConfig, tuple[str, ...]]]:
+    """The configs of the kernel's `@triton.autotune` as the module builds them for each planned
+    target (the offline driver answers for each, so a module that picks configs by the device
+    gets each device's), each with the targets whose list has it, in first-seen order."""
+    found: dict[str, tuple[AutotuneConfig, list[str]]] = {}
+    for target in plan.targets:
+        caps = capabilities(plan.compiler_for_ip[target.ip], target.name)
+        obj = loaded_module(kernel.file, caps, target.name, kernel.threads_per_warp).kernel(kernel.kernel)
+        configs = getattr(obj, "configs", None)
+        if not configs:
+            raise UsageError(f"{kernel.label} has no @triton.autotune configs")
+        for c in configs:
+            tuned = AutotuneConfig.of(c)
+            found.setdefault(json.dumps(tuned.to_json(), sort_keys=True, default=str), (tuned, []))[1].append(
+                target.name)
+    return [(tuned, tuple(targets)) for tuned, targets in found.values()]
 
 
 def screen_autotune(kernel: TritonKernel, config, *, policy: str = "jit", progress=None):
-    """Every autotune config on every planned target: [(config, Collection)], in the module's order.
+    """Every autotune config on every planned target whose config list has it: [(config,
+    Collection)], in the module's order.
 
     Configs run side by side: Triton's own compiles one at a time (one MLIR context), each
     config's ocloc compiles (and its rebuilds) in parallel with the others', through the cache."""
@@ -231,25 +238,35 @@ def screen_autotune(kernel: TritonKernel, config, *, policy: str = "jit", progre
     from .aot import resolve_compilers
 
     plan = plan_targets(config.targets, resolve_compilers(config))
-    return screen_configs(kernel, autotune_configs(kernel, plan), config, policy=policy, progress=progress)
+    found = autotune_configs(kernel, plan)
+    everywhere = tuple(t.name for t in plan.targets)
+    return screen_configs(kernel, [c for c, _ in found], config, policy=policy, progress=progress,
+                          targets=[None if ts == everywhere else ts for _, ts in found])
 
 
 def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config, *, policy: str = "jit",
-                   progress=None) -> list[tuple[AutotuneConfig, object]]:
-    """The given configs on every planned target, side by side (see screen_autotune)."""
+                   progress=None, targets: list[tuple[str, ...] | None] | None = None
+                   ) -> list[tuple[AutotuneConfig, object]]:
+    """The given configs on every planned target (or, per config, on `targets[i]`), side by side
+    (see screen_autotune)."""
     from concurrent.futures import ThreadPoolExecutor
 
     done: list[AutotuneConfig] = []
+    only = targets or [None] * len(configs)
 
-    def one(c: AutotuneConfig):
-        got = probe_triton(c.applied_to(kernel), config, stage=False, policy=policy, triton_lock=_TRITON_LOCK)
+    def one(item):
+        c, on = item
+        got = probe_triton(c.applied_to(kernel), dataclasses.replace(config, targets=on) if on else config,
+                           stage=False, policy=policy, triton_lock=_TRITON_LOCK)
+        if on:
+            got.notes.append(f"in the module's configs for {', '.join(on)} only")
         done.append(c)
         if progress:
             progress(len(done), len(configs))
         return c, got
 
     with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
-        return list(pool.map(one, configs))
+        return list(pool.map(one, zip(configs, only)))
 
 
 _TRITON_LOCK = threading.Lock()

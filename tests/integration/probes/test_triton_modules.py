@@ -247,3 +247,17 @@ def test_pointers_not_named_ptr_are_found_by_use(cli, sid_compiler):
     (said,) = [n for n in report["notes"] if n.startswith("pointers by use")]
     assert sorted(said.split(": ", 1)[1].split(", ")) == ["B", "Mean", "Rstd", "W", "X", "Y"]
     assert any(n == "scalar arguments typed i32 by default: stride, N" for n in report["notes"])
+
+
+def test_configs_chosen_by_the_device_are_screened_where_the_module_chooses_them(cli, sid_compiler):
+    """The module asks the driver's target for DPAS: arl-s (no DPAS) gets one config, bmg-g21
+    two.  Each config is screened on the targets whose list has it, and the table says n/a."""
+    args = ("triton", f"{MODULES / 'device_configs.py'}:scale_kernel", "--signature", "*fp32", "--autotune",
+            "-t", "arl-s,bmg-g21", "--compiler", sid_compiler.id)
+    _, doc = cli.json(*args)
+    assert [c.get("targets") for c in doc["configs"]] == [None, ["bmg-g21"]]
+    assert sorted((r["config_index"], r["target"]) for r in doc["reports"]) == [
+        (0, "arl-s"), (0, "bmg-g21"), (1, "bmg-g21")]
+    res = cli(*args)
+    (row,) = [line for line in res.out.splitlines() if line.startswith("2 ")]
+    assert row.split()[-2:] == ["n/a", "-"]
