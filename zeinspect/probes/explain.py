@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +72,7 @@ class ExplainResult:
 
 
 _PASS = re.compile(r"_(\d+)_simd\d+_entry_")
+_KERNEL = re.compile(r"^//\.kernel (\S+)", re.M)
 
 
 def _agrees(isa_spill: int, zebin_spill: int) -> bool:
@@ -85,12 +88,15 @@ def _zebin_spills(binary: bytes | None, ip: str) -> dict[str, int]:
         return {}
 
 
-def _passes(dumps, zebin: dict[str, int]) -> list[tuple[KernelIsa, int]]:
+def _passes(dumps, zebin: dict[str, int], wanted=lambda kernel: True) -> list[tuple[KernelIsa, int]]:
     """Per kernel, the dump of the pass that made the binary, and how many passes there were.
     The dump names the pass (`OCL_asm<hash>_simd32_entry_0001.asm` is pass 0, `..._1_simd32_...`
     pass 1); the binary's pass is the last one whose spill size is the zebin's."""
     by_kernel: dict[str, list[tuple[int, KernelIsa]]] = {}
     for dump in dumps:
+        named = _KERNEL.search(dump.text[:4096])
+        if named and not wanted(named.group(1)):
+            continue  # -k: other kernels' dumps are not read
         m = _PASS.search(dump.file)
         isa = read_dump(dump.text, dump.file)
         by_kernel.setdefault(isa.kernel, []).append((int(m.group(1)) if m else 0, isa))
@@ -156,49 +162,79 @@ def _with_images(inputs: list[Input], out: ExplainResult):
         yield from images
 
 
-def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None, *,
-            module_files: dict[str, str] | None = None) -> ExplainResult:
-    """`module_files`: input path -> the source file its lines belong to where the dump does not
-    say (OpenCL C: the input itself; Triton: the kernel's module)."""
-    compilers = resolve_compilers(config)
-    plan = plan or plan_targets(config.targets, compilers)
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
-    out = ExplainResult()
+@dataclass(frozen=True)
+class _Job:
+    """One dumping compile: an input on the targets of one IP."""
+
+    input: Input
+    ip: str
+    compiler: Compiler
+    targets: tuple[str, ...]
+    options: str
+    internal: str
+    module_file: str | None
+
+
+def _jobs(inputs: list[Input], config: AotConfig, plan: TargetPlan, module_files: dict[str, str],
+          out: ExplainResult):
     for inp in _with_images(inputs, out):
         if not inp.compilable:
             out.notes.append(f"{inp.path}: explain compiles sources and SPIR-V; a {inp.kind} has no ISA to read")
             continue
-        module_file = (module_files or {}).get(inp.path) or (inp.path if inp.kind == InputKind.OPENCL else None)
+        module_file = module_files.get(inp.path) or (inp.path if inp.kind == InputKind.OPENCL else None)
         if inp.kind == InputKind.OPENCL:
             out.sources[inp.path] = inp.data.decode(errors="replace").splitlines()
         for ip in plan.ips:
             compiler = plan.compiler_for_ip[ip]
             if compiler not in out.compilers:
                 out.compilers.append(compiler)
-            targets = plan.names_for_ip(ip)
             options, internal, _ = build_options(inp, config, compiler, [t for t in plan.targets if t.ip == ip])
             if inp.kind == InputKind.OPENCL:
                 options = f"{options} -g".strip()
-            built = _dumped_build(cache, compiler, inp.data, spirv=inp.kind == InputKind.SPIRV, ip=ip,
-                                  options=options, internal=internal, timeout=config.timeout)
-            if built.failure:
-                out.incidents.append(f"{inp.path} on {', '.join(targets)}: {built.failure}")
-                continue
-            if not built.dumps:
-                out.notes.append(f"{inp.path} on {', '.join(targets)}: the compiler wrote no ISA dump "
-                                 f"({' '.join(built.log.split())[-200:] or 'no output'})")
-            zebin = _zebin_spills(built.binary, ip)
-            for isa, passes in _passes(built.dumps, zebin):
-                if config.kernels and not any(names.matches(p, isa.kernel) for p in config.kernels):
-                    continue
-                _attribute_files(isa, module_file)
-                _read_sources(out, isa)
-                e = Explanation(inp.path, targets[0], ip, compiler.id, isa, zebin.get(isa.kernel), passes)
-                if passes > 1:
-                    out.notes.append(f"{isa.kernel} on {targets[0]}: IGC compiled it {passes} times (a retry); "
-                                     "shown: the pass that made the zebin")
-                if e.agrees_with_zebin is False:
-                    out.notes.append(f"{isa.kernel} on {targets[0]}: the ISA's spill size ({isa.spill_size or 0} "
-                                     f"bytes) differs from the zebin's ({e.zebin_spill} bytes)")
-                out.explanations.append(e)
+            yield _Job(inp, ip, compiler, tuple(plan.names_for_ip(ip)), options, internal, module_file)
+
+
+def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None, *,
+            module_files: dict[str, str] | None = None) -> ExplainResult:
+    """`module_files`: input path -> the source file its lines belong to where the dump does not
+    say (OpenCL C: the input itself; Triton: the kernel's module).  The dumping compiles run in
+    parallel (`config.jobs`, default one per core); their dumps are read in input order."""
+    compilers = resolve_compilers(config)
+    plan = plan or plan_targets(config.targets, compilers)
+    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    out = ExplainResult()
+    jobs = list(_jobs(inputs, config, plan, module_files or {}, out))
+
+    def build(job: _Job) -> DumpedBuild:
+        return _dumped_build(cache, job.compiler, job.input.data, spirv=job.input.kind == InputKind.SPIRV,
+                             ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), config.jobs or os.cpu_count() or 1))) as pool:
+        for job, built in zip(jobs, pool.map(build, jobs)):
+            _read_build(out, job, built, config)
     return out
+
+
+def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: AotConfig) -> None:
+    where, target = f"{job.input.path} on {', '.join(job.targets)}", job.targets[0]
+    if built.failure:
+        out.incidents.append(f"{where}: {built.failure}")
+        return
+    if not built.dumps:
+        out.notes.append(f"{where}: the compiler wrote no ISA dump ({' '.join(built.log.split())[-200:] or 'no output'})")
+    zebin = _zebin_spills(built.binary, job.ip)
+
+    def wanted(kernel: str) -> bool:
+        return not config.kernels or any(names.matches(p, kernel) for p in config.kernels)
+
+    for isa, passes in _passes(built.dumps, zebin, wanted):
+        _attribute_files(isa, job.module_file)
+        _read_sources(out, isa)
+        e = Explanation(job.input.path, target, job.ip, job.compiler.id, isa, zebin.get(isa.kernel), passes)
+        if passes > 1:
+            out.notes.append(f"{isa.kernel} on {target}: IGC compiled it {passes} times (a retry); "
+                             "shown: the pass that made the zebin")
+        if e.agrees_with_zebin is False:
+            out.notes.append(f"{isa.kernel} on {target}: the ISA's spill size ({isa.spill_size or 0} "
+                             f"bytes) differs from the zebin's ({e.zebin_spill} bytes)")
+        out.explanations.append(e)
