@@ -159,7 +159,15 @@ def _listing(n: int, view: KernelView, top: int) -> list[str]:
         for group in variable_groups(e, main):
             out.append(f"<p class='meta'><b>{html.escape(e.target)}</b>: {html.escape(variables_text(*group))}</p>")
         if e.isa.spill_size and not e.isa.has_lines:
-            out.append(f"<p class='meta'>{html.escape(e.target)}: no line information (build with -g)</p>")
+            out.append(f"<p class='meta'>{html.escape(e.target)}: no line information (build OpenCL C or the SYCL "
+                       "image with -g); spill and fill messages per ISA block:</p>")
+            out.append("<table class='listing'><tr><th>block</th><th>depth</th><th>spills</th><th>fills</th>"
+                       "<th>bytes</th><th>weight</th></tr>")
+            for x in [x for x in e.isa.lines if x.spills or x.fills]:
+                out.append(f"<tr style='{_heat(x.weight, top)}'><td>{html.escape(x.block or '-')}</td>"
+                           f"<td class='t'>{x.depth}</td><td class='t'>{x.spills}</td><td class='t'>{x.fills}</td>"
+                           f"<td class='t'>{x.bytes_moved}</td><td class='t'>{x.weight}</td></tr>")
+            out.append("</table>")
     return out
 
 

@@ -137,8 +137,10 @@ def test_a_module_without_line_information_is_counted_per_block(cli, sid_compile
     assert not e["has_lines"] and e["totals"]["spills"] > 0
     assert all(x["line"] is None and x["block"] for x in e["lines"])
     assert sum(x["spills"] + x["fills"] for x in e["lines"]) == e["totals"]["spills"] + e["totals"]["fills"]
-    res = cli("explain", spirv, "-t", "dg2-g10", "--compiler", sid_compiler.id)
+    res = cli("explain", spirv, "-t", "dg2-g10", "--compiler", sid_compiler.id, "--html", tmp_path / "e.html")
     assert "counts per ISA block" in res.out
+    page = (tmp_path / "e.html").read_text()
+    assert all(f"<td>{x['block']}</td>" in page for x in e["lines"] if x["spills"] or x["fills"])
 
 
 def test_a_real_sycl_library_is_explained_image_by_image(cli, sid_compiler):
