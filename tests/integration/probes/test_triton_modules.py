@@ -212,16 +212,13 @@ def test_a_gate_entry_with_autotune_judges_every_config(cli, screen, sid_compile
     assert by_status.get("slm_overflow") == "OVERFLOW"  # a config that cannot launch fails the gate
 
 
-def test_explain_names_the_python_line_that_spills(cli, sid_compiler):
+def test_explain_names_the_python_line_that_spills(cli, sid_compiler, screen):
     """The tutorial matmul's 128x256 tile (its first autotune config) on bmg-g21: the epilogue's
     pointer and mask tensors spill, so the spill and fill messages sit on the `tl.store` line,
-    not on the dot.  The lines are the module's own: the file at that line is the call."""
-    args = ("triton", f"{MODULES / 'matmul_tutorial.py'}:matmul_kernel", "--signature", "*fp16", "--constexprs",
-            "BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=8,num_stages=3", "--num-warps", "8",
-            "-t", "bmg-g21", "--compiler", sid_compiler.id, "--explain")
-    _, doc = cli.json(*args)
-    (report,) = doc["reports"]
-    (e,) = doc["explain"]["reports"]
+    not on the dot.  The lines are the module's own: the file at that line is the call.  The
+    JSON is the screen's (`--autotune --explain`); the text is `triton --explain` of that config."""
+    (report,) = [r for r in screen["reports"] if r["config_index"] == 0]
+    (e,) = screen["explain"]["0"]["reports"]
     assert e["target"] == "bmg-g21" and e["totals"]["agrees_with_zebin"] is True
     assert e["totals"]["zebin_spill_size"] == report["spill_bytes"] > 0
     module = str((MODULES / "matmul_tutorial.py").resolve())
@@ -232,7 +229,9 @@ def test_explain_names_the_python_line_that_spills(cli, sid_compiler):
     assert sum(x["spills"] for x in moving) == e["totals"]["spills"] and hottest["spills"] > 0
     (dot,) = [x for x in e["lines"] if x["file"] == module and "tl.dot(" in source[x["line"] - 1]]
     assert dot["spills"] == dot["fills"] == 0
-    res = cli(*args)
+    res = cli("triton", f"{MODULES / 'matmul_tutorial.py'}:matmul_kernel", "--signature", "*fp16", "--constexprs",
+              "BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=8,num_stages=3", "--num-warps", "8",
+              "-t", "bmg-g21", "--compiler", sid_compiler.id, "--explain")
     assert "tl.store(c_ptrs, c, mask=c_mask)" in res.out.split("hottest lines")[1].splitlines()[2]
 
 
