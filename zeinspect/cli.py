@@ -265,7 +265,7 @@ def explain(paths, compile, kernels, grf, sub_group, as_json, html_to):
         _write_explain_html(html_to, result)
     for incident in result.incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
-    sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_OK)
+    sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_FINDING if result.failures else EXIT_OK)
 
 
 def _write_explain_html(path: str, result) -> None:

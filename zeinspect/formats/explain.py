@@ -209,6 +209,8 @@ def text(result: ExplainResult) -> str:
     if any(view.spills for view in views):
         out.append(WEIGHT_NOTE)
     out.append("GRF = registers live while the line's busiest instruction runs (liveness over IGC's final ISA)")
+    for failure in result.failures:
+        out.append(f"FAILED: {safe(failure)}")
     for note in result.notes:
         out.append(f"note: {safe(note)}")
     return "\n".join(out) + "\n"
@@ -242,4 +244,5 @@ def document(result: ExplainResult) -> dict:
                           for v in isa.spilled_variables],
         })
     return {"schema": "zeinspect.explain/1", "compilers": [c.to_json() for c in result.compilers],
-            "weight": WEIGHT_NOTE, "reports": reports, "notes": result.notes, "incidents": result.incidents}
+            "weight": WEIGHT_NOTE, "reports": reports, "failures": result.failures, "notes": result.notes,
+            "incidents": result.incidents}

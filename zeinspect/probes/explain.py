@@ -24,6 +24,7 @@ from .. import names
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
 from ..inputs import Input, expand_host
+from ..inputs.buildlog import parse_log
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
@@ -59,6 +60,9 @@ class ExplainResult:
     explanations: list[Explanation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
+    """Compiler crashes and timeouts."""
+    failures: list[str] = field(default_factory=list)
+    """Modules that did not build, with the compiler's error lines."""
     compilers: list[Compiler] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
     """Source text by file, for the annotated listings (where the file could be read)."""
@@ -67,6 +71,7 @@ class ExplainResult:
         self.explanations += other.explanations
         self.notes += other.notes
         self.incidents += other.incidents
+        self.failures += other.failures
         self.compilers += [c for c in other.compilers if c not in self.compilers]
         self.sources.update(other.sources)
 
@@ -110,19 +115,21 @@ def _passes(dumps, zebin: dict[str, int], wanted=lambda kernel: True) -> list[tu
 
 def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str,
                   internal: str, timeout: float | None) -> DumpedBuild:
-    key = make_key(kind="isa-dump/2", compiler=compiler.id, source=hashlib.sha256(data).hexdigest(), spirv=spirv,
+    key = make_key(kind="isa-dump/4", compiler=compiler.id, source=hashlib.sha256(data).hexdigest(), spirv=spirv,
                    ip=ip, options=options, internal=internal)
     hit = cache.get(key)
     if hit is not None:
         meta, payload = hit
         body = json.loads(zlib.decompress(payload))
         return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
-                           base64.b64decode(body["binary"]) if body["binary"] is not None else None)
+                           base64.b64decode(body["binary"]) if body["binary"] is not None else None,
+                           meta.get("exit_code", 0))
     built = dump_isa(compiler, data, spirv=spirv, ip=ip, options=options, internal_options=internal, timeout=timeout)
     if built.failure is None or "timed out" not in built.failure:
         body = {"dumps": [[d.file, d.text] for d in built.dumps],
                 "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
-        cache.put(key, {"log": built.log, "failure": built.failure}, zlib.compress(json.dumps(body).encode(), 1))
+        cache.put(key, {"log": built.log, "failure": built.failure, "exit_code": built.exit_code},
+                  zlib.compress(json.dumps(body).encode(), 1))
     return built
 
 
@@ -219,6 +226,12 @@ def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: AotCo
     where, target = f"{job.input.path} on {', '.join(job.targets)}", job.targets[0]
     if built.failure:
         out.incidents.append(f"{where}: {built.failure}")
+        return
+    if built.exit_code:
+        errors = [e.line.strip().replace(THE_MODULE, job.input.path) for e in parse_log(built.log)
+                  if e.kind == "error"][:5]
+        out.failures.append(f"{where}: did not build (ocloc exited with {built.exit_code})"
+                            + (": " + " | ".join(errors) if errors else ""))
         return
     if not built.dumps:
         out.notes.append(f"{where}: the compiler wrote no ISA dump ({' '.join(built.log.split())[-200:] or 'no output'})")

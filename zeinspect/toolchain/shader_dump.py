@@ -40,13 +40,16 @@ class DumpedBuild:
     dumps: tuple[IsaDump, ...]
     log: str
     failure: str | None
+    """A crash or a timeout (the compiler's fault), None otherwise."""
     binary: bytes | None
     """The zebin the same compile wrote (the binary whose ISA the dumps show)."""
+    exit_code: int = 0
+    """ocloc's exit code: non-zero without a failure is a module that did not build."""
 
 
 def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options: str, internal_options: str,
              timeout: float | None) -> DumpedBuild:
-    """One compile with dumps on: its `.asm` dumps, ocloc's log, a failure or None, the zebin."""
+    """One compile with dumps on: its `.asm` dumps, ocloc's log, a crash or timeout, the zebin."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-dump-") as tmp:
         src = Path(tmp) / ("module.spv" if spirv else "module.cl")
         src.write_bytes(source)
@@ -61,5 +64,6 @@ def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options
                       for p in sorted(dumps.rglob("*_entry_*.asm")))
         binaries = sorted(out.glob("*.bin")) if out.is_dir() else []
         binary = binaries[0].read_bytes() if binaries else None
-    failure = run.describe_failure() or (None if run.returncode == 0 else f"ocloc exited with {run.returncode}")
-    return DumpedBuild(found, run.output, failure, binary)
+    # The temporary copy's path means nothing to the user: name it as the dumps do.
+    return DumpedBuild(found, run.output.replace(str(src), THE_MODULE), run.describe_failure(), binary,
+                       run.returncode or 0)

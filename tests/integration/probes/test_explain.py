@@ -162,3 +162,13 @@ def test_a_real_sycl_library_is_explained_image_by_image(cli, sid_compiler):
         assert e["totals"]["zebin_spill_size"] == (audited[e["kernel"]]["spill_bytes"] or 0)
         assert e["totals"]["agrees_with_zebin"] is True and not e["has_lines"]
         assert 0 < e["totals"]["peak_live_grfs"] <= e["totals"]["grf"]
+
+
+def test_a_module_that_does_not_build_is_a_finding_with_the_compilers_error(cli, sid_compiler, tmp_path):
+    bad = tmp_path / "bad.cl"
+    bad.write_text("__kernel void k(__global float* a) { a[0] = undefined_thing; }\n")
+    res = cli("explain", bad, "-t", "dg2-g10", "--compiler", sid_compiler.id)
+    assert res.code == 1, res
+    (line,) = [x for x in res.out.splitlines() if x.startswith("FAILED:")]
+    # The compiler's own error, naming the user's file (not explain's temporary copy).
+    assert f"{bad}:1:" in line and "undefined_thing" in line and "zeinspect-dump" not in line
