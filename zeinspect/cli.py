@@ -253,14 +253,18 @@ def _explain(paths, compile: CompileOptions, kernels, grf, sub_group):
 @probe_options
 @click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
               help="Also write the annotated source as one self-contained HTML page.")
-def explain(paths, compile, kernels, grf, sub_group, as_json, html_to):
+@click.option("--isa", "with_isa", is_flag=True,
+              help="Also show the ISA of each target's hottest line with the GRFs live at each instruction "
+                   "(with --json: every instruction).")
+def explain(paths, compile, kernels, grf, sub_group, as_json, html_to, with_isa):
     """Show which source lines spill, and how full the register file is on each, per kernel and
     target, from IGC's own ISA (no GPU)."""
     from .formats import explain as explain_fmt
     from .formats.json import dumps
 
     result = _explain(paths, compile, kernels, grf, sub_group)
-    _write(dumps(explain_fmt.document(result)) if as_json else explain_fmt.text(result))
+    _write(dumps(explain_fmt.document(result, with_isa=with_isa)) if as_json
+           else explain_fmt.text(result, isa=with_isa))
     if html_to:
         _write_explain_html(html_to, result)
     for incident in result.incidents:

@@ -176,7 +176,30 @@ def main_file(view: KernelView) -> str | None:
     return files[0] if files else None
 
 
-def text(result: ExplainResult) -> str:
+ISA_ROWS = 40
+
+
+def _isa(e: Explanation, main: str | None) -> list[str]:
+    """The ISA of the target's hottest line (its peak line when nothing spills), each
+    instruction with the GRFs occupied while it runs."""
+    rows = [x for x in e.isa.lines if x.line is not None or not e.isa.has_lines]
+    spilling = [x for x in rows if x.weight]
+    focus = max(spilling, key=lambda x: x.weight) if spilling else e.isa.peak
+    if focus is None:
+        return []
+    mine = [i for i in e.isa.listing if i.line is focus]
+    why = "hottest" if spilling else "peak register pressure"
+    out = [f"  ISA of {safe(where(focus, main))} on {e.target} ({why}; GRF = registers occupied while it runs):"]
+    for i in mine[:ISA_ROWS]:
+        code = " ".join(i.text.partition("//")[0].split())
+        mark = f"[{i.moves}] " if i.moves else ""
+        out.append(f"    {i.live:>4}  {safe(mark + code)[:WIDTH - 10]}")
+    if len(mine) > ISA_ROWS:
+        out.append(f"          ... and {len(mine) - ISA_ROWS} more instructions (--json --isa lists them all)")
+    return out
+
+
+def text(result: ExplainResult, *, isa: bool = False) -> str:
     out = []
     views = kernel_views(result)
     for view in views:
@@ -205,6 +228,10 @@ def text(result: ExplainResult) -> str:
         for file in view.files():
             out.append("")
             out += _listing(view, file)
+        if isa:
+            for e in view.explanations:
+                out.append("")
+                out += _isa(e, main)
         out.append("")
     if any(view.spills for view in views):
         out.append(WEIGHT_NOTE)
@@ -222,7 +249,8 @@ def _line_json(x: LineFigures) -> dict:
             "live_grfs": x.pressure}
 
 
-def document(result: ExplainResult) -> dict:
+def document(result: ExplainResult, *, with_isa: bool = False) -> dict:
+    """`with_isa`: each report also lists every instruction with its line and live GRFs."""
     reports = []
     for e in result.explanations:
         isa = e.isa
@@ -243,6 +271,10 @@ def document(result: ExplainResult) -> dict:
                            "lines": [{"file": x.file, "line": x.line, "block": x.block} for x in v.lines]}
                           for v in isa.spilled_variables],
         })
+        if with_isa:
+            reports[-1]["instructions"] = [{"file": i.line.file, "line": i.line.line, "block": i.line.block,
+                                            "live_grfs": i.live, "moves": i.moves, "text": i.text}
+                                           for i in isa.listing]
     return {"schema": "zeinspect.explain/1", "compilers": [c.to_json() for c in result.compilers],
             "weight": WEIGHT_NOTE, "reports": reports, "failures": result.failures, "notes": result.notes,
             "incidents": result.incidents}

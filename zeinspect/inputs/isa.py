@@ -72,6 +72,19 @@ class LineFigures:
         return (self.spills + self.fills) * 8 ** self.depth
 
 
+@dataclass(frozen=True)
+class IsaInstruction:
+    text: str
+    line: LineFigures
+    live: int
+    """GRFs occupied while it runs: live before it, or written by it (inputs.liveness)."""
+
+    @property
+    def moves(self) -> str | None:
+        """`spill` / `fill` for a spill or fill message, None otherwise."""
+        return message_kind(self.text.partition("//")[2])
+
+
 @dataclass
 class SpilledVariable:
     name: str
@@ -95,6 +108,8 @@ class KernelIsa:
     lines: list[LineFigures] = field(default_factory=list)
     spilled_variables: list[SpilledVariable] = field(default_factory=list)
     platform: str | None = None
+    listing: list[IsaInstruction] = field(default_factory=list, repr=False)
+    """Every instruction, with its line and the GRFs occupied while it runs."""
 
     @property
     def peak(self) -> LineFigures | None:
@@ -109,6 +124,16 @@ class KernelIsa:
     @property
     def fills(self) -> int:
         return sum(x.fills for x in self.lines)
+
+
+def message_kind(comment: str) -> str | None:
+    """`spill` / `fill` from an instruction's comment (Xe-HPG and earlier: `scratch space spill`,
+    Xe2: `spill to offset`), None for any other instruction."""
+    if "scratch space spill" in comment or "spill to offset" in comment:
+        return "spill"
+    if "scratch space fill" in comment or "fill from offset" in comment:
+        return "fill"
+    return None
 
 
 def _loops(rows: list[str]) -> list[tuple[int, int]]:
@@ -210,10 +235,10 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
         instructions.append(Instruction(stripped, block))
         owners.append(figures)
         comment = row.partition("//")[2]
-        spill = "scratch space spill" in comment or "spill to offset" in comment
-        fill = "scratch space fill" in comment or "fill from offset" in comment
-        if not (spill or fill):
+        kind = message_kind(comment)
+        if kind is None:
             continue
+        spill, fill = kind == "spill", kind == "fill"
         moved_bytes = _message_bytes(row.partition("//")[0], comment)
         figures.spills += spill
         figures.fills += fill
@@ -223,7 +248,8 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
         if o:
             unit = int(o.group(2))
             moved.append((figures, int(o.group(1)) * unit, max(unit, moved_bytes)))
-    for figures, count in zip(owners, live_registers(instructions, successors, grf_bytes)):
+    live = live_registers(instructions, successors, grf_bytes)
+    for figures, count in zip(owners, live):
         figures.pressure = max(figures.pressure or 0, count)
     # Scratch is moved in whole GRFs: index the messages by the GRF-sized slots they cover.
     unit = min((int(o) for o in _OFFSET_UNITS.findall(text)), default=32)
@@ -246,7 +272,8 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
                      spill_size=int(header["spill_size"]) if "spill_size" in header else None,
                      spill_refs=int(header["spill_refs"]) if "spill_refs" in header else None,
                      has_lines=has_lines, lines=sorted(kept, key=lambda x: (-x.weight, _order(x))),
-                     spilled_variables=[v for v, _, _ in spilled], platform=header.get("platform"))
+                     spilled_variables=[v for v, _, _ in spilled], platform=header.get("platform"),
+                     listing=[IsaInstruction(i.text, f, n) for i, f, n in zip(instructions, owners, live)])
 
 
 def _order(x: LineFigures) -> tuple:

@@ -67,6 +67,17 @@ def test_sg32_accumulate_spills_in_its_loop(cli, sid_compiler):
     lnl = by_target["lnl-m"]
     assert lnl["totals"]["spills"] == lnl["totals"]["fills"] == lnl["totals"]["spill_size"] == 0
     assert lnl["totals"]["agrees_with_zebin"] is True and lnl["totals"]["headroom_grfs"] > 0
+    # --isa: every instruction IGC counts (its `.instCount`), each on its line, the line's figure
+    # the peak of its instructions', the spill messages the ones the totals count.
+    _, with_isa = cli.json(*args, "--isa")
+    for e in with_isa["reports"]:
+        listing = e["instructions"]
+        assert len(listing) == e["totals"]["instructions"], e["target"]
+        assert sum(i["moves"] == "spill" for i in listing) == e["totals"]["spills"]
+        for x in e["lines"]:
+            if x["line"] is not None and x["live_grfs"] is not None:
+                assert x["live_grfs"] == max(i["live_grfs"] for i in listing if i["line"] == x["line"])
+    assert "ISA of line" in cli(*args, "--isa").out
     res = cli(*args)
     assert res.code == 0, res
     listing = res.out[res.out.index(" line |"):]
