@@ -91,6 +91,28 @@ def _span(number: int, registers: int, grf: int) -> int:
     return ((1 << (registers * dwords)) - 1) << (number * dwords)
 
 
+def _operand(token: str) -> str | None:
+    """An operand token without its source modifier (`(abs)r12...` -> `r12...`); None for SWSB
+    tokens (`{A@1,$3}`) and condition modifiers (`(gt)f1.0`), which name no GRF."""
+    if token.startswith("{"):
+        return None
+    if token.startswith("("):
+        token = token.partition(")")[2]
+        if re.match(r"f\d", token):
+            return None
+    return token or None
+
+
+def _dpas_bytes(index: int, depth: int, repeat: int, lanes: int, type_: str | None) -> int:
+    """Bytes of a `dpas.DxR` operand: destination and accumulator (0, 1) hold R rows of the
+    execution width, B (2) D dwords per lane, A (3) R rows of D dwords."""
+    if index in (0, 1):
+        return repeat * lanes * TYPE_BYTES.get(type_ or "", 4)
+    if index == 2:
+        return depth * lanes * 4
+    return repeat * depth * 4
+
+
 def effect(text: str, grf: int) -> _Effect:
     """The registers one instruction reads, writes and (wholly, unconditionally) overwrites."""
     code, _, comment = text.partition("//")
@@ -108,7 +130,7 @@ def effect(text: str, grf: int) -> _Effect:
     m = _EXEC.search(rest)
     lanes = int(m.group(1)) if m else 1
     rest = rest[m.end():] if m else rest
-    tokens = [t for t in rest.split() if not t.startswith("{") and not t.startswith("(")]
+    tokens = [t for t in (_operand(t) for t in rest.split()) if t]
     lengths = _MESSAGE_LENGTHS.search(comment)
     send_lengths = [int(lengths.group(3)), int(lengths.group(1)), int(lengths.group(2))] if lengths else None
     dpas = _DPAS.match(opcode)
@@ -120,9 +142,7 @@ def effect(text: str, grf: int) -> _Effect:
                 mask = _span(number, int(type_), grf)
                 whole = True
             elif dpas and region is None:
-                depth, repeat = int(dpas.group(1)), int(dpas.group(2))
-                size = {0: repeat * lanes * TYPE_BYTES.get(type_ or "", 4), 1: repeat * lanes * TYPE_BYTES.get(
-                    type_ or "", 4), 2: depth * lanes * 4}.get(index, repeat * depth * 4)
+                size = _dpas_bytes(index, int(dpas.group(1)), int(dpas.group(2)), lanes, type_)
                 mask = _span(number, -(-size // grf), grf)
                 whole = True
             elif send_lengths is not None and region is None and type_ is None and index < 3:

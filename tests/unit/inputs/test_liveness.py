@@ -83,3 +83,13 @@ def test_pressure_per_line_is_the_peak_of_its_instructions():
                     "// Line 6:  out = e;\n        mov (16|M0) r20.0<1>:f r14.0<1;1,0>:f\n", "k_simd16_entry_1.asm")
     assert {x.line: x.pressure for x in isa.lines} == {3: 6, 4: 6, 5: 6, 6: 4}
     assert isa.peak is not None and isa.peak.line == 3
+
+
+def test_source_modifiers_are_read_and_condition_modifiers_are_not_registers():
+    counts = _counts([
+        "mov (16|M0) r10.0<1>:f r2.0<1;1,0>:f",
+        "mov (16|M0) r12.0<1>:f (abs)r10.0<1;1,0>:f",
+        "cmp (16|M0) (gt)f1.0 null<1>:f -r12.0<1;1,0>:f 0.0:f",
+    ])
+    # r10-11 are read through (abs), r12-13 through a negation: both stay live until read.
+    assert counts == [4, 4, 2]
