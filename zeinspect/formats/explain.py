@@ -1,14 +1,16 @@
 """`zeinspect explain` in text and JSON: per kernel, the lines that spill and how full the
 register file is, a column per target.  Pure.
 
-Text: per kernel a line per target (totals, or "no spill", and the peak line's live GRFs
+Text: per kernel two lines per target (totals, or "no spill", and the peak line's live GRFs
 against the register file), the hottest lines ranked by weight, then the source annotated
-with a gutter per target (`spills/fills live-GRFs`).  Up to 4 targets fit 100 columns; more
-targets widen the listing.  Kernels without line information get counts per ISA block.
+with a gutter per target (`spills/fills live-GRFs`).  It fits 100 columns: the listing has a
+gutter for up to 4 targets (with more, the 4 with the most spill traffic, and a note).
+Kernels without line information get counts per ISA block.
 """
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 from .. import names
@@ -158,8 +160,23 @@ def variables_text(where: str, members: list[SpilledVariable]) -> str:
             f"({sum(v.bytes for v in members)} B: {names}) {where}")
 
 
+LISTED_TARGETS = 4
+
+
+def listed_targets(view: KernelView) -> list[str]:
+    """The targets the text listing has a gutter for: all of them up to 4 (100 columns), else
+    the 4 with the most spill traffic (then the fullest register files), in the plan's order."""
+    if len(view.explanations) <= LISTED_TARGETS:
+        return [e.target for e in view.explanations]
+    ranked = sorted(view.explanations, key=lambda e: (-sum(x.weight for x in e.isa.lines),
+                                                      -((e.isa.peak.pressure or 0) / (e.isa.grf or 1)
+                                                        if e.isa.peak else 0)))
+    keep = {e.target for e in ranked[:LISTED_TARGETS]}
+    return [e.target for e in view.explanations if e.target in keep]
+
+
 def _listing(view: KernelView, file: str) -> list[str]:
-    targets = [e.target for e in view.explanations]
+    targets = listed_targets(view)
     head = f"{'line':>5} |" + "|".join(f"{t[:CELL]:^{CELL}}" for t in targets) + "| source"
     sub = f"{'':>5} |" + "|".join(f"{'spl/fill':>{CELL - 4}}{'GRF':>4}" for _ in targets) + "|"
     room = max(20, WIDTH - len(sub) - 1)
@@ -220,14 +237,24 @@ def text(result: ExplainResult, *, isa: bool = False) -> str:
             out.append("  hottest lines (spill/fill messages per target, loop depth):")
             for key in hottest:
                 cells = view.by_line[key]
-                figures = ", ".join(f"{t} {x.spills}/{x.fills}" for t, x in cells.items() if x.spills or x.fills)
+                # Targets with the same counts together: `245/186 tgllp adl-s; 244/187 dg2-g10 ...`.
+                same: dict[str, list[str]] = {}
+                for t, x in cells.items():
+                    if x.spills or x.fills:
+                        same.setdefault(f"{x.spills}/{x.fills}", []).append(t)
+                figures = "; ".join(f"{counts} {' '.join(ts)}" for counts, ts in same.items())
                 depth = max(x.depth for x in cells.values())
                 place = where(next(iter(cells.values())), main)
-                out.append(f"    {safe(place):<10} weight {view.weight(key):>7}  depth {depth}  {figures}")
+                head = f"    {safe(place):<10} weight {view.weight(key):>7}  depth {depth}  "
+                out += textwrap.wrap(safe(figures), WIDTH, initial_indent=head, subsequent_indent=" " * len(head),
+                                     break_on_hyphens=False)
                 out.append(f"               {safe(view.text_of(key).strip())[:WIDTH - 15]}")
         for file in view.files():
             out.append("")
             out += _listing(view, file)
+        if len(listed_targets(view)) < len(view.explanations):
+            out.append(f"  (listing: the {LISTED_TARGETS} of {len(view.explanations)} targets with the most spill "
+                       "traffic; -t chooses; --html and --json have all)")
         if isa:
             for e in view.explanations:
                 out.append("")

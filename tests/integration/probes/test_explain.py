@@ -183,3 +183,13 @@ def test_a_module_that_does_not_build_is_a_finding_with_the_compilers_error(cli,
     (line,) = [x for x in res.out.splitlines() if x.startswith("FAILED:")]
     # The compiler's own error, naming the user's file (not explain's temporary copy).
     assert f"{bad}:1:" in line and "undefined_thing" in line and "zeinspect-dump" not in line
+
+
+def test_every_default_target_still_fits_100_columns(cli, sid_compiler):
+    """The 19 default targets (one explanation per IP): the listing keeps a gutter for the 4
+    targets with the most spill traffic and says so; every line but the notes fits 100 columns."""
+    res = cli("explain", KERNELS / "sg32_accumulate.cl", "--compiler", sid_compiler.id)
+    assert res.code == 0, res
+    assert "(listing: the 4 of " in res.out
+    assert all(len(row) <= 100 for row in res.out.splitlines() if not row.startswith("note:")), \
+        max(res.out.splitlines(), key=len)
