@@ -137,6 +137,29 @@ def test_compiler_hang_times_out(cli, sid_compiler, tmp_path):
     assert not leftover
 
 
+@pytest.mark.parametrize("body, code, said", [("sleep 331", 3, "timed out after 2 s"),
+                                               ("kill -SEGV $$", 3, "compiler crashed: signal 11")])
+def test_explain_contains_a_hanging_or_crashing_compiler(cli, sid_compiler, tmp_path, body, code, said):
+    """explain's dumping compile: bounded by --timeout, a crash contained, one line, the dump's
+    temporary folder removed, nothing cached (the next run compiles again)."""
+    import glob
+    import tempfile
+
+    before = set(glob.glob(str(Path(tempfile.gettempdir()) / "zeinspect-dump-*")))
+    faulty = _wrapper(tmp_path, sid_compiler.path, body)
+    for _ in range(2):
+        start = time.monotonic()
+        res = cli("explain", KERNELS / "clean.cl", "-t", "tgllp", "--timeout", "2", env={"ZEINSPECT_OCLOC": faulty})
+        assert time.monotonic() - start < 60
+        assert res.code == code
+        one_line_error(res, "clean.cl", said)
+    assert set(glob.glob(str(Path(tempfile.gettempdir()) / "zeinspect-dump-*"))) <= before
+    assert not subprocess.run(["pgrep", "-f", "sleep 331"], capture_output=True, text=True).stdout.strip()
+    # The same compiler identity, working: the failure was not cached under its key.
+    res = cli("explain", KERNELS / "clean.cl", "-t", "tgllp", "--compiler", sid_compiler.id)
+    assert res.code == 0 and "no spill" in res.out, res
+
+
 @pytest.mark.parametrize("timeout, env", [(["--timeout", "2"], {}), ([], {"ZEINSPECT_TIMEOUT": "2"})])
 def test_a_hanging_version_query_is_bounded_by_the_timeout(cli, tmp_path, timeout, env):
     """The compiler's own version probe gets no more than --timeout (or $ZEINSPECT_TIMEOUT)."""
