@@ -17,7 +17,17 @@ import math
 
 from .. import names
 from ..probes.explain import ExplainResult, Explanation
-from .explain import WEIGHT_NOTE, KernelView, Key, kernel_views, main_file, variable_groups, variables_text, where
+from .explain import (
+    WEIGHT_NOTE,
+    KernelView,
+    Key,
+    kernel_views,
+    main_file,
+    shape_figures,
+    spill_figures,
+    variable_groups,
+    variables_text,
+)
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -75,7 +85,7 @@ def _cool(live: int | None, grf: int | None) -> str:
 
 def _cell_text(e: Explanation) -> str:
     isa = e.isa
-    if isa.spill_size or isa.spills or isa.fills:
+    if isa.spilling:
         return f"{isa.spill_size or 0:,} B"
     peak = isa.peak
     return f"clean · {peak.pressure}/{isa.grf}" if peak and isa.grf else "clean"
@@ -95,8 +105,7 @@ def _matrix(views: list[KernelView], targets: list[str], top: int) -> list[str]:
             if e is None:
                 row.append("<td>-</td>")
                 continue
-            weight = sum(x.weight for x in e.isa.lines)
-            style = _heat(weight, top) or _cool(e.isa.peak.pressure if e.isa.peak else None, e.isa.grf)
+            style = _heat(e.isa.weight, top) or _cool(e.isa.peak.pressure if e.isa.peak else None, e.isa.grf)
             row.append(f"<td style='{style}' data-target='{html.escape(t)}'><a href='#{anchor}'>"
                        f"{html.escape(_cell_text(e))}</a></td>")
         out.append("".join(row) + "</tr>")
@@ -117,14 +126,8 @@ def _listing(n: int, view: KernelView, top: int) -> list[str]:
            f"<small class='meta'>{html.escape(view.input)}</small></h2>",
            "<ul class='totals'>"]
     for e in view.explanations:
-        isa = e.isa
-        peak = isa.peak
-        figures = (f"spill size {isa.spill_size or 0:,} bytes, {isa.spills} spill and {isa.fills} fill messages"
-                   if isa.spill_size or isa.spills or isa.fills else "no spill")
-        if peak is not None and isa.grf:
-            figures += f"; peak {peak.pressure} of {isa.grf} GRFs live on {where(peak, main)}"
-        out.append(f"<li><b>{html.escape(e.target)}</b> ({html.escape(e.ip)}), SIMD{isa.simd}, "
-                   f"{isa.instructions} instructions: {html.escape(figures)}</li>")
+        out.append(f"<li><b>{html.escape(e.target)}</b> ({html.escape(e.ip)}): "
+                   f"{html.escape(spill_figures(e.isa))}; {html.escape(shape_figures(e.isa, main))}</li>")
     out.append("</ul>")
     for file in view.files():
         out.append(f"<p class='meta'>{html.escape(file or '(no file named)')}</p>")
@@ -158,7 +161,7 @@ def _listing(n: int, view: KernelView, top: int) -> list[str]:
     for e in view.explanations:
         for group in variable_groups(e, main):
             out.append(f"<p class='meta'><b>{html.escape(e.target)}</b>: {html.escape(variables_text(*group))}</p>")
-        if e.isa.spill_size and not e.isa.has_lines:
+        if e.isa.spilling and not e.isa.has_lines:
             out.append(f"<p class='meta'>{html.escape(e.target)}: no line information (build OpenCL C or the SYCL "
                        "image with -g); spill and fill messages per ISA block:</p>")
             out.append("<table class='listing'><tr><th>block</th><th>depth</th><th>spills</th><th>fills</th>"

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .liveness import Instruction, block_header, grf_bytes_for, live_registers
+from .liveness import EXEC_SIZE, Instruction, block_header, grf_bytes_for, live_registers
 
 _LINE = re.compile(r"^// Line (\d+):\s?(.*)$")
 _FILE = re.compile(r"^// File: (.*?)\s*$")
@@ -36,7 +36,6 @@ _OFFSET = re.compile(r"offset\[(\d+)[x*](\d+)\]")
 _OFFSET_UNITS = re.compile(r"(?:offset|Scratch)\[\d+[x*](\d+)\]")
 _MESSAGE_SIZE = re.compile(r"\b(hword|oword)\b[^/]*? x(\d+)")
 _LSC_SIZE = re.compile(r"\.d(\d+)(?:u\d+)?x(\d+)(t?)\.")  # Xe2: load/store.ugm.d32x64t: 32-bit x 64, transposed
-_LANES = re.compile(r"\((\d+)\|M\d+\)")
 _HEADER = {"kernel": re.compile(r"^//\.kernel (\S+)"), "grf": re.compile(r"^//\.thread_config numGRF=(\d+)"),
            "instructions": re.compile(r"^//\.instCount (\d+)"),
            "platform": re.compile(r"^//\.platform (\S+)"), "spill_size": re.compile(r"^//\.spill size (\d+)"),
@@ -118,6 +117,15 @@ class KernelIsa:
         return max(rows, key=lambda x: (x.pressure, -(x.line or 0))) if rows else None
 
     @property
+    def spilling(self) -> bool:
+        return bool(self.spill_size or self.spills or self.fills)
+
+    @property
+    def weight(self) -> int:
+        """The lines' weights together: how much spill traffic the kernel has, for ranking."""
+        return sum(x.weight for x in self.lines)
+
+    @property
     def spills(self) -> int:
         return sum(x.spills for x in self.lines)
 
@@ -172,7 +180,7 @@ def _message_bytes(instruction: str, comment: str) -> int:
         return WORD_BYTES[size.group(1)] * int(size.group(2))
     lsc = _LSC_SIZE.search(instruction)
     if lsc:
-        lanes = _LANES.search(instruction)
+        lanes = EXEC_SIZE.search(instruction)
         per = int(lsc.group(1)) // 8 * int(lsc.group(2))
         return per if lsc.group(3) or lanes is None else per * int(lanes.group(1))
     return 0
@@ -195,7 +203,7 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
     label = "entry"
     block: str | None = None
     successors: dict[str, list[str]] = {}
-    spilled: list[tuple[SpilledVariable, int, int]] = []  # variable, scratch offset, bytes
+    spilled: list[SpilledVariable] = []
     moved: list[tuple[LineFigures, int, int]] = []  # line, scratch offset, bytes
     instructions: list[Instruction] = []
     owners: list[LineFigures] = []
@@ -224,9 +232,8 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
             continue
         d = _SPILLED.match(row)
         if d:
-            size, slot = int(d.group(2)), int(d.group(3))
-            offset = slot * int(d.group(4)) if slot < NO_SLOT else None
-            spilled.append((SpilledVariable(d.group(1), size, offset), offset if offset is not None else -1, size))
+            slot = int(d.group(3))
+            spilled.append(SpilledVariable(d.group(1), int(d.group(2)), slot * int(d.group(4)) if slot < NO_SLOT else None))
             continue
         if stripped.startswith("//"):
             continue
@@ -257,10 +264,10 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
     for figures, at, n in moved:
         for slot in range(at // unit, (at + n - 1) // unit + 1):
             by_slot.setdefault(slot, {})[id(figures)] = figures
-    for variable, first, size in spilled:
+    for variable in spilled:
         if variable.offset is not None:
             touched: dict[int, LineFigures] = {}
-            for slot in range(first // unit, (first + size - 1) // unit + 1):
+            for slot in range(variable.offset // unit, (variable.offset + variable.bytes - 1) // unit + 1):
                 touched.update(by_slot.get(slot, {}))
             variable.lines = sorted(touched.values(), key=_order)
     # Lines without instructions of their own keep pressure None; blocks without messages are
@@ -272,7 +279,7 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
                      spill_size=int(header["spill_size"]) if "spill_size" in header else None,
                      spill_refs=int(header["spill_refs"]) if "spill_refs" in header else None,
                      has_lines=has_lines, lines=sorted(kept, key=lambda x: (-x.weight, _order(x))),
-                     spilled_variables=[v for v, _, _ in spilled], platform=header.get("platform"),
+                     spilled_variables=spilled, platform=header.get("platform"),
                      listing=[IsaInstruction(i.text, f, n) for i, f, n in zip(instructions, owners, live)])
 
 

@@ -24,7 +24,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-_EXEC = re.compile(r"\((\d+)\|M\d+\)")
+EXEC_SIZE = re.compile(r"\((\d+)\|M\d+\)")
+"""An instruction's execution size: `(16|M0)`."""
 _REG = re.compile(r"(?<![\w.])r(\d+)(?:\.(\d+))?(?:<([\d;,]+)>)?(?::(\w+))?")
 _MESSAGE_LENGTHS = re.compile(r"wr:(\d+)h?\+(\d+), rd:(\d+)")
 _DPAS = re.compile(r"^dpas\w*\.(\d+)x(\d+)")
@@ -127,7 +128,7 @@ def effect(text: str, grf: int) -> _Effect:
     out = _Effect()
     if family in _NO_DESTINATION:
         return out
-    m = _EXEC.search(rest)
+    m = EXEC_SIZE.search(rest)
     lanes = int(m.group(1)) if m else 1
     rest = rest[m.end():] if m else rest
     tokens = [t for t in (_operand(t) for t in rest.split()) if t]
