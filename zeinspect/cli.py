@@ -171,7 +171,7 @@ def _probe_and_print(paths, compile: CompileOptions, kernels, grf, sub_group, as
         if explained:
             from .formats import explain as explain_fmt
 
-            _write("\n== which lines spill (zeinspect explain)\n" + explain_fmt.text(explained))
+            _write(explain_fmt.section(explained))
     if html_to:
         from .judge.audit import audit
         from .judge.ratchet import Ratchet
@@ -626,8 +626,7 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
                 from .formats import explain as explain_fmt
 
                 for n, got in explained.items():
-                    _write(f"\n== config #{n + 1} ({screen[n][0].describe()}): which lines spill (zeinspect explain)\n"
-                           + explain_fmt.text(got))
+                    _write(explain_fmt.section(got, f"config #{n + 1} ({screen[n][0].describe()}): "))
                 if not explained:
                     _write("\n== which lines spill: no config uses scratch memory\n")
         everything = [r for _, got in screen for r in got.reports]
@@ -649,7 +648,7 @@ def triton(spec, signature, constexprs, num_warps, threads_per_warp, grf_mode, s
     else:
         _write(triton_fmt.text(runs))
         if explained is not None:
-            _write("\n== which lines spill (zeinspect explain)\n" + explain_fmt.text(explained))
+            _write(explain_fmt.section(explained))
     sys.exit(_exit_code(final.reports, final.incidents + (explained.incidents if explained else [])))
 
 

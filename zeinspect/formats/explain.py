@@ -273,6 +273,11 @@ def text(result: ExplainResult, *, isa: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def section(result: ExplainResult, prefix: str = "") -> str:
+    """The text view under another command's output (`kernel --explain`, `triton --explain`)."""
+    return f"\n== {prefix}which lines spill (zeinspect explain)\n" + text(result)
+
+
 def _line_json(x: LineFigures) -> dict:
     return {"file": x.file, "line": x.line, "block": x.block, "source": x.text, "spills": x.spills,
             "fills": x.fills, "bytes": x.bytes_moved, "loop_depth": x.depth, "weight": x.weight,

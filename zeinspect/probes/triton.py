@@ -313,6 +313,7 @@ def signature_for(fn, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
     used = pointers_by_use(fn)
     for param in fn.params:
         arg = param.name
+        pointer = arg in used or is_pointer(arg)
         if arg in kernel.constexprs:
             signature[arg] = "constexpr"
             value = kernel.constexprs[arg]
@@ -323,9 +324,9 @@ def signature_for(fn, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
             raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value in --constexprs")
         elif arg in kernel.signature:
             signature[arg] = kernel.signature[arg]
-        elif (arg in used or is_pointer(arg)) and "*" in kernel.signature:
+        elif pointer and "*" in kernel.signature:
             signature[arg] = kernel.signature["*"]
-        elif arg in used or is_pointer(arg):
+        elif pointer:
             raise UsageError(f"{kernel.label}: pointer {arg!r} needs a type: --signature '*fp16' (every pointer) "
                              f"or {arg}=*TYPE")
         else:
