@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import ToolchainError
 from ..model import Compiler
-from .executor import Compiled, Job, LocalExecutor
+from .executor import Compiled, Job, LocalExecutor, spread
 from .results import CompileStats
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
@@ -62,15 +62,11 @@ def compile_remotely(jobs: list[Job], timeout: float | None) -> list[Compiled]:
 
 
 def tasks(jobs: list[Job], workers: int) -> list[list[int]]:
-    """Jobs of one module, spread over the workers (as LocalExecutor._tasks spreads them over threads)."""
+    """Jobs of one module, spread over the workers as LocalExecutor spreads them over threads."""
     groups: dict[tuple, list[int]] = {}
     for i, job in enumerate(jobs):
         groups.setdefault(job.batch_key[1:], []).append(i)
-    out = []
-    for group in groups.values():
-        parts = max(1, min(workers, len(group)))
-        out += [group[k::parts] for k in range(parts)]
-    return out
+    return [task for group in groups.values() for task in spread(group, workers)]
 
 
 def connect(address: str):

@@ -325,6 +325,12 @@ class CachedExecutor:
         return self.backend.stats() + CompileStats(cache_hits=self.cache_hits, shared=self.shared)
 
 
+def spread(indices: list[int], workers: int) -> list[list[int]]:
+    """Jobs of one module dealt round-robin into at most `workers` tasks (each one ocloc call)."""
+    parts = max(1, min(workers, len(indices)))
+    return [indices[k::parts] for k in range(parts)]
+
+
 @dataclass
 class LocalExecutor:
     """Compiles on this machine: a thread per core, each running ocloc processes."""
@@ -382,8 +388,7 @@ class LocalExecutor:
             if not self.batch or len(group) < 2:
                 tasks += [[i] for i in group]
                 continue
-            parts = min(workers, len(group))
-            tasks += [group[k::parts] for k in range(parts)]
+            tasks += spread(group, workers)
         return tasks
 
     def _share_front_ends(self, jobs: list[Job], missed: list[int], pool) -> list[Job]:
