@@ -78,10 +78,11 @@ def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> 
     """One report per config x target, each with its `config`, `slm_bytes` and PTSS headroom."""
     compilers = list(dict.fromkeys(c for _, got in screen for c in got.compilers))
     doc = report_document([], compilers, stats=stats, incidents=[i for _, got in screen for i in got.incidents])
-    everywhere = set(r.target for _, got in screen for r in got.reports)
-    doc["configs"] = [c.to_json() | ({"targets": sorted({r.target for r in got.reports})}
-                                     if {r.target for r in got.reports} != everywhere else {})
-                      for c, got in screen]
+    on = [{r.target for r in got.reports} for _, got in screen]
+    everywhere = set().union(*on)
+    # `targets` only for a config the module builds for some of the targets, not all.
+    doc["configs"] = [c.to_json() | ({"targets": sorted(these)} if these != everywhere else {})
+                      for (c, _), these in zip(screen, on)]
     doc["ranking"] = ranking(screen)
     doc["remedies"] = {str(index): rec for index, rec in (remedies or {}).items()}
     doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}
