@@ -92,7 +92,16 @@ def compiler(request):
 
 @pytest.fixture(scope="session")
 def session_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("zeinspect-cache")
+    """One build cache for the whole run, as in one process: under pytest-xdist the workers
+    share it (their temporary folders have a common parent), so a module's compiles serve the
+    other modules whichever worker runs them.  The cache is safe under concurrent writers
+    (content-addressed entries written by rename); tests that count compiles use their own."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    path = root / "zeinspect-cache"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 class Cli:
