@@ -104,6 +104,19 @@ def session_cache(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _builds_in_the_session_cache(session_cache):
+    """Code the tests run in-process builds into the session's cache too, never the user's:
+    every run starts as cold as CI's, and a developer's cache is left alone."""
+    before = os.environ.get("ZEINSPECT_CACHE_DIR")
+    os.environ["ZEINSPECT_CACHE_DIR"] = str(session_cache)
+    yield
+    if before is None:
+        os.environ.pop("ZEINSPECT_CACHE_DIR", None)
+    else:
+        os.environ["ZEINSPECT_CACHE_DIR"] = before
+
+
 class Cli:
     def __init__(self, env: dict):
         self.env = env
