@@ -28,17 +28,19 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import wheels  # noqa: E402
 
 from zeinspect.inputs.offload import find_images  # noqa: E402
 from zeinspect.inputs.spirv import read_module  # noqa: E402
-from zeinspect.toolchain.aspects import check  # noqa: E402
 from zeinspect.toolchain.compilers import discover  # noqa: E402
+from zeinspect.toolchain.requirements import check  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
 PACKAGE = "onemkl-sycl-rng"
@@ -47,20 +49,7 @@ LIBRARY = "libmkl_sycl_rng.so"
 
 def library(version: str) -> Path:
     """The library from the wheel, downloaded with pip (the system's pip settings apply)."""
-    store = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "zeinspect" / "bench"
-    store.mkdir(parents=True, exist_ok=True)
-    wanted = f"{PACKAGE}=={version}" if version else PACKAGE
-    wheels = sorted(store.glob(f"{PACKAGE.replace('-', '_')}-{version or ''}*.whl"))
-    if not wheels:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(store), wanted],
-                       check=True)
-        wheels = sorted(store.glob(f"{PACKAGE.replace('-', '_')}-*.whl"))
-    with zipfile.ZipFile(wheels[-1]) as wheel:
-        member = next(n for n in wheel.namelist() if Path(n).name.startswith(LIBRARY))
-        out = store / Path(member).name
-        if not out.exists():
-            out.write_bytes(wheel.read(member))
-    return out
+    return wheels.library(PACKAGE, version or None, LIBRARY)
 
 
 def timed(argv, env=None) -> tuple[float, subprocess.CompletedProcess]:
@@ -82,7 +71,7 @@ def anchor(compiler, lib: Path, target: str, tmp: Path, *, distinct: bool = Fals
         if not read_module(img.data, str(i)).kernel_names():
             continue
         if distinct:
-            if img.data in seen or (img.info and check(img.info.aspects, target, ip, [compiler]).missing):
+            if img.data in seen or (img.info and check(img.info, target, ip, [compiler]).unmet):
                 continue
             seen.add(img.data)
         path = tmp / f"{i:05d}.spv"

@@ -27,6 +27,7 @@ KERNELS = ROOT / "kernels"
 ZEINSPECT = [sys.executable, "-m", "zeinspect"]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "bench"))  # bench/wheels.py: real libraries from the package index
 
 # The sample project is run by test_pytest_plugin in its own pytest process.
 collect_ignore = ["sample_project"]

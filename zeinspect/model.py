@@ -214,7 +214,8 @@ class Status(enum.StrEnum):
     """Builds, but asks for more shared local memory per work-group than the target has: it
     cannot launch (Triton kernels, whose shared memory is known at compile time)."""
     NOT_APPLICABLE = "not_applicable"
-    """The image requires device aspects the target lacks: the runtime never builds it there."""
+    """The image has a device requirement the target does not meet (an aspect, a sub-group
+    size): the SYCL runtime never selects it there."""
 
 
 class Verdict(enum.Enum):
@@ -304,8 +305,10 @@ class KernelReport:
     notes: tuple[str, ...] = ()
     options: str | None = None
     """The build options the compile used (the user's, the shape's, the SYCL image's own)."""
-    missing_aspects: tuple[str, ...] = ()
-    """For `not_applicable`: the device aspects the image requires and the target lacks."""
+    unmet_requirements: tuple[str, ...] = ()
+    """For `not_applicable`: the image's device requirements the target does not meet."""
+    unchecked_requirements: tuple[str, ...] = ()
+    """Device requirements zeinspect cannot decide offline: assumed met, and said so."""
     extra: dict | None = field(default=None, compare=False, hash=False)
     """Probe-specific data (runtime identity, ...), printed in JSON under `extra`."""
 
@@ -379,7 +382,10 @@ class KernelReport:
             "command": self.command,
             "notes": list(self.notes),
             "options": self.options,
-            "missing_aspects": list(self.missing_aspects),
+            "unmet_requirements": list(self.unmet_requirements),
+            "unchecked_requirements": list(self.unchecked_requirements),
+            # The older field: the unmet aspects alone.
+            "missing_aspects": [r.removeprefix("aspect ") for r in self.unmet_requirements if r.startswith("aspect ")],
         }
         if self.extra:
             out["extra"] = self.extra

@@ -79,6 +79,7 @@ def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None
         "ratchet": result.ratchet_path,
         "summary": {"kernels": result.kernels, "targets": result.targets, "scratch_kernels": result.scratch_kernels,
                     "listed_kernels": result.listed_kernels, "not_applicable": result.not_applicable,
+                    "unchecked_requirements": result.unchecked_requirements,
                     "verdicts": {v.label: result.count(v) for v in Verdict}, "text": result.summary},
         "compilers": [c.to_json() for c in compilers],
         "verdicts": [verdict_json(j, strict) for j in result.judgements] if verdicts else None,

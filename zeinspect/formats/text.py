@@ -52,9 +52,12 @@ def summary(reports: list[KernelReport]) -> str:
     scratch = sum(1 for g in kernels.values() if any(r.built and r.uses_scratch for r in g))
     na = sum(1 for r in reports if not r.applicable)
     clean = sum(1 for g in kernels.values() if not any(_finding(r) for r in g))
+    unchecked = sum(1 for r in reports if r.applicable and r.unchecked_requirements)
     return (f"{len(kernels)} kernels on {len({r.target for r in reports})} targets: {scratch} use scratch memory, "
             f"{over} over the scratch cap, {failed} did not build, {clean} clean; "
-            f"{na} kernel-target pairs not applicable")
+            f"{na} kernel-target pairs not applicable"
+            + (f"; {unchecked} audited with device requirements assumed met (not decidable offline)"
+               if unchecked else ""))
 
 
 def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True) -> str:
@@ -94,7 +97,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
                  f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
                  f"(cannot launch); {MARK_FAILED} did not build; "
-                 f"{MARK_NOT_APPLICABLE} requires device aspects the target lacks")
+                 f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet")
     return "\n".join(lines) + "\n"
 
 

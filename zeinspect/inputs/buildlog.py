@@ -35,6 +35,8 @@ _PTSS_OLD = re.compile(
     r"^error:\s+total scratch space exceeds HW supported limit for kernel (?P<kernel_old>[^:\s]+):\s+"
     r"(?P<needed>\d+)\s+bytes\s+\(max permitted PTSS (?P<limit>\d+) bytes\)"
 )
+# The VC back end's finalizer (ESIMD kernels): "Spill memory used = 2560 bytes for kernel K".
+_VC_SPILL = re.compile(r"^Spill memory used = (?P<bytes>\d+) bytes for kernel (?P<kernel_old>\S+)")
 _DROP_SIMD = re.compile(r"couldn't compile without exceeding max permitted PTSS")
 _SPILL_NO_FIGURE = re.compile(r"\bspill", re.IGNORECASE)
 _KERNEL_ANY = re.compile(r"in kernel '(?P<kernel_new>[^']*)'|\bkernel (?P<kernel_old>[A-Za-z_$][\w$.]*)")
@@ -70,6 +72,8 @@ class LogEvent:
     needed_bytes: int | None = None
     limit_bytes: int | None = None
     code: int | None = None
+    spill_bytes: int | None = None
+    """For a spill line that gives bytes (the VC finalizer's), not registers."""
 
 
 def _kernel(match) -> str | None:
@@ -113,6 +117,9 @@ def _classify(body: str, line: str, lineno: int, target: str | None) -> LogEvent
     m = _SPILL.match(body)
     if m:
         return LogEvent("spill", line, lineno, target, _kernel(m), int(m["simd"]), int(m["regs"]), int(m["spilled"]))
+    m = _VC_SPILL.match(body)
+    if m:
+        return LogEvent("spill", line, lineno, target, _kernel(m), spill_bytes=int(m["bytes"]))
     m = _PTSS_NEW.match(body) or _PTSS_OLD.match(body)
     if m:
         return LogEvent("scratch_overflow", line, lineno, target, _kernel(m),
@@ -141,6 +148,27 @@ def _classify(body: str, line: str, lineno: int, target: str | None) -> LogEvent
         k = _KERNEL_ANY.search(body)
         return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
     return None
+
+
+# ocloc's own lines around a build, which say nothing about why it failed.
+_BOILERPLATE = re.compile(r"^(?:Compilation from IR - skipping loading of FCL|Build (?:succeeded|failed)\b.*"
+                          r"|Command was:.*|Build succeeded for : .*)$")
+
+
+def compiler_lines(text: str, limit: int = 5) -> list[str]:
+    """The compiler's own message lines, whichever stream and form it wrote them in (for a
+    build that failed without an `error:` line, e.g. the SPIR-V reader's "InvalidModule:
+    ..."), without ocloc's framing lines."""
+    out = []
+    for raw in text.splitlines():
+        line = raw[:MAX_LOG_LINE].strip()
+        m = _PREFIX.match(line)
+        body = m.group("rest").strip() if m else line
+        if body and not _BOILERPLATE.match(body):
+            out.append(line)
+            if len(out) >= limit:
+                break
+    return out
 
 
 def kernel_matches(log_kernel: str | None, kernel: str) -> bool:

@@ -373,7 +373,8 @@ def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
     infos: list[ImageInfo | None] = [None] * len(records)
     if etype != "ET_REL":
         span = (tgt["sh_addr"], tgt["sh_addr"] + len(raw))
-        infos = descriptors(data, sections, relative, [(a or 0, size) for a, (_, size) in zip(addrs, records)], span)
+        infos = descriptors(data, sections, relative, [(a or 0, size) for a, (_, size) in zip(addrs, records)], span,
+                            sycl_abi=_sycl_abi(by_name.get(".dynamic")))
     images = []
     tgt_start, tgt_end = tgt["sh_offset"], tgt["sh_offset"] + len(raw)
     for i, ((_, size), off) in enumerate(zip(records, file_offsets)):
@@ -388,6 +389,20 @@ def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
             payload = data[off:off + size]
             images.append(Image(label, off, size, classify(payload[:20]), data=payload, info=infos[i]))
     return images
+
+
+def _sycl_abi(dynamic) -> int | None:
+    """N of the libsycl.so.N a linked file needs (its images' aspect numbering), or None."""
+    if dynamic is None or not hasattr(dynamic, "iter_tags"):
+        return None
+    try:
+        for tag in dynamic.iter_tags("DT_NEEDED"):
+            m = re.fullmatch(r"libsycl(?:-preview)?\.so\.(\d+)", getattr(tag, "needed", "") or "")
+            if m:
+                return int(m[1])
+    except Exception:  # a damaged dynamic section only loses the numbering, never the audit
+        return None
+    return None
 
 
 def _section_images(sections) -> list[Image]:

@@ -30,6 +30,8 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
+from .sycl_aspects import ASPECTS
+
 SYCL_KIND = 4
 FORMATS = {0: "none", 1: "native", 2: "spirv", 3: "llvmir_bitcode", 4: "compressed_none"}
 PROP_UINT32, PROP_BYTE_ARRAY, PROP_STRING = 1, 2, 3
@@ -37,15 +39,45 @@ MAX_SETS = 64
 MAX_PROPERTIES = 100_000
 MAX_VALUE = 16 << 20
 
-# SYCL's own `aspect` enumeration (sycl/include/sycl/info/aspects.def): the names of the
-# values a `SYCL/device requirements` `aspects` array holds.  Only the ones zeinspect can
-# name; any other value is shown as `aspect N`.
-ASPECT_NAMES = {0: "host", 1: "cpu", 2: "gpu", 3: "accelerator", 4: "custom", 5: "fp16", 6: "fp64",
-                28: "atomic64"}
+
+def aspect_name(number: int, abi: int | None) -> str | None:
+    """The name of aspect `number` in the numbering of libsycl.so.`abi`; None when zeinspect
+    cannot name it.  With the ABI unknown (an image without a host file), only numbers that
+    every known ABI names alike are named."""
+    table = ASPECTS.get(abi) if abi is not None else None
+    if table is not None:
+        return table.get(number)
+    found = {t.get(number) for t in ASPECTS.values()}
+    return found.pop() if len(found) == 1 and None not in found else None
 
 
-def aspect_name(value: int) -> str:
-    return ASPECT_NAMES.get(value, f"aspect {value}")
+def aspect_label(number: int, abi: int | None) -> str:
+    name = aspect_name(number, abi)
+    if name is not None:
+        return name
+    numbering = f"libsycl.so.{abi}" if abi is not None else "an unknown SYCL runtime"
+    return f"aspect {number} (unknown in {numbering}'s numbering)"
+
+
+@dataclass(frozen=True)
+class DeviceRequirements:
+    """An image's `SYCL/device requirements`, as the program manager reads them
+    (intel/llvm sycl/source/detail/program_manager/program_manager.cpp,
+    checkDevSupportDeviceRequirements; the names are written by the compiler's
+    llvm/lib/SYCLLowerIR/SYCLDeviceRequirements.cpp)."""
+
+    aspects: tuple[int, ...] = ()
+    reqd_sub_group_size: int | None = None
+    reqd_work_group_size: tuple[int, ...] = ()
+    work_group_num_dim: int | None = None
+    joint_matrix: str | None = None
+    joint_matrix_mad: str | None = None
+    others: tuple[str, ...] = ()
+    """Requirement names this reader does not know: never taken as met silently."""
+
+
+KNOWN_REQUIREMENTS = {"aspects", "reqd_sub_group_size", "reqd_work_group_size", "reqd_work_group_size_uint64_t",
+                      "work_group_num_dim", "joint_matrix", "joint_matrix_mad", "fixed_target"}
 
 
 @dataclass(frozen=True)
@@ -62,13 +94,54 @@ class ImageInfo:
     """Offload entry names: the kernels the runtime looks up in this image."""
     properties: dict = field(default_factory=dict, compare=False, hash=False)
     """{set name: {property name: int | str | bytes}} (byte arrays without their size header)."""
+    sycl_abi: int | None = None
+    """The major version of the libsycl.so.N the host file needs: the numbering of its aspects."""
 
     @property
     def aspects(self) -> tuple[int, ...]:
-        raw = self.properties.get("SYCL/device requirements", {}).get("aspects")
-        if not isinstance(raw, bytes):
-            return ()
-        return tuple(struct.unpack_from(f"<{len(raw) // 4}I", raw))
+        return self.requirements.aspects
+
+    @property
+    def requirements(self) -> DeviceRequirements:
+        props = self.properties.get("SYCL/device requirements", {})
+        wg: tuple[int, ...] = ()
+        if isinstance(props.get("reqd_work_group_size_uint64_t"), bytes):
+            wg = _array_of(props["reqd_work_group_size_uint64_t"], "Q")
+        elif isinstance(props.get("reqd_work_group_size"), bytes):
+            wg = _array_of(props["reqd_work_group_size"], "I")
+        sub_group = props.get("reqd_sub_group_size")
+        dims = props.get("work_group_num_dim")
+        return DeviceRequirements(
+            aspects=_array_of(props.get("aspects"), "I"),
+            reqd_sub_group_size=sub_group if isinstance(sub_group, int) else None,
+            reqd_work_group_size=wg, work_group_num_dim=dims if isinstance(dims, int) else None,
+            joint_matrix=_text(props.get("joint_matrix")), joint_matrix_mad=_text(props.get("joint_matrix_mad")),
+            others=tuple(sorted(k for k in props if k not in KNOWN_REQUIREMENTS)))
+
+    def _misc(self, name: str):
+        return self.properties.get("SYCL/misc properties", {}).get(name)
+
+    @property
+    def is_esimd(self) -> bool:
+        """`isEsimdImage`: the runtime builds the image with the VC back end (-vc-codegen)."""
+        return bool(self._misc("isEsimdImage"))
+
+    @property
+    def grf_size(self) -> str | None:
+        """The register file the image asks for: "256", "auto", or None.  `sycl-grf-size`
+        (0 = automatic, 256 = large) or the deprecated `sycl-register-alloc-mode`
+        (0 = automatic, 2 = large), as appendCompileOptionsForGRFSizeProperties reads them."""
+        size, mode = self._misc("sycl-grf-size"), self._misc("sycl-register-alloc-mode")
+        if size is not None:
+            return {256: "256", 0: "auto"}.get(size)
+        if mode is not None:
+            return {2: "256", 0: "auto"}.get(mode)
+        return None
+
+    @property
+    def opt_level(self) -> int | None:
+        level = self._misc("optLevel")
+        return level if isinstance(level, int) else None
 
     @property
     def has_spec_constants(self) -> bool:
@@ -79,10 +152,24 @@ class ImageInfo:
             "target_spec": self.target_spec, "compile_options": self.compile_options,
             "link_options": self.link_options, "version": self.version, "format": self.format,
             "entries": list(self.entries),
-            "aspects": [aspect_name(a) for a in self.aspects],
+            "aspects": [aspect_label(a, self.sycl_abi) for a in self.aspects],
+            "sycl_abi": self.sycl_abi, "esimd": self.is_esimd,
             "property_sets": {name: {key: _json_value(value) for key, value in props.items()}
                               for name, props in self.properties.items()},
         }
+
+
+def _array_of(raw, item: str) -> tuple[int, ...]:
+    if not isinstance(raw, bytes):
+        return ()
+    size = struct.calcsize(item)
+    return struct.unpack_from(f"<{len(raw) // size}{item}", raw)
+
+
+def _text(raw) -> str | None:
+    if isinstance(raw, bytes):
+        return raw.rstrip(b"\0").decode("utf-8", "replace")
+    return raw if isinstance(raw, str) else None
 
 
 def _json_value(value):
@@ -134,7 +221,7 @@ class _Memory:
 
 
 def descriptors(data: bytes, sections, relative: dict[int, int], images: list[tuple[int, int]],
-                tgtimg_span: tuple[int, int]) -> list[ImageInfo | None]:
+                tgtimg_span: tuple[int, int], sycl_abi: int | None = None) -> list[ImageInfo | None]:
     """The descriptor of each (address, size) image, or None where none is found."""
     wanted = {addr for addr, _ in images}
     where: dict[int, list[int]] = {}
@@ -151,14 +238,14 @@ def descriptors(data: bytes, sections, relative: dict[int, int], images: list[tu
             # image's record may give its decompressed size).
             end = mem.pointer(loc + 8)
             if end is not None and end > addr:
-                info = _descriptor_at(mem, loc)
+                info = _descriptor_at(mem, loc, sycl_abi)
                 if info is not None:
                     break
         out.append(info)
     return out
 
 
-def _descriptor_at(mem: _Memory, binary_start: int) -> ImageInfo | None:
+def _descriptor_at(mem: _Memory, binary_start: int, sycl_abi: int | None) -> ImageInfo | None:
     for header, has_manifest in ((binary_start - 32, False), (binary_start - 48, True)):
         raw = mem.raw(header, 4)
         if raw is None:
@@ -173,7 +260,7 @@ def _descriptor_at(mem: _Memory, binary_start: int) -> ImageInfo | None:
         return ImageInfo(target_spec=strings[0], compile_options=strings[1] or "", link_options=strings[2] or "",
                          version=version, format=FORMATS.get(fmt, str(fmt)),
                          entries=tuple(_entries(mem, binary_start + 16)),
-                         properties=_property_sets(mem, binary_start + 32))
+                         properties=_property_sets(mem, binary_start + 32), sycl_abi=sycl_abi)
     return None
 
 
@@ -219,33 +306,71 @@ def _property_sets(mem: _Memory, at: int) -> dict:
     return sets
 
 
-def options_for_target(compile_options: str, link_options: str, target_names: tuple[str, ...]
+# The Level Zero adapter's answer to urPlatformGetBackendOption for the front-end options the
+# runtime translates (unified-runtime source/adapters/level_zero/platform.cpp; read from
+# libur_adapter_level_zero.so of intel-cmplr-lib-ur 2026.2.0: -O1, -O2 and -O3 all compare
+# to the one string "-ze-opt-level=2").
+BACKEND_OPTIONS = {
+    "-O0": "-ze-opt-disable", "-O1": "-ze-opt-level=2", "-O2": "-ze-opt-level=2", "-O3": "-ze-opt-level=2",
+    "-ftarget-compile-fast": "-igc_opts 'PartitionUnit=1,SubroutineThreshold=50000'",
+    "-foffload-fp32-prec-div": "-ze-fp32-correctly-rounded-divide-sqrt",
+    "-foffload-fp32-prec-sqrt": "-ze-fp32-correctly-rounded-divide-sqrt",
+}
+
+
+def options_for_target(compile_options: str, link_options: str, target_names: tuple[str, ...], *,
+                       esimd: bool = False, grf_size: str | None = None, opt_level: int | None = None
                        ) -> tuple[list[str], list[str]]:
     """The backend options the SYCL runtime builds an image with on a device of these names.
 
-    The runtime builds a module with its compile and link options together.  Two options
-    are SYCL-level and rewritten per device, as the runtime does:
-    `-ftarget-register-alloc-mode=DEV:OPT[,DEV:OPT]` becomes OPT on a device named DEV
-    (an ocloc name or its prefix, e.g. `pvc`, `bmg`) and disappears elsewhere;
-    `-ftarget-compile-fast` is dropped (it only selects IGC tuning).  Returns (options as
-    separate words, notes)."""
+    intel/llvm sycl/source/detail/program_manager/program_manager.cpp,
+    appendCompileOptionsFromImage and appendCompileOptionsForGRFSizeProperties (the build
+    then adds the link options, ProgramManager::build):
+    - the image's compile options;
+    - ESIMD images (`isEsimdImage`) get `-vc-codegen`.  The runtime also adds
+      `-disable-finalizer-msg` unless SYCL_RT_WARNING_LEVEL asks for messages; zeinspect
+      keeps the finalizer's messages (they change no code, and their `Spill memory used`
+      line is the log's word on the kernel's scratch);
+    - `optLevel` N becomes the backend's spelling of -ON, not for ESIMD images;
+    - `-ftarget-compile-fast` and `-foffload-fp32-prec-div/sqrt` become the backend's
+      spelling (BACKEND_OPTIONS);
+    - `-ftarget-register-alloc-mode=DEV:OPT[,...]` becomes OPT on a device named DEV and
+      disappears elsewhere (the runtime knows only `pvc`: a device id 0x0Bxx);
+    - `sycl-grf-size` 256 (or register-alloc-mode large) adds `-doubleGRF` to an ESIMD image
+      and `-ze-opt-large-register-file` to others; automatic adds
+      `-ze-intel-enable-auto-large-GRF-mode`.
+    Returns (options as separate words, notes)."""
     import shlex
 
-    text = f"{compile_options} {link_options}"
-    try:
-        tokens = shlex.split(text)
-    except ValueError:
-        tokens = text.split()
-    out, notes = [], []
-    for token in tokens:
+    def words(text: str) -> list[str]:
+        try:
+            return shlex.split(text)
+        except ValueError:
+            return text.split()
+
+    out: list[str] = []
+    notes: list[str] = []
+    for token in words(compile_options):
         if token.startswith("-ftarget-register-alloc-mode="):
             for pair in token.split("=", 1)[1].split(","):
                 device, _, option = pair.partition(":")
                 if option and any(n == device or n.startswith(device + "-") for n in target_names):
-                    out.append(option)
+                    out += words(option)
                     notes.append(f"image option {token}: {option} on this target")
-        elif token == "-ftarget-compile-fast":
-            notes.append("image option -ftarget-compile-fast: not passed (IGC tuning only)")
+        elif token in BACKEND_OPTIONS:
+            out += words(BACKEND_OPTIONS[token])
+            notes.append(f"image option {token}: {BACKEND_OPTIONS[token]}, as the runtime passes it")
         else:
             out.append(token)
+    if esimd:
+        out.append("-vc-codegen")
+        notes.append("ESIMD image: built with -vc-codegen (the VC back end), as the runtime builds it")
+    elif opt_level is not None and f"-O{opt_level}" in BACKEND_OPTIONS:
+        out += words(BACKEND_OPTIONS[f"-O{opt_level}"])
+    if grf_size == "256":
+        out.append("-doubleGRF" if esimd else "-ze-opt-large-register-file")
+        notes.append(f"image property sycl-grf-size 256: {out[-1]}")
+    elif grf_size == "auto":
+        out.append("-ze-intel-enable-auto-large-GRF-mode")
+    out += words(link_options)
     return out, notes

@@ -6,6 +6,10 @@ NEO (compute-runtime) is the judge of what a kernel's scratch figures *are*: it 
 
 * zeinfo >= 1.39: spill = execution_env.spill_size, scratch private = execution_env.private_size.
   Older: scratch slot 0 is spill, scratch slot 1 is private.
+* The VC back end (ESIMD, -vc-codegen) writes neither spill_size nor private_size: its
+  scratch is one `{type: scratch, usage: single_space}` buffer holding its spills (checked
+  against its build log's "Spill memory used = N bytes" on oneMKL's ESIMD kernels), counted
+  as spill so that no kernel that uses scratch reads 0.
 * A `global` `private_space` buffer is per work-item when `is_simt_thread`: times the SIMD size.
 * privateMemSize on Xe-HP and later: scratch private if non-zero, else the global private;
   on Xe-LP and earlier: the global private only (scratch private is not reported at all).
@@ -110,6 +114,8 @@ def _kernel_figures(kernel, version: tuple[int, int], xe_hp_or_later: bool | Non
         raise FormatError(f".ze_info kernel {name!r} has simd_size {simd}, expected 1, 8, 16 or 32"[:200])
     memory = _per_thread_memory(kernel, env, name, simd, scratch_in_env=version >= (1, 39))
     private, driver_private, notes = _private_bytes(memory, xe_hp_or_later)
+    if memory["single_space"] and memory["spill"] == memory["single_space"]:
+        notes.append("VC back end: its single_space scratch is counted as spill (.ze_info has no spill_size)")
     attrs = kernel.get("user_attributes") or {}
     required = env.get("required_sub_group_size") or (
         attrs.get("intel_reqd_sub_group_size") if isinstance(attrs, dict) else None
@@ -133,7 +139,7 @@ def _kernel_figures(kernel, version: tuple[int, int], xe_hp_or_later: bool | Non
 def _per_thread_memory(kernel: dict, env: dict, name: str, simd: int, *, scratch_in_env: bool) -> dict[str, int]:
     """Spill, private-in-scratch and global private bytes, and the scratch slots, as written:
     from execution_env (ze_info 1.39 and later) or from the scratch buffers' slots (before)."""
-    memory = dict(spill=0, private_scratch=0, global_private=0, scratch_space=0, largest_slot=0)
+    memory = dict(spill=0, private_scratch=0, global_private=0, scratch_space=0, largest_slot=0, single_space=0)
     if scratch_in_env:
         memory["spill"] = _int(env.get("spill_size", 0), "spill_size")
         memory["private_scratch"] = _int(env.get("private_size", 0), "private_size")
@@ -155,6 +161,10 @@ def _per_thread_memory(kernel: dict, env: dict, name: str, simd: int, *, scratch
             memory["largest_slot"] = max(memory["largest_slot"], size)
             if not scratch_in_env:
                 memory["spill" if slot == 0 else "private_scratch"] = size
+            elif buf.get("usage") == "single_space":
+                memory["single_space"] += size
+    if memory["single_space"] and "spill_size" not in env and "private_size" not in env:
+        memory["spill"] = memory["single_space"]
     return memory
 
 

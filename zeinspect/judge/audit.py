@@ -11,8 +11,8 @@ Like LLVM lit's result codes, each verdict knows whether it fails the gate:
   STALE     an entry that matches no scratch user: remove it                   -> fails under --strict
   LISTED    uses scratch within its entry (or none, under an entry for others)  -> passes
   CLEAN     uses no scratch and is not listed                                  -> passes
-  N/A       the image requires device aspects the target lacks (never built
-            there by the SYCL runtime)                                         -> passes, counted apart
+  N/A       the image has a device requirement the target does not meet (an
+            aspect, a sub-group size: never built there by the SYCL runtime)  -> passes, counted apart
 
 OVERFLOW, NEW, GREW, LISTED and CLEAN judge one (kernel, target) report; IMPROVED and
 STALE judge one ratchet line against the largest figures of every report it matches, so
@@ -60,6 +60,8 @@ class AuditResult:
     listed_kernels: int = 0
     not_applicable: int = 0
     """(kernel, target) pairs the SYCL runtime would never build: counted apart, never findings."""
+    unchecked_requirements: int = 0
+    """(kernel, target) pairs audited with device requirements assumed met (not decidable offline)."""
 
     def failures(self, strict: bool) -> list[Judgement]:
         return [j for j in self.judgements if j.fails(strict)]
@@ -75,7 +77,10 @@ class AuditResult:
         text = (f"audited {self.kernels} kernels on {self.targets} targets: {self.scratch_kernels} use scratch "
                 f"memory, {self.listed_kernels} listed in the ratchet")
         if self.not_applicable:
-            text += f"; {self.not_applicable} kernel-target pairs not applicable (required aspects missing)"
+            text += f"; {self.not_applicable} kernel-target pairs not applicable (device requirements not met)"
+        if self.unchecked_requirements:
+            text += (f"; {self.unchecked_requirements} audited with device requirements assumed met "
+                     "(not decidable offline)")
         return text
 
 
@@ -162,6 +167,7 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})
     result.not_applicable = sum(1 for r in reports if not r.applicable)
+    result.unchecked_requirements = sum(1 for r in reports if r.applicable and r.unchecked_requirements)
     scratch_users = {(r.input, r.kernel) for r in reports
                      if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
     result.scratch_kernels = len(scratch_users)

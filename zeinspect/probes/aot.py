@@ -18,7 +18,7 @@ from .. import names
 from ..cache import BuildCache
 from ..errors import UsageError
 from ..inputs import Input
-from ..inputs.buildlog import kernel_matches, lines_for_kernel, parse_log
+from ..inputs.buildlog import compiler_lines, kernel_matches, lines_for_kernel, parse_log
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
@@ -36,8 +36,9 @@ from ..model import (
     slot_overflow,
 )
 from ..paths import build_cache_dir
-from ..toolchain.aspects import check as check_aspects
 from ..toolchain.compilers import select
+from ..toolchain.requirements import RequirementCheck
+from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan, plan_targets
 from .executor import Compiled, Job, build_argv, executor_for
 from .results import Collection
@@ -109,14 +110,16 @@ def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) 
     A register-file option among them takes the spelling this compiler accepts for that mode
     (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
     return _options_for(image.compile_options, image.link_options, tuple(t.name for t in targets), compiler,
-                        image.has_spec_constants)
+                        image.has_spec_constants, image.is_esimd, image.grf_size, image.opt_level)
 
 
 @functools.lru_cache(maxsize=4096)
 def _options_for(compile_options: str, link_options: str, target_names: tuple[str, ...], compiler: Compiler,
-                 spec_constants: bool) -> tuple[str, str, tuple[str, ...]]:
+                 spec_constants: bool, esimd: bool, grf_size: str | None, opt_level: int | None
+                 ) -> tuple[str, str, tuple[str, ...]]:
     """_image_options for one spelling of options: a library's thousands of images share a few."""
-    tokens, notes = options_for_target(compile_options, link_options, target_names)
+    tokens, notes = options_for_target(compile_options, link_options, target_names, esimd=esimd,
+                                       grf_size=grf_size, opt_level=opt_level)
     plain: list[str] = []
     internal: list[str] = []
     for token in tokens:
@@ -147,19 +150,25 @@ def build_options(inp: Input, config: AotConfig, compiler: Compiler, targets: li
     return options, internal, ((spelling.note,) if spelling.note else ()) + image_notes
 
 
-def _not_applicable(inp: Input, ip: str, compiler: Compiler, targets: list[Target], config: AotConfig,
-                    compilers: list[Compiler]) -> list[KernelReport] | None:
-    """Reports for an image whose required aspects the targets of this IP lack; None when it
-    is applicable there (targets sharing an IP share their extensions)."""
-    if inp.image is None or not inp.image.aspects:
+def _requirements(inp: Input, ip: str, compiler: Compiler, targets: list[Target], compilers: list[Compiler]
+                  ) -> list[tuple[Target, RequirementCheck]] | None:
+    """Each target's check of a SYCL image's device requirements; None for other inputs."""
+    if inp.image is None:
         return None
-    checks = [(t, check_aspects(inp.image.aspects, t.name, ip, [compiler] + compilers)) for t in targets]
-    if not checks[0][1].missing:
+    return [(t, check_requirements(inp.image, t.name, ip, [compiler] + compilers)) for t in targets]
+
+
+def _not_applicable(inp: Input, ip: str, compiler: Compiler, config: AotConfig,
+                    checks: list[tuple[Target, RequirementCheck]] | None) -> list[KernelReport] | None:
+    """Reports for an image whose device requirements the targets of this IP do not meet; None
+    when it is applicable there (targets sharing an IP share their capabilities)."""
+    if not checks or not checks[0][1].unmet or inp.image is None:
         return None
     kernels = inp.image.entries or tuple(kernel_names(inp.data, inp.path))
     return [KernelReport(input=inp.path, kernel=name, target=target.name, ip=ip, compiler=compiler.id,
                          shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
-                         reason=found.reason, missing_aspects=found.missing)
+                         reason=found.reason, unmet_requirements=found.unmet,
+                         unchecked_requirements=found.unchecked)
             for target, found in checks for name in kernels]
 
 
@@ -167,9 +176,12 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
                     command: str, zeinfo_version) -> KernelReport:
     spilled = None
     overflow = None
+    log_spill_bytes = None
     for ev in log_events:
         if kernel_matches(ev.kernel, fig.name):
-            if ev.kind == "spill":
+            if ev.kind == "spill" and ev.spill_bytes is not None:
+                log_spill_bytes = ev.spill_bytes
+            elif ev.kind == "spill":
                 spilled = ev.spilled_regs
             elif ev.kind == "scratch_overflow":
                 overflow = ev
@@ -185,11 +197,18 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     notes = list(job.notes) + list(fig.notes)
     if fig.has_stack_calls:
         notes.append("kernel uses stack calls: IGC prints no spill warning for it")
+    spill_bytes = fig.spill_bytes
+    if log_spill_bytes is not None and log_spill_bytes != (fig.spill_bytes or 0):
+        # The zebin is the authority, but a kernel whose log says it spills is never clean.
+        notes.append(f"the build log says {log_spill_bytes} bytes of spill memory; .ze_info says "
+                     f"{fig.spill_bytes or 0}")
+        if not fig.spill_bytes:
+            spill_bytes = log_spill_bytes
     notes.append(sys.intern(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}"))
     return KernelReport(
         input=job.input.path, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
-        spill_bytes=fig.spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
+        spill_bytes=spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
         scratch_space_bytes=fig.scratch_space_bytes, log_spilled_regs=spilled, needed_scratch_bytes=needed,
         scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
@@ -201,6 +220,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, command: str) -> list[KernelReport]:
     kernels = [n for n in compiled.kernel_names if not names.is_internal(n)] or ["*"]
     errors = [ev.line.strip() for ev in log_events if ev.kind in ("error", "scratch_overflow")]
+    if not errors:  # the compiler said why in a form of its own: keep its words
+        errors = compiler_lines(compiled.log)
     generic = compiled.run_failure or "; ".join(errors[:5]) or (
         f"ocloc exited with code {compiled.returncode} and wrote no binary")
     overflowed = [ev for ev in log_events if ev.kind == "scratch_overflow"]
@@ -270,6 +291,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
 
     jobs: list[tuple[Job, list[Target]]] = []
     not_applicable: list[KernelReport] = []
+    unchecked: dict[int, tuple[str, ...]] = {}  # job index -> requirements assumed met
     for inp in inputs:
         if not inp.compilable:
             continue
@@ -278,7 +300,8 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             targets = [t for t in plan.targets if t.ip == ip]
             if compiler not in result.compilers:
                 result.compilers.append(compiler)
-            skipped = _not_applicable(inp, ip, compiler, targets, config, compilers)
+            checks = _requirements(inp, ip, compiler, targets, compilers)
+            skipped = _not_applicable(inp, ip, compiler, config, checks)
             if skipped is not None:
                 not_applicable += skipped
                 continue
@@ -286,6 +309,8 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes)
             jobs.append((job, targets))
+            if checks and checks[0][1].unchecked:
+                unchecked[len(jobs) - 1] = checks[0][1].unchecked
 
     executor = executor_for(cache, config.timeout, config.jobs, config.scheduler)
     per_job: list[list[KernelReport]] = [[] for _ in jobs]
@@ -299,6 +324,8 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
         if compiled.run_failure:
             failures[i] = f"{job.input.path}: {compiled.run_failure} on {', '.join(t.name for t in targets)}"
         per_job[i] = reports_for(job, compiled, targets)
+        if i in unchecked:
+            per_job[i] = [r.replace(unchecked_requirements=unchecked[i]) for r in per_job[i]]
 
     executor.run([job for job, _ in jobs], progress=progress, on_result=take)
     result.stats = executor.stats()

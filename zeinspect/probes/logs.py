@@ -51,13 +51,17 @@ def reports_from_log(path: str, text: str, *, default_target: str | None = None,
                     scratch_limit_bytes=limit, log=(ev.line.strip()[:500],))
         if ev.kind == "spill" and ev.kernel:
             grf_bytes = grf_bytes_for_ip(ip) if ip else 32
-            note = (f"from the build log: {ev.spilled_regs} registers spilled; bytes estimated as "
-                    f"{ev.spilled_regs} x {grf_bytes}" + ("" if ip else " (register size unknown: 32 assumed)"))
+            if ev.spill_bytes is not None:  # the VC finalizer gives bytes
+                spill, note = ev.spill_bytes, f"from the build log: {ev.spill_bytes} bytes of spill memory"
+            else:
+                spill = (ev.spilled_regs or 0) * grf_bytes
+                note = (f"from the build log: {ev.spilled_regs} registers spilled; bytes estimated as "
+                        f"{ev.spilled_regs} x {grf_bytes}" + ("" if ip else " (register size unknown: 32 assumed)"))
             key = (ev.kernel, target)
             if key in reports and reports[key].status is not Status.OK:
                 continue
             reports[key] = KernelReport(kernel=ev.kernel, status=Status.OK, simd=ev.simd, grf=ev.regs,
-                                        spill_bytes=(ev.spilled_regs or 0) * grf_bytes, private_bytes=None,
+                                        spill_bytes=spill, private_bytes=None,
                                         log_spilled_regs=ev.spilled_regs, notes=(note,), **base)
         elif ev.kind == "spill_unknown":
             key = (ev.kernel or "*", target)

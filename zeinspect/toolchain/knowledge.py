@@ -78,3 +78,35 @@ def device_extensions(compiler: Compiler, device: str) -> tuple[str, ...] | None
 
     found = remembered("extensions.json", f"{compiler.id}|{device}", ask)
     return None if found is None else tuple(found)
+
+
+SUB_GROUP_PROBE = ("__attribute__((intel_reqd_sub_group_size({n})))\n"
+                   "__kernel void probe(__global int *p) {{ p[get_global_id(0)] = get_sub_group_size(); }}\n")
+SUB_GROUP_CANDIDATES = (8, 16, 32)
+
+
+def sub_group_sizes(compiler: Compiler, device: str) -> tuple[int, ...] | None:
+    """The sub-group sizes a kernel can require on `device`, by the compiler's word: a probe
+    kernel with `intel_reqd_sub_group_size(N)` builds for each size the target offers (IGC
+    refuses the others: "Kernel compiled with required subgroup size 8, which is unsupported
+    on this platform").  This is the list NEO reports as the device's sub_group_sizes
+    (compute-runtime gfx_core_helper: getDeviceSubGroupSizes, {8, 16, 32} before Xe-HPC,
+    {16, 32} from it), which the SYCL runtime checks `reqd_sub_group_size` against.  None
+    when the compiler builds none of them (it does not know the target)."""
+    from .ocloc import compile_argv
+
+    def ask():
+        found = []
+        for n in SUB_GROUP_CANDIDATES:
+            with tempfile.TemporaryDirectory(prefix="zeinspect-subgroup-") as tmp:
+                (Path(tmp) / "probe.cl").write_text(SUB_GROUP_PROBE.format(n=n))
+                internal = "" if compiler.zebin_by_default else "-cl-intel-allow-zebin"
+                argv = compile_argv(compiler, "probe.cl", device, out_dir=tmp, output="probe",
+                                    internal_options=internal)
+                run = run_tool(argv, cwd=tmp, timeout=120)
+                if run.returncode == 0 and any(p.suffix == ".bin" for p in Path(tmp).iterdir()):
+                    found.append(n)
+        return found or None
+
+    found = remembered("sub_group_sizes.json", f"{compiler.id}|{device}", ask)
+    return None if found is None else tuple(found)

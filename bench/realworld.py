@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A standing sweep of the real SYCL ecosystem: every library audited as a user would.
+
+Downloads with pip (bench/wheels.py; nothing is vendored) and runs `zeinspect inspect LIB -t
+TARGET --json` once per library and target:
+  - every oneMKL SYCL domain library on the package index (blas, lapack, sparse, dft, rng,
+    stats, vm, datafitting);
+  - dpnp's SYCL extension modules (every shared object of the wheel that holds device images);
+  - dpctl (its shared objects, as installed with this project);
+on a target matrix that covers each family's constraints: tgllp (sub-groups 8/16/32, no
+fp64), dg2-g10 (no fp64), bmg-g21 (no sub-group 8), lnl-m, arl-s.
+
+It prints and writes (bench/results/realworld.json, realworld.md) per library and target:
+kernels, findings by status, not-applicable pairs by unmet requirement, build failures
+grouped by cause (kernel names and numbers folded), wall time and peak RSS; and per target
+(a "column") the sum of times.  Results are cached in zeinspect's build cache, so a rerun is
+minutes; `--cold` uses a fresh cache in a temporary folder to measure a cold column.
+
+Usage: .venv/bin/python bench/realworld.py [-t bmg-g21,tgllp] [--only sparse,lapack] [--cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import wheels  # noqa: E402
+
+ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
+TARGETS = ("tgllp", "dg2-g10", "bmg-g21", "lnl-m", "arl-s")
+ONEMKL_VERSION = "2026.2.0"
+ONEMKL = ("blas", "lapack", "sparse", "dft", "rng", "stats", "vm", "datafitting")
+
+
+FILE_NAMES = {"datafitting": "data_fitting"}  # the wheel's name and its library's differ
+
+
+def onemkl(domain: str) -> list[Path]:
+    return [wheels.library(f"onemkl-sycl-{domain}", ONEMKL_VERSION,
+                           f"libmkl_sycl_{FILE_NAMES.get(domain, domain)}.so")]
+
+
+def dpnp() -> list[Path]:
+    """dpnp's shared objects that hold SYCL device images (the others are host code only)."""
+    whl = wheels.wheel("dpnp")
+    out = wheels.store() / whl.stem
+    found = []
+    with zipfile.ZipFile(whl) as z:
+        for name in z.namelist():
+            if not re.search(r"\.so(\.\d+)*$", name):
+                continue
+            dest = out / name
+            if not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                data = z.read(name)
+                if b"__CLANG_OFFLOAD_BUNDLE__" not in data and b".tgtimg" not in data:
+                    continue
+                dest.write_bytes(data)
+            found.append(dest)
+    return sorted(found)
+
+
+def dpctl() -> list[Path]:
+    import dpctl as installed  # a runtime dependency of zeinspect
+
+    root = Path(installed.__file__).parent
+    return sorted(p for p in root.rglob("*.so") if b".tgtimg" in p.read_bytes())
+
+
+LIBRARIES = {**{d: (lambda d=d: onemkl(d)) for d in ONEMKL}, "dpnp": dpnp, "dpctl": dpctl}
+
+
+def _fold(reason: str) -> str:
+    """A failure's cause without the kernel it names or its numbers: failures group by cause."""
+    text = re.sub(r"in kernel '[^']*'", "in kernel K", reason or "")
+    text = re.sub(r"kernel \S+", "kernel K", text)
+    text = re.sub(r"\b\d+\b", "N", text)
+    return text[:200]
+
+
+def audit(paths: list[Path], target: str, env: dict) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.run(ZEINSPECT + ["inspect", *map(str, paths), "-t", target, "-q", "--json"],
+                          capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        return {"error": (proc.stderr or proc.stdout).strip()[-500:], "seconds": round(seconds, 1)}
+    doc = json.loads(proc.stdout)
+    reports = doc["reports"]
+    status = collections.Counter(r["status"] for r in reports)
+    na = collections.Counter(u for r in reports if r["status"] == "not_applicable" for u in r["unmet_requirements"])
+    unchecked = collections.Counter(u for r in reports if r["status"] != "not_applicable"
+                                    for u in r.get("unchecked_requirements", []))
+    failures = collections.Counter(_fold(r["reason"]) for r in reports if r["status"] == "build_failed")
+    users = sum(1 for r in reports if r["status"] == "ok" and ((r["spill_bytes"] or 0) or (r["private_bytes"] or 0)))
+    esimd_zero = sum(1 for r in reports if r["status"] == "ok" and "-vc-codegen" in (r.get("options") or "")
+                     and any("Spill memory used" in line for line in r["log"]) and not r["spill_bytes"])
+    return {"kernels": len({r["kernel"] for r in reports}), "reports": len(reports), "status": dict(status),
+            "scratch_users": users, "not_applicable": dict(na.most_common()), "unchecked": dict(unchecked.most_common()),
+            "build_failures": dict(failures.most_common()), "esimd_spills_reported_zero": esimd_zero,
+            "seconds": round(seconds, 1), "peak_rss_mib": round(doc["stats"].get("peak_rss_bytes", 0) / 2**20),
+            "compiles": doc["stats"].get("compiles"), "compiler": [c["id"] for c in doc.get("compilers", [])]}
+
+
+def markdown(results: dict, targets: list[str]) -> str:
+    lines = ["| library | target | kernels | ok | scratch users | build failed | overflow | n/a | n/a by reason "
+             "| time | peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for lib, by_target in results.items():
+        for target in targets:
+            r = by_target.get(target)
+            if r is None:
+                continue
+            if "error" in r:
+                lines.append(f"| {lib} | {target} | error: {r['error'][:80]} | | | | | | | {r['seconds']} s | |")
+                continue
+            s = r["status"]
+            reasons = "; ".join(f"{k}: {v}" for k, v in r["not_applicable"].items()) or "-"
+            lines.append(f"| {lib} | {target} | {r['kernels']} | {s.get('ok', 0)} | {r['scratch_users']} | "
+                         f"{s.get('build_failed', 0)} | {s.get('scratch_overflow', 0)} | {s.get('not_applicable', 0)} | "
+                         f"{reasons} | {r['seconds']} s | {r['peak_rss_mib']} MiB |")
+    lines += ["", "| target (column) | time, all libraries |", "|---|---|"]
+    for target in targets:
+        total = sum(by.get(target, {}).get("seconds", 0) for by in results.values())
+        lines.append(f"| {target} | {total:.0f} s ({total / 60:.1f} min) |")
+    failures = [(lib, t, cause, n) for lib, by in results.items() for t, r in by.items()
+                for cause, n in r.get("build_failures", {}).items()]
+    if failures:
+        lines += ["", "Build failures by cause:", ""]
+        lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in failures]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-t", "--targets", default=",".join(TARGETS))
+    ap.add_argument("--only", help="comma-separated libraries (" + ", ".join(LIBRARIES) + ")")
+    ap.add_argument("--cold", action="store_true", help="a fresh build cache: cold times")
+    args = ap.parse_args()
+    targets = args.targets.split(",")
+    chosen = args.only.split(",") if args.only else list(LIBRARIES)
+    unknown = [c for c in chosen if c not in LIBRARIES]
+    if unknown:
+        ap.error(f"unknown libraries: {', '.join(unknown)}")
+    out_dir = ROOT / "bench" / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="zeinspect-realworld-") as tmp:
+        env = dict(os.environ)
+        if args.cold:
+            env["ZEINSPECT_CACHE_DIR"] = tmp
+        for lib in chosen:
+            paths = LIBRARIES[lib]()
+            results[lib] = {}
+            for target in targets:
+                r = audit(paths, target, env)
+                results[lib][target] = r
+                print(f"{lib:12} {target:8} " + (f"error {r['error'][:100]}" if "error" in r else
+                      f"{r['kernels']:6} kernels {r['status']} n/a {sum(r['not_applicable'].values())} "
+                      f"failed {r['status'].get('build_failed', 0)} {r['seconds']:7.1f} s {r['peak_rss_mib']} MiB"),
+                      flush=True)
+    (out_dir / "realworld.json").write_text(json.dumps({"cold": args.cold, "results": results}, indent=1))
+    text = markdown(results, targets)
+    (out_dir / "realworld.md").write_text(text)
+    print()
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Real libraries from the package index, fetched with pip when needed (never vendored).
+
+One helper for the benchmarks and the integration tests: `library(package, version, name)`
+downloads the wheel with pip (the system's pip settings, mirrors included, apply) into
+~/.cache/zeinspect/wheels (or $ZEINSPECT_WHEELS) and extracts the one member whose file
+name starts with `name`.  A second call reads the kept copy and downloads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+def store() -> Path:
+    where = os.environ.get("ZEINSPECT_WHEELS")
+    path = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "zeinspect" / "wheels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def wheel(package: str, version: str | None = None) -> Path:
+    """The wheel of `package` (==version, or the newest), downloaded once."""
+    where = store()
+    stem = package.replace("-", "_")
+    found = sorted(where.glob(f"{stem}-{version}-*.whl" if version else f"{stem}-*.whl"))
+    if not found:
+        wanted = f"{package}=={version}" if version else package
+        with tempfile.TemporaryDirectory(dir=where) as tmp:  # no half-downloaded wheel is ever kept
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, wanted],
+                           check=True)
+            for got in Path(tmp).glob("*.whl"):
+                got.replace(where / got.name)
+        found = sorted(where.glob(f"{stem}-{version}-*.whl" if version else f"{stem}-*.whl"))
+    if not found:
+        raise SystemExit(f"pip brought no wheel for {package} {version or ''}")
+    return found[-1]
+
+
+def library(package: str, version: str | None, name: str) -> Path:
+    """The member of the wheel whose file name starts with `name` (a shared library), extracted once."""
+    whl = wheel(package, version)
+    out_dir = store() / whl.stem
+    with zipfile.ZipFile(whl) as z:
+        members = [n for n in z.namelist() if Path(n).name.startswith(name) and not n.endswith("/")]
+        if not members:
+            raise SystemExit(f"{whl.name} holds no {name}*")
+        member = min(members, key=len)
+        out = out_dir / Path(member).name
+        if not out.exists():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_suffix(out.suffix + ".part")
+            tmp.write_bytes(z.read(member))
+            tmp.replace(out)
+    return out
