@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 from zeinspect.formats.html import page  # noqa: E402
 from zeinspect.judge.audit import audit  # noqa: E402
 from zeinspect.judge.ratchet import Ratchet  # noqa: E402
-from zeinspect.model import KernelReport, Shape, Source, Status  # noqa: E402
+from zeinspect.levers import Shape  # noqa: E402
+from zeinspect.model import KernelReport, Source, Status  # noqa: E402
 from zeinspect.toolchain.targets import DEFAULT_TARGETS, KNOWN_IPS  # noqa: E402
 
 

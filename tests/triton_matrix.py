@@ -23,7 +23,7 @@ FMA_TARGET = "arl-s"
 def kernel(case):
     from pathlib import Path
 
-    from zeinspect.probes.triton import TritonKernel
+    from zeinspect.triton.kernel import TritonKernel
 
     m, n, k, dtype, warps = case
     root = Path(__file__).resolve().parent.parent

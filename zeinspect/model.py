@@ -9,40 +9,23 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from .hardware import (  # noqa: F401 - the vocabulary's own names for the hardware facts
+    FAMILY_LABELS,
+    IP_FAMILIES,
+    SCRATCH_LIMIT_XE_HP,
+    SCRATCH_LIMIT_XE_LP,
+    family_label,
+    grf_bytes_for_ip,
+    ip_in_family_range,
+    ip_is_xe_hp_or_later,
+    is_ip,
+    parse_ip,
+    scratch_limit_for_ip,
+)
 
 SCHEMA = "zeinspect.report/1"
-
-# Per-thread scratch caps (NEO GfxCoreHelper::getMaxScratchSize): 2 MiB up to Xe-LP,
-# 256 KiB from Xe-HP on.  A zebin that asks for more is rejected at zeKernelCreate.
-SCRATCH_LIMIT_XE_LP = 2 * 1024 * 1024
-SCRATCH_LIMIT_XE_HP = 256 * 1024
-
-
-def parse_ip(ip: str) -> tuple[int, int, int]:
-    """'12.70.4' -> (12, 70, 4); raises ValueError on anything else."""
-    parts = ip.split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        raise ValueError(f"not an IP version: {ip!r}")
-    return int(parts[0]), int(parts[1]), int(parts[2])
-
-
-def is_ip(text: str) -> bool:
-    try:
-        parse_ip(text)
-    except ValueError:
-        return False
-    return True
-
-
-def ip_is_xe_hp_or_later(ip: str) -> bool:
-    """Xe-HP (12.50) and later: 256 KiB scratch cap, NEO's 'xehp_and_later' rules."""
-    major, minor, _ = parse_ip(ip)
-    return (major, minor) >= (12, 50)
-
-
-def scratch_limit_for_ip(ip: str) -> int:
-    return SCRATCH_LIMIT_XE_HP if ip_is_xe_hp_or_later(ip) else SCRATCH_LIMIT_XE_LP
-
 
 def slot_overflow(largest_scratch_slot: int | None, limit: int | None) -> str | None:
     """Why a zebin whose largest scratch slot is over the cap cannot run, or None.
@@ -67,41 +50,6 @@ def driver_build(version: int) -> int:
     return version & 0xFFFF
 
 
-def grf_bytes_for_ip(ip: str) -> int:
-    """Bytes per general register: 64 on Xe-HPC (12.60) and Xe2 and later, else 32."""
-    major, minor, _ = parse_ip(ip)
-    return 64 if (12, 60) <= (major, minor) < (12, 70) or major >= 20 else 32
-
-
-# The GPU families by IP range, ocloc's family names as keys: ((major, minor) lowest, highest).
-# The one table: target selection falls back on it when no installed compiler knows a family
-# name (Debian 12's ocloc predates `xe-lp`, `xe-lpg` and `xe2`), and reports group by it.
-IP_FAMILIES = {
-    "xe-lp": ((12, 0), (12, 10)), "gen12lp": ((12, 0), (12, 10)), "xe-hpg": ((12, 55), (12, 57)),
-    "xe-hpc": ((12, 60), (12, 61)), "xe-lpg": ((12, 70), (12, 71)), "xe-lpgplus": ((12, 74), (12, 74)),
-    "xe2": ((20, 0), (20, 255)), "xe2-hpg": ((20, 1), (20, 2)), "xe2-lpg": ((20, 4), (20, 4)),
-    "xe3": ((30, 0), (30, 255)),
-}
-# The generations a reader knows, in the order reports list them (Xe-LPG+ reads as Xe-LPG).
-FAMILY_LABELS = (("xe-lp", "Xe-LP"), ("xe-hpg", "Xe-HPG"), ("xe-hpc", "Xe-HPC"), ("xe-lpg", "Xe-LPG"),
-                 ("xe-lpgplus", "Xe-LPG"), ("xe2", "Xe2"), ("xe3", "Xe3"))
-
-
-def ip_in_family_range(ip: str, family: str) -> bool:
-    if family not in IP_FAMILIES or not is_ip(ip):
-        return False
-    major, minor, _ = parse_ip(ip)
-    low, high = IP_FAMILIES[family]
-    return low <= (major, minor) <= high
-
-
-def family_label(ip: str | None) -> str:
-    """`Xe-HPG` for 12.55.8; the IP itself outside every family, `?` when unknown."""
-    if not ip:
-        return "?"
-    return next((label for family, label in FAMILY_LABELS if ip_in_family_range(ip, family)), ip)
-
-
 @dataclass(frozen=True, order=True)
 class Target:
     """One AOT target: the name the user asked for and the IP version it compiles to."""
@@ -120,42 +68,44 @@ class Target:
         return grf_bytes_for_ip(self.ip)
 
 
-GRF_CHOICES = ("default", "128", "256", "auto")
-SUB_GROUP_CHOICES = (None, 0, 8, 16, 32)
+class GrfMode(enum.StrEnum):
+    """A register-file request, the one vocabulary of its meaning.  Module shapes and the
+    command line spell it by register count (`128`, `256`); Triton spells it in words
+    (`small`, `large`): `triton` and `from_triton` translate."""
 
-
-@dataclass(frozen=True, order=True)
-class Shape:
-    """How a kernel is built: register file mode and sub-group size.
-
-    `sub_group` None keeps whatever the module says; 0 removes a required size (the
-    compiler's choice); 8/16/32 require that size.
-    """
-
-    grf: str = "default"
-    """default | 128 | 256 | auto"""
-    sub_group: int | None = None
-
-    def __post_init__(self):
-        if self.grf not in GRF_CHOICES:
-            raise ValueError(f"register file must be one of {', '.join(GRF_CHOICES)}, not {self.grf!r}")
-        if self.sub_group not in SUB_GROUP_CHOICES:
-            raise ValueError(f"sub-group size must be 8, 16, 32 or 0 (compiler's choice), not {self.sub_group!r}")
-
-    def to_json(self) -> dict:
-        return {"grf": self.grf, "sub_group": self.sub_group}
-
-    def describe(self) -> str:
-        sg = {None: "sub-group as written", 0: "compiler's choice"}.get(self.sub_group, f"sub-group {self.sub_group}")
-        grf = {"default": "default registers", "auto": "automatic register file"}.get(self.grf, f"{self.grf} registers")
-        return f"{sg}, {grf}"
+    DEFAULT = "default"
+    SMALL = "128"
+    LARGE = "256"
+    AUTO = "auto"
 
     @property
-    def is_default(self) -> bool:
-        return self == DEFAULT_SHAPE
+    def triton(self) -> str:
+        return _TRITON_GRF[self]
+
+    @classmethod
+    def from_triton(cls, word: str) -> GrfMode:
+        for mode, spelled in _TRITON_GRF.items():
+            if spelled == word:
+                return mode
+        raise ValueError(f"register file mode must be one of {', '.join(_TRITON_GRF.values())}, not {word!r}")
+
+    def describe(self) -> str:
+        return {"default": "default registers", "auto": "automatic register file"}.get(self.value,
+                                                                                        f"{self.value} registers")
 
 
-DEFAULT_SHAPE = Shape()
+_TRITON_GRF = {GrfMode.DEFAULT: "default", GrfMode.SMALL: "small", GrfMode.LARGE: "large", GrfMode.AUTO: "auto"}
+
+WHOLE_MODULE = "*"
+"""The kernel name of a report about a whole module that failed before it named its kernels."""
+
+
+class ShapeLike(Protocol):
+    """How a kernel was built (levers.Shape, zeinspect.triton's TritonShape): what a report keeps."""
+
+    def to_json(self) -> dict: ...
+
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -276,7 +226,7 @@ class KernelReport:
     target: str
     ip: str | None
     compiler: str | None
-    shape: Shape
+    shape: ShapeLike
     status: Status
     source: Source
     simd: int | None = None
@@ -310,7 +260,8 @@ class KernelReport:
     unchecked_requirements: tuple[str, ...] = ()
     """Device requirements zeinspect cannot decide offline: assumed met, and said so."""
     extra: dict | None = field(default=None, compare=False, hash=False)
-    """Probe-specific data (runtime identity, ...), printed in JSON under `extra`."""
+    """Probe-specific parts (the runtime's identity, zeinspect.triton's TritonPart), printed in
+    JSON under `extra`; read through the probe's own accessor, never by key path."""
 
     @property
     def scratch_bytes(self) -> int | None:
@@ -388,5 +339,6 @@ class KernelReport:
             "missing_aspects": [r.removeprefix("aspect ") for r in self.unmet_requirements if r.startswith("aspect ")],
         }
         if self.extra:
-            out["extra"] = self.extra
+            # A probe's typed part (zeinspect.triton's TritonPart) writes its own JSON.
+            out["extra"] = {k: v.to_json() if hasattr(v, "to_json") else v for k, v in self.extra.items()}
         return out

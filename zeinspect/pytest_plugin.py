@@ -21,6 +21,8 @@ import os
 
 import pytest
 
+from . import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
+
 _OPTIONS: dict = {}
 
 
@@ -39,7 +41,7 @@ def pytest_configure(config):
 
 
 def _request(paths, *, targets=None, ratchet=None, options="", logs=(), strict=False):
-    from .judge.run import AuditRequest
+    from .app.audit import AuditRequest
 
     chosen_targets = _OPTIONS.get("targets") or targets
     if isinstance(chosen_targets, str):
@@ -52,8 +54,8 @@ def _request(paths, *, targets=None, ratchet=None, options="", logs=(), strict=F
 
 def _run(request):
     """(AuditRun, None) or (None, reason to skip)."""
+    from .app.audit import run
     from .errors import ToolchainError
-    from .judge.run import run
 
     try:
         return run(request), None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zeinspect.model import Compiler, KernelFigures, KernelReport, Shape, Source, Status
+from zeinspect.levers import Shape
+from zeinspect.model import Compiler, KernelFigures, KernelReport, Source, Status
 from zeinspect.probes.executor import Compiled, Job
 from zeinspect.probes.results import CompileStats
 

@@ -12,9 +12,12 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "zeinspect"
 
-# Bottom to top.  Modules directly in the package (model, errors, names, fileio, cache,
-# paths) are the vocabulary and the plumbing every layer may use: layer 0.
-LAYERS = ("inputs", "toolchain", "levers", "probes", "judge", "formats", ("cli", "pytest_plugin", "__main__", "triton"))
+# Bottom to top.  Modules directly in the package (model, hardware, errors, names, pairs,
+# fileio, cache, paths) are the vocabulary and the plumbing every layer may use: layer 0.
+# zeinspect.triton is the optional Triton package: above everything it uses, and nothing of
+# the core may import it (only the front-ends do).
+LAYERS = ("inputs", "toolchain", "levers", "probes", "judge", "app", "formats", "triton",
+          ("cli", "pytest_plugin", "__main__"))
 
 
 def layer_of(module: str) -> int:
@@ -74,6 +77,7 @@ def test_the_check_sees_an_upward_import(tmp_path):
 
 
 @pytest.mark.parametrize("module, rank", [("zeinspect.model", 0), ("zeinspect.fileio", 0), ("zeinspect.inputs.zebin", 1),
-                                          ("zeinspect.levers.sub_group", 3), ("zeinspect.cli", 7)])
+                                          ("zeinspect.levers.sub_group", 3), ("zeinspect.app.audit", 6),
+                                          ("zeinspect.triton.loader", 8), ("zeinspect.cli.gate", 9)])
 def test_layer_ranks(module, rank):
     assert layer_of(module) == rank

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
 from ..judge.audit import AuditResult
-from ..model import SCHEMA, Verdict
+from ..model import SCHEMA, Compiler, Verdict
 from .common import safe
 
 _ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
@@ -60,13 +61,13 @@ def verdict_json(j, strict: bool) -> dict:
             "report": j.report.to_json() if j.report else None}
 
 
-def write_document(result: AuditResult, compilers, write, *, strict: bool, stats: dict | None = None, notes=(),
-                   incidents=()) -> None:
+def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
+                    notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> Iterator[str]:
     """`document`, streamed one verdict at a time."""
-    from .json import write_streamed
+    from .json import streamed
 
     head = document(result, compilers, strict=strict, stats=stats, notes=notes, incidents=incidents, verdicts=False)
-    write_streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements), write)
+    return streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements))
 
 
 def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None = None, notes=(), incidents=(),

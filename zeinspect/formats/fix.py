@@ -15,7 +15,7 @@ def text(result: FixResult, triton_records: dict) -> str:
     for d in result.decisions:
         out.append(f"{safe(d.search.input)}:{safe(d.kernel)}: {d.shape.describe()}: {_state(d.cleans)}")
         out.append(f"  why: {d.search.why()}")
-        out.append(f"  SYCL: {sycl_spelling(d.shape, d.search.written_sub_group)}")
+        out.append(f"  SYCL: {sycl_spelling(d.shape, d.search.written)}")
         eq = d.equivalence
         if eq is not None and eq.ran:
             same = ("same results" + (" (bitwise)" if eq.bitwise else f" (max difference {eq.max_abs_diff:g})")
@@ -40,7 +40,7 @@ def text(result: FixResult, triton_records: dict) -> str:
 def document(result: FixResult, triton_records: dict) -> dict:
     return {
         "decisions": [{"input": d.search.input, "kernel": d.kernel, "shape": d.shape.to_json(), "cleans": d.cleans,
-                       "why": d.search.why(), "sycl": sycl_spelling(d.shape, d.search.written_sub_group),
+                       "why": d.search.why(), "sycl": sycl_spelling(d.shape, d.search.written),
                        "same_results": d.equivalence.to_json() if d.equivalence is not None else None,
                        "results": {t: r.to_json() for t, r in d.verified.items()}}
                       for d in result.decisions],

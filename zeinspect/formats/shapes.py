@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..judge.shapes import Cell, Row, Search
+from ..judge.shapes import Cell, CellState, Row, Search
 from ..model import family_label
 from .common import safe
 
@@ -13,9 +13,9 @@ COLUMNS = ("shape", "targets that spill or use private memory (bytes per thread)
 def _row_cells(row: Row) -> list[str]:
     if row.changes_semantics:
         return ["(skipped: changes semantics)", "", ""]
-    failed = [c.target for c in row.cells if c.state == "failed"]
-    na = [c.target for c in row.cells if c.state == "n/a"]
-    ignored = [c.target for c in row.cells if c.state == "ignored"]
+    failed = [c.target for c in row.cells if c.state is CellState.FAILED]
+    na = [c.target for c in row.cells if c.state is CellState.NOT_AVAILABLE]
+    ignored = [c.target for c in row.cells if c.state is CellState.IGNORED]
     scratch = describe_cells(row.scratch_targets) if row.scratch_targets else "none"
     other = "; ".join(x for x in (f"not available: {compress_names(na)}" if na else "",
                                   f"ignored: {compress_names(ignored)}" if ignored else "") if x)
@@ -49,7 +49,7 @@ def document(searches: list[Search]) -> dict:
             "shape": row.shape.to_json(), "as_written": row.as_written, "changes_semantics": row.changes_semantics,
             "builds_everywhere": row.builds_everywhere, "targets_with_scratch": [c.target for c in row.scratch_targets],
             "total_scratch_bytes": row.total_scratch,
-            "cells": [{"target": c.target, "state": c.state, "why": c.why, "scratch_bytes": c.scratch,
+            "cells": [{"target": c.target, "state": c.state.value, "why": c.why, "scratch_bytes": c.scratch,
                        "report": c.report.to_json() if c.report else None} for c in row.cells],
         }
 

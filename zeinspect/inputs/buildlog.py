@@ -15,6 +15,7 @@ Lines of an ocloc fat build that carry no prefix belong to the device named by t
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
@@ -58,10 +59,20 @@ _SOURCE_ERROR = re.compile(r"^(?:\S*:)?\d+:\d+:\s+(?:fatal\s+)?error:\s")  # fro
 _BUILD_FAILED = re.compile(r"^Build failed with error code:\s*(?P<code>-?\d+)")
 
 
+class LogEventKind(enum.StrEnum):
+    SPILL = "spill"
+    SPILL_UNKNOWN = "spill_unknown"
+    """A line that speaks of a spill without a figure."""
+    SCRATCH_OVERFLOW = "scratch_overflow"
+    ERROR = "error"
+    BUILD_FAILED = "build_failed"
+    BUILD_SUCCEEDED = "build_succeeded"
+    RETRY = "retry"
+
+
 @dataclass(frozen=True)
 class LogEvent:
-    kind: str
-    """spill | spill_unknown | scratch_overflow | error | build_failed | build_succeeded | retry"""
+    kind: LogEventKind
     line: str
     lineno: int
     target: str | None = None
@@ -97,7 +108,8 @@ def parse_log(text: str) -> list[LogEvent]:
         event = _classify(body, line, lineno, target)
         if event is None:
             continue
-        if event.kind in ("build_succeeded", "build_failed") and event.target is not None and target is None:
+        if event.kind in (LogEventKind.BUILD_SUCCEEDED, LogEventKind.BUILD_FAILED) and event.target is not None \
+                and target is None:
             for i in pending:
                 events[i] = _with_target(events[i], event.target)
             pending.clear()
@@ -116,37 +128,37 @@ def _with_target(event: LogEvent, target: str) -> LogEvent:
 def _classify(body: str, line: str, lineno: int, target: str | None) -> LogEvent | None:
     m = _SPILL.match(body)
     if m:
-        return LogEvent("spill", line, lineno, target, _kernel(m), int(m["simd"]), int(m["regs"]), int(m["spilled"]))
+        return LogEvent(LogEventKind.SPILL, line, lineno, target, _kernel(m), int(m["simd"]), int(m["regs"]), int(m["spilled"]))
     m = _VC_SPILL.match(body)
     if m:
-        return LogEvent("spill", line, lineno, target, _kernel(m), spill_bytes=int(m["bytes"]))
+        return LogEvent(LogEventKind.SPILL, line, lineno, target, _kernel(m), spill_bytes=int(m["bytes"]))
     m = _PTSS_NEW.match(body) or _PTSS_OLD.match(body)
     if m:
-        return LogEvent("scratch_overflow", line, lineno, target, _kernel(m),
+        return LogEvent(LogEventKind.SCRATCH_OVERFLOW, line, lineno, target, _kernel(m),
                         needed_bytes=int(m["needed"]), limit_bytes=int(m["limit"]))
     m = _BUILD_FOR.match(body)
     if m:
-        kind = "build_succeeded" if m["verdict"] == "succeeded" else "build_failed"
+        kind = LogEventKind.BUILD_SUCCEEDED if m["verdict"] == "succeeded" else LogEventKind.BUILD_FAILED
         code = int(m["code"]) if m["code"] else None
         return LogEvent(kind, line, lineno, target or m["device"], code=code)
     m = _BUILD_FAILED.match(body)
     if m:
-        return LogEvent("build_failed", line, lineno, target, code=int(m["code"]))
+        return LogEvent(LogEventKind.BUILD_FAILED, line, lineno, target, code=int(m["code"]))
     if body == "Build succeeded.":
-        return LogEvent("build_succeeded", line, lineno, target)
+        return LogEvent(LogEventKind.BUILD_SUCCEEDED, line, lineno, target)
     if "[RetryManager]" in body:
         k = _KERNEL_ANY.search(body)
-        return LogEvent("retry", line, lineno, target, _kernel(k) if k else None)
+        return LogEvent(LogEventKind.RETRY, line, lineno, target, _kernel(k) if k else None)
     if _DROP_SIMD.search(body):
         k = _KERNEL_ANY.search(body)
-        return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
+        return LogEvent(LogEventKind.SPILL_UNKNOWN, line, lineno, target, _kernel(k) if k else None)
     if body.startswith(("error:", "Error:", "fatal error:")) or _SOURCE_ERROR.match(body):
         k = _KERNEL_ANY.search(body)
-        return LogEvent("error", line, lineno, target, _kernel(k) if k else None)
+        return LogEvent(LogEventKind.ERROR, line, lineno, target, _kernel(k) if k else None)
     if body.startswith("warning:") and _SPILL_NO_FIGURE.search(body):
         # A spill warning in a form we do not know the figures of: still a finding.
         k = _KERNEL_ANY.search(body)
-        return LogEvent("spill_unknown", line, lineno, target, _kernel(k) if k else None)
+        return LogEvent(LogEventKind.SPILL_UNKNOWN, line, lineno, target, _kernel(k) if k else None)
     return None
 
 

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 
 from ..errors import FormatError
+from ..hardware import PRODUCT_FAMILIES
 from ..model import KernelFigures, ip_is_xe_hp_or_later
 from .zeinfo import derive_kernels, load_yaml_strictly
 
@@ -27,25 +28,6 @@ NOTE_PRODUCT_FAMILY = 1
 NOTE_GFXCORE_FAMILY = 2
 NOTE_ZEBIN_VERSION = 4
 NOTE_PRODUCT_CONFIG = 6
-
-# PRODUCT_FAMILY values seen in .note.intelgt.compat (checked against ocloc output):
-# family -> (label, IP when the family has exactly one, Xe-HP or later?)
-PRODUCT_FAMILIES = {
-    29: ("tgllp", "12.0.0", False),
-    30: ("rkl", "12.1.0", False),
-    31: ("adl-s", "12.2.0", False),
-    32: ("adl-p", "12.3.0", False),
-    33: ("adl-n", "12.4.0", False),
-    1210: ("dg1", "12.10.0", False),
-    1270: ("dg2", None, True),
-    1271: ("pvc", None, True),
-    1272: ("mtl", None, True),
-    1273: ("arl-h", "12.74.4", True),
-    1274: ("bmg", None, True),
-    1275: ("lnl-m", "20.4.4", True),
-    1300: ("ptl", None, True),
-}
-
 
 def ip_from_product_config(value: int) -> str:
     """Decode NOTE_PRODUCT_CONFIG: revision:6 | reserved:8 | release:8 | architecture:10."""

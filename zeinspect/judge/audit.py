@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import names
-from ..model import Compiler, KernelReport, Status, Verdict, grf_bytes_for_ip
+from ..model import WHOLE_MODULE, Compiler, KernelReport, Status, Verdict, grf_bytes_for_ip
 from .ratchet import Entry, Ratchet, find_entry, kernel_matches
 
 
@@ -163,7 +163,7 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
                 Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes; the kernels "
                 f"it matches use at most {most_private} and {most_spill}: tighten it to "
                 f"`{most_private} {most_spill}`", None, entry))
-    kernels = {(r.input, r.kernel) for r in reports if r.kernel != "*"}
+    kernels = {(r.input, r.kernel) for r in reports if r.kernel != WHOLE_MODULE}
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})
     result.not_applicable = sum(1 for r in reports if not r.applicable)

@@ -12,11 +12,13 @@ from pathlib import Path
 from ..fileio import atomic_write
 from ..inputs import Input
 from ..inputs.kinds import InputKind
-from ..levers import MODULE_LEVERS
-from ..levers.base import spell
-from ..levers.register_file import grf_spelling
-from ..model import Shape, Status
+from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
+from ..levers.base import ShapeBase, spell
+from ..levers.spirv_rewrite import rewrite_module
+from ..model import Status
 from ..probes.aot import AotConfig, probe
+from ..probes.results import Progress
+from ..probes.session import Session
 from ..toolchain.targets import TargetPlan
 from .equivalence import Equivalence
 from .shapes import Search, search
@@ -26,7 +28,7 @@ from .shapes_file import SCHEMA, dump
 @dataclass
 class Decision:
     search: Search
-    shape: Shape
+    shape: ShapeBase
     verified: dict = field(default_factory=dict)
     """target -> report of the module compiled in its chosen shapes."""
     equivalence: Equivalence | None = None
@@ -41,9 +43,9 @@ class Decision:
         return bool(self.verified) and all(r.status is Status.OK and not r.uses_scratch for r in self.verified.values())
 
 
-def sycl_spelling(shape: Shape, written: int | None) -> str:
+def sycl_spelling(shape: ShapeBase, written: ShapeBase) -> str:
     """How a SYCL author writes the decision in source, lever by lever."""
-    return " with ".join(spell(MODULE_LEVERS, shape, Shape(sub_group=written)))
+    return " with ".join(spell(MODULE_LEVERS, shape, written))
 
 
 @dataclass
@@ -53,8 +55,8 @@ class FixResult:
     """Kernels that use no scratch memory as written."""
 
 
-def scratch_users(inp: Input, config: AotConfig, plan: TargetPlan, compilers) -> tuple[list[str], list[str]]:
-    got = probe([inp], replace(config, shape=Shape()), compilers=compilers, plan=plan)
+def scratch_users(inp: Input, config: AotConfig, session: Session, plan: TargetPlan) -> tuple[list[str], list[str]]:
+    got = probe([inp], replace(config, shape=Shape()), session, plan=plan)
     names = []
     for r in got.reports:
         if r.kernel not in names:
@@ -64,53 +66,51 @@ def scratch_users(inp: Input, config: AotConfig, plan: TargetPlan, compilers) ->
     return users, [n for n in names if n not in users]
 
 
-def fix(inputs: list[Input], config: AotConfig, plan: TargetPlan, compilers, *, allow_subgroup_change: bool = False,
-        progress=None) -> FixResult:
+def fix(inputs: list[Input], config: AotConfig, session: Session, plan: TargetPlan, *,
+        allow_subgroup_change: bool = False, progress: Progress | None = None) -> FixResult:
     result = FixResult()
     for inp in inputs:
         if not inp.compilable:
             continue
-        users, clean = scratch_users(inp, config, plan, compilers)
+        users, clean = scratch_users(inp, config, session, plan)
         result.untouched += [f"{inp.path}:{k}" for k in clean]
         for kernel in users:
-            s = search(inp, kernel, config, plan, compilers, allow_subgroup_change=allow_subgroup_change,
+            s = search(inp, kernel, config, session, plan, allow_subgroup_change=allow_subgroup_change,
                        progress=progress)
             winner = s.winner
-            shape = winner.shape if winner is not None else Shape(sub_group=s.written_sub_group or 0)
+            shape = winner.shape if winner is not None else s.written
             result.decisions.append(Decision(search=s, shape=shape))
-    _verify(result, config)
-    _check_results(result, config, plan)
+    _verify(result, config, session)
+    _check_results(result, config, session, plan)
     return result
 
 
-def _check_results(result: FixResult, config: AotConfig, plan: TargetPlan) -> None:
+def _check_results(result: FixResult, config: AotConfig, session: Session, plan: TargetPlan) -> None:
     """Run original and remedied kernels where a device accepts them; never claim without a run."""
-    from ..cache import BuildCache
     from ..inputs import read_input
-    from ..levers.sub_group import rewrite_module
-    from ..paths import build_cache_dir
     from ..toolchain.front_end import to_spirv
     from .equivalence import compare, launches
 
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    cache = session.cache
     ip = plan.ips[0]
     compiler = plan.compiler_for_ip[ip]
     for d in result.decisions:
         inp = read_input(d.search.input)
         described = launches(inp.data.decode("utf-8", "replace")) if inp.kind == InputKind.OPENCL else {}
-        if d.shape.sub_group is None or d.shape.sub_group == (d.search.written_sub_group or 0):
+        rewrites = module_rewrites(d.kernel, d.shape, d.search.written)
+        if not rewrites:
             d.equivalence = Equivalence(False, "nothing to run: the remedied module is the original "
                                         "(only build options change)")
         elif d.kernel not in described:
             d.equivalence = Equivalence(False, "not executable here: the kernel has no launch description")
         else:
             original = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path))
-            remedied, _ = rewrite_module(inp, ((d.kernel, d.shape.sub_group),), compiler, ip, cache, config.timeout,
-                                          config.options_for(inp.path))
+            remedied, _ = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, ip, cache, config.timeout,
+                                         config.options_for(inp.path))
             d.equivalence = compare(original, remedied, described[d.kernel])
 
 
-def _verify(result: FixResult, config: AotConfig) -> None:
+def _verify(result: FixResult, config: AotConfig, session: Session) -> None:
     """Compile each module with all its decisions at once, as the audit will, and keep the figures."""
     import tempfile
 
@@ -124,7 +124,7 @@ def _verify(result: FixResult, config: AotConfig) -> None:
     with tempfile.TemporaryDirectory(prefix="zeinspect-fix-") as tmp:
         path = Path(tmp) / "shapes.yaml"
         path.write_text(dump(_document(result, artefacts=None)))
-        got = collect_in_chosen_shapes(list(by_module), config, str(path), explicit_targets=True)
+        got = collect_in_chosen_shapes(list(by_module), config, session, str(path), explicit_targets=True)
     for d in result.decisions:
         d.verified = {r.target: r for r in got.reports if r.input == d.search.input and r.kernel == d.kernel}
 
@@ -144,7 +144,7 @@ def _document(result: FixResult, artefacts: dict | None) -> dict:
             "shape": d.shape.to_json(),
             "written_sub_group": d.search.written_sub_group,
             "cleans": d.cleans,
-            "sycl": sycl_spelling(d.shape, d.search.written_sub_group),
+            "sycl": sycl_spelling(d.shape, d.search.written),
             "why": d.search.why(),
             "compilers": list(d.search.compiler_ids),
         }
@@ -158,54 +158,34 @@ def _document(result: FixResult, artefacts: dict | None) -> dict:
     return {"schema": SCHEMA, "generated": datetime.date.today().isoformat(), "modules": modules}
 
 
-def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: AotConfig | None, *,
-          triton: dict | None = None) -> list[str]:
+def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: AotConfig | None,
+          session: Session | None, *, triton: dict | None = None) -> list[str]:
     """Write the decisions and, per module, the remedied SPIR-V next to them; returns what was written."""
-    from ..cache import BuildCache
     from ..inputs import read_input
-    from ..levers.sub_group import rewrite_module
-    from ..paths import build_cache_dir
 
     out_dir = Path(shapes_path).parent
     art_dir = out_dir / "remedied"
     written = []
     artefacts = {}
-    cache = BuildCache(build_cache_dir() if config is None or config.use_cache else None)
-    first_ip = plan.ips[0] if plan else None
-    compiler = plan.compiler_for_ip[first_ip] if plan else None
     by_module: dict[str, list[Decision]] = {}
     for d in result.decisions:
         by_module.setdefault(d.search.input, []).append(d)
     for module, decisions in by_module.items():
-        # Decisions come from modules compiled for a plan with a configuration.
-        assert plan is not None and config is not None and compiler is not None and first_ip is not None
+        # Decisions come from modules compiled for a plan with a configuration, in a session.
+        assert plan is not None and config is not None and session is not None
+        first_ip = plan.ips[0]
+        compiler = plan.compiler_for_ip[first_ip]
         inp = read_input(module)
-        rewrites = tuple((d.kernel, d.shape.sub_group) for d in decisions
-                         if d.shape.sub_group is not None and d.shape.sub_group != (d.search.written_sub_group or 0))
+        rewrites = tuple(rw for d in decisions for rw in module_rewrites(d.kernel, d.shape, d.search.written))
         info: dict = {}
         if rewrites:
-            data, _ = rewrite_module(inp, rewrites, compiler, first_ip, cache, config.timeout,
+            data, _ = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, first_ip, session.cache, config.timeout,
                                      config.options_for(inp.path))
             name = Path(module).with_suffix(".spv").name
             atomic_write(art_dir / name, data)
             written.append(str(art_dir / name))
             info["artefact"] = os.path.relpath(art_dir / name, out_dir)
-        grfs = sorted({d.shape.grf for d in decisions})
-        options = {}
-        for c in {plan.compiler_for_ip[ip] for ip in plan.ips}:
-            spelled = []
-            for grf in grfs:
-                try:
-                    s = grf_spelling(c, grf)
-                except Exception:  # noqa: BLE001 - a compiler without the mode gets a note instead
-                    spelled.append(f"(no spelling for {grf} registers)")
-                    continue
-                text = " ".join(x for x in (s.options, f"-internal_options {s.internal_options}"
-                                            if s.internal_options else "") if x)
-                spelled.append(text)
-            options[c.id] = " ".join(x for x in spelled if x) if len(grfs) == 1 else \
-                "kernels need different register files: compile the module once per choice"
-        info["build_options"] = options
+        info["build_options"] = _build_options(decisions, plan)
         artefacts[module] = info
     document = _document(result, artefacts)
     if triton:
@@ -213,3 +193,25 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: 
     atomic_write(Path(shapes_path), dump(document).encode())
     written.append(shapes_path)
     return written
+
+
+def _build_options(decisions: list[Decision], plan: TargetPlan) -> dict[str, str]:
+    """Per compiler, the build options the module's decisions need (the build-option levers')."""
+    levers = [lv for lv in MODULE_LEVERS.of(How.BUILD_OPTION) if lv.build_options is not None]
+    choices = sorted({tuple(getattr(d.shape, lv.name) for lv in levers) for d in decisions})
+    options = {}
+    for c in {plan.compiler_for_ip[ip] for ip in plan.ips}:
+        if len(choices) != 1:
+            options[c.id] = "kernels need different build options: compile the module once per choice"
+            continue
+        spelled = []
+        for lv, value in zip(levers, choices[0]):
+            try:
+                s = lv.build_options(c, value)  # type: ignore[misc]
+            except Exception:  # noqa: BLE001 - a compiler without the setting gets a note instead
+                spelled.append(f"(no spelling for {lv.describe(value)})")
+                continue
+            spelled.append(" ".join(x for x in (s.options, f"-internal_options {s.internal_options}"
+                                                if s.internal_options else "") if x))
+        options[c.id] = " ".join(x for x in spelled if x)
+    return options

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import FormatError, InputError, UsageError
 from ..inputs.zeinfo import load_yaml_strictly
-from ..probes.triton import TritonKernel, parse_pairs
+from ..pairs import parse_pairs
 
 KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton",
         "scheduler"}
@@ -127,10 +127,27 @@ def parse(text: bytes, path: str) -> GateConfig:
 
 
 @dataclass(frozen=True)
+class TritonKernelSpec:
+    """A Triton kernel as the configuration names it (zeinspect.triton makes it a request)."""
+
+    file: str
+    kernel: str
+    signature: dict
+    constexprs: dict
+    num_warps: int = 4
+    threads_per_warp: int = 32
+    grf_mode: str = "default"
+
+    @property
+    def label(self) -> str:
+        return f"{self.file}:{self.kernel}"
+
+
+@dataclass(frozen=True)
 class TritonEntry:
     """One Triton kernel a gate configuration audits: what to compile, and how to judge it."""
 
-    kernel: TritonKernel
+    kernel: TritonKernelSpec
     stage: bool = False
     """Audit it after the SLM staging pass."""
     autotune: bool = False
@@ -170,7 +187,7 @@ def _triton_entries(raw, base: Path, path: str) -> list[TritonEntry]:
             if key in entry and not isinstance(entry[key], bool):
                 raise InputError(f"{where}: '{key}' must be true or false", path=path)
         targets = entry.get("targets")
-        kernel = TritonKernel(file=_rel(base, file), kernel=name,
+        kernel = TritonKernelSpec(file=_rel(base, file), kernel=name,
                               signature=_pairs(str(entry.get("signature", "")), "signature", where, path),
                               constexprs=_pairs(str(entry.get("constexprs", "")), "constexprs", where, path),
                               num_warps=entry.get("num_warps", 4), threads_per_warp=entry.get("threads_per_warp", 32),

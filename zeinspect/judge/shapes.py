@@ -17,17 +17,32 @@ Choosing, in this order (README "How zeinspect chooses a shape"):
 
 from __future__ import annotations
 
-import re
+import enum
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..inputs import Input
-from ..levers import MODULE_LEVERS
-from ..levers.base import grid, ignored, rank
-from ..model import KernelReport, Shape, Status
+from ..levers import MODULE_LEVERS, Shape, module_rewrites, written_shape
+from ..levers.base import LeverRegistry, ShapeBase, grid, ignored, rank, unsupported
+from ..model import WHOLE_MODULE, KernelReport, Status
 from ..probes.aot import AotConfig, probe
+from ..probes.results import Progress
+from ..probes.session import Session
 from ..toolchain.targets import TargetPlan
 
-_UNSUPPORTED_SIZE = re.compile(r"required subgroup size \d+, which is unsupported on this platform")
+
+class CellState(enum.StrEnum):
+    """What one shape did on one target."""
+
+    CLEAN = "clean"
+    SCRATCH = "scratch"
+    FAILED = "failed"
+    NOT_AVAILABLE = "n/a"
+    """The compiler refused the setting (Xe2 has no sub-group size 8), or has no spelling for it."""
+    IGNORED = "ignored"
+    """Built without honouring the setting (Xe-LP has no 256-register mode)."""
+    SKIPPED = "skipped"
+    """Not tried: it could change what the kernel computes."""
 
 
 @dataclass(frozen=True)
@@ -35,8 +50,7 @@ class Cell:
     """One shape on one target."""
 
     target: str
-    state: str
-    """clean | scratch | failed | n/a | ignored | skipped"""
+    state: CellState
     report: KernelReport | None = None
     why: str = ""
 
@@ -49,24 +63,25 @@ class Cell:
 
 @dataclass
 class Row:
-    shape: Shape
+    shape: Any
+    """A ShapeBase of `levers`."""
     cells: list[Cell] = field(default_factory=list)
     changes_semantics: bool = False
     as_written: bool = False
 
     @property
     def builds_everywhere(self) -> bool:
-        return all(c.state in ("clean", "scratch", "ignored") for c in self.cells)
+        return all(c.state in (CellState.CLEAN, CellState.SCRATCH, CellState.IGNORED) for c in self.cells)
 
     @property
     def scratch_targets(self) -> list[Cell]:
-        return [c for c in self.cells if c.state == "scratch" or (c.state == "ignored" and c.scratch)]
+        return [c for c in self.cells if c.state is CellState.SCRATCH or (c.state is CellState.IGNORED and c.scratch)]
 
     @property
     def total_scratch(self) -> int:
-        return sum(c.scratch for c in self.cells if c.state in ("scratch", "ignored"))
+        return sum(c.scratch for c in self.cells if c.state in (CellState.SCRATCH, CellState.IGNORED))
 
-    levers: tuple = field(default=MODULE_LEVERS, repr=False)
+    levers: LeverRegistry = field(default=MODULE_LEVERS, repr=False)
     written: object = None
     """The shape the kernel is written in (what each lever's cost is measured from)."""
 
@@ -82,10 +97,16 @@ class Row:
 class Search:
     input: str
     kernel: str
-    written_sub_group: int | None
+    written: ShapeBase
+    """The shape the kernel is written in (each lever's written value)."""
     depends: list[str]
     rows: list[Row] = field(default_factory=list)
     compiler_ids: list[str] = field(default_factory=list)
+
+    @property
+    def written_sub_group(self) -> int | None:
+        """The required sub-group size as written (None: none)."""
+        return getattr(self.written, "sub_group", None) or None
 
     @property
     def candidates(self) -> list[Row]:
@@ -117,7 +138,8 @@ class Search:
         r = self.runner_up
         if r is not None:
             if not r.builds_everywhere:
-                cost = f"does not build on {', '.join(c.target for c in r.cells if c.state in ('failed', 'n/a'))}"
+                cost = ("does not build on " + ", ".join(
+                    c.target for c in r.cells if c.state in (CellState.FAILED, CellState.NOT_AVAILABLE)))
             elif len(r.scratch_targets) != len(w.scratch_targets):
                 cost = f"leaves scratch on {len(r.scratch_targets)} target(s)"
             elif r.total_scratch != w.total_scratch:
@@ -128,63 +150,57 @@ class Search:
         return " ".join(parts[:2]) + "".join(parts[2:])
 
 
-def _cell(target: str, report: KernelReport | None, shape, levers: tuple = MODULE_LEVERS) -> Cell:
+def _cell(target: str, report: KernelReport | None, shape: Any, levers: LeverRegistry = MODULE_LEVERS) -> Cell:
     if report is None:
-        return Cell(target, "failed", None, "no report")
+        return Cell(target, CellState.FAILED, None, "no report")
     if report.status is not Status.OK:
-        text = (report.reason or "") + " " + " ".join(report.log)
-        if _UNSUPPORTED_SIZE.search(text):
-            return Cell(target, "n/a", report, f"sub-group size {shape.sub_group} is not supported here")
-        return Cell(target, "failed", report, report.reason or report.status.value)
+        refused = unsupported(levers, shape, report)
+        if refused is not None:
+            return Cell(target, CellState.NOT_AVAILABLE, report, refused)
+        return Cell(target, CellState.FAILED, report, report.reason or report.status.value)
     why = ignored(levers, shape, report)
     if why is not None:
-        return Cell(target, "ignored", report, why)
-    return Cell(target, "scratch" if report.uses_scratch else "clean", report)
+        return Cell(target, CellState.IGNORED, report, why)
+    return Cell(target, CellState.SCRATCH if report.uses_scratch else CellState.CLEAN, report)
 
 
-def search(inp: Input, kernel: str, base: AotConfig, plan: TargetPlan, compilers, *, allow_subgroup_change=False,
-           progress=None) -> Search:
+def search(inp: Input, kernel: str, base: AotConfig, session: Session, plan: TargetPlan, *,
+           allow_subgroup_change: bool = False, progress: Progress | None = None) -> Search:
     """Compile every shape of `kernel` for every planned target (through the cache)."""
-    from ..cache import BuildCache
     from ..errors import UsageError
     from ..inputs.spirv import read_module
     from ..levers.sub_group import depends_on_sub_group
-    from ..paths import build_cache_dir
     from ..toolchain.front_end import to_spirv
 
     first_ip = plan.ips[0]
     compiler = plan.compiler_for_ip[first_ip]
-    cache = BuildCache(build_cache_dir() if base.use_cache else None)
-    spirv = to_spirv(inp, compiler, first_ip, cache, base.timeout, base.options_for(inp.path))
+    spirv = to_spirv(inp, compiler, first_ip, session.cache, base.timeout, base.options_for(inp.path))
     module = read_module(spirv, inp.path)
     fid = next((f for f, name in module.entry_points() if name == kernel), None)
     if fid is None:
         raise UsageError(f"no kernel {kernel!r} in {inp.path}")
-    written = module.required_sub_group_size(fid)
-    result = Search(input=inp.path, kernel=kernel, written_sub_group=written,
-                    depends=depends_on_sub_group(spirv, kernel))
-    as_written = Shape(sub_group=written or 0)
+    as_written = written_shape(module, fid)
+    result = Search(input=inp.path, kernel=kernel, written=as_written, depends=depends_on_sub_group(spirv, kernel))
     shapes = grid(MODULE_LEVERS, Shape, as_written)
     for n, shape in enumerate(shapes):
-        changes = shape.sub_group != as_written.sub_group
         risky = any(lv.changes_semantics and getattr(shape, lv.name) != getattr(as_written, lv.name)
                     for lv in MODULE_LEVERS)
         row = Row(shape=shape, changes_semantics=risky and bool(result.depends) and not allow_subgroup_change,
                   as_written=shape == as_written, written=as_written)
         if row.changes_semantics:
-            row.cells = [Cell(t.name, "skipped", None, "changes semantics") for t in plan.targets]
+            row.cells = [Cell(t.name, CellState.SKIPPED, None, "changes semantics") for t in plan.targets]
             result.rows.append(row)
             continue
-        config = replace(base, shape=shape, kernels=(kernel,), rewrites=((kernel, shape.sub_group),) if changes else ())
+        config = replace(base, shape=shape, kernels=(kernel,), rewrites=module_rewrites(kernel, shape, as_written))
         try:
-            got = probe([inp], config, compilers=compilers, plan=plan)
-            by_target = {r.target: r for r in got.reports if r.kernel in (kernel, "*")}
+            got = probe([inp], config, session, plan=plan)
+            by_target = {r.target: r for r in got.reports if r.kernel in (kernel, WHOLE_MODULE)}
             for c in got.compilers:
                 if c.id not in result.compiler_ids:
                     result.compiler_ids.append(c.id)
             row.cells = [_cell(t.name, by_target.get(t.name), shape) for t in plan.targets]
         except UsageError as exc:  # e.g. no spelling for this register-file mode
-            row.cells = [Cell(t.name, "n/a", None, str(exc)) for t in plan.targets]
+            row.cells = [Cell(t.name, CellState.NOT_AVAILABLE, None, str(exc)) for t in plan.targets]
         result.rows.append(row)
         if progress:
             progress(n + 1, len(shapes))

@@ -33,10 +33,11 @@ import yaml
 from ..errors import FormatError, InputError
 from ..inputs import collect
 from ..inputs.zeinfo import load_yaml_strictly
-from ..model import Shape
-from ..probes.aot import AotConfig, _kernel_wanted, probe, resolve_compilers
+from ..levers import MODULE_LEVERS, How, Shape, module_rewrites, written_shape
+from ..probes.aot import AotConfig, _kernel_wanted, probe
 from ..probes.collect import collect_reports
-from ..probes.results import Collection
+from ..probes.results import Collection, Progress
+from ..probes.session import Session
 
 SCHEMA = "zeinspect.shapes/1"
 
@@ -68,30 +69,21 @@ def parse(text: bytes, path: str) -> dict[str, dict[str, Shape]]:
             if not isinstance(shape, dict):
                 raise InputError(f"kernel {kernel!r} has no shape"[:200], path=path)
             try:
-                out.setdefault(os.path.normpath(str(module)), {})[str(kernel)] = Shape(
-                    grf=str(shape.get("grf", "default")), sub_group=shape.get("sub_group"))
+                out.setdefault(os.path.normpath(str(module)), {})[str(kernel)] = Shape.from_json(shape)
             except ValueError as exc:
                 raise InputError(f"kernel {kernel!r}: {exc}"[:200], path=path) from None
     return out
 
 
-def load_triton(path: str) -> dict[str, dict]:
-    """Triton decisions: `FILE.py:KERNEL` -> {stage, grf_mode, threads_per_warp, num_warps}
-    (num_warps None when the decision predates that lever: keep the configured count)."""
+def load_section(path: str, name: str) -> dict:
+    """One top-level section of a shapes file as written (`triton:`, which zeinspect.triton
+    reads with its own levers), or {} when the file or the section is missing."""
     try:
         doc = load_yaml_strictly(Path(path).read_bytes(), "shapes file")
     except (OSError, FormatError):
         return {}
-    entries = doc.get("triton") if isinstance(doc, dict) else None
-    out = {}
-    for label, decision in (entries or {}).items():
-        if isinstance(decision, dict) and isinstance(decision.get("shape"), dict):
-            shape = decision["shape"]
-            out[os.path.normpath(str(label).rpartition(":")[0]) + ":" + str(label).rpartition(":")[2]] = {
-                "stage": bool(shape.get("stage")), "grf_mode": str(shape.get("grf_mode", "default")),
-                "threads_per_warp": int(shape.get("threads_per_warp", 32)),
-                "num_warps": int(shape["num_warps"]) if isinstance(shape.get("num_warps"), int) else None}
-    return out
+    section = doc.get(name) if isinstance(doc, dict) else None
+    return section if isinstance(section, dict) else {}
 
 
 def dump(doc: dict) -> str:
@@ -99,44 +91,45 @@ def dump(doc: dict) -> str:
         yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=None)
 
 
-def collect_in_chosen_shapes(paths: list[str], config: AotConfig, shapes_path: str, *, explicit_targets: bool,
-                             progress=None) -> Collection:
+def collect_in_chosen_shapes(paths: list[str], config: AotConfig, session: Session, shapes_path: str, *,
+                             explicit_targets: bool, progress: Progress | None = None) -> Collection:
     decisions = load(shapes_path)
     inputs = collect(paths)
     plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out = Collection()
     if plain:
-        out.extend(collect_reports([], config, explicit_targets=explicit_targets, progress=progress, inputs=plain))
+        out.extend(collect_reports([], config, session, explicit_targets=explicit_targets, progress=progress,
+                                   inputs=plain))
     shaped = [i for i in inputs if os.path.normpath(i.path) in decisions and i.compilable]
     if not shaped:
         return out
-    compilers = resolve_compilers(config)
-    from ..cache import BuildCache
     from ..inputs.spirv import read_module
-    from ..paths import build_cache_dir
     from ..toolchain.front_end import to_spirv
-    from ..toolchain.targets import plan_targets
 
-    plan = plan_targets(config.targets, compilers)
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    plan = session.plan(config.targets)
+    option_levers = MODULE_LEVERS.of(How.BUILD_OPTION)
     for inp in shaped:
         chosen = decisions[os.path.normpath(inp.path)]
         first_ip = plan.ips[0]
-        spirv = to_spirv(inp, plan.compiler_for_ip[first_ip], first_ip, cache, config.timeout, config.options_for(inp.path))
+        spirv = to_spirv(inp, plan.compiler_for_ip[first_ip], first_ip, session.cache, config.timeout,
+                         config.options_for(inp.path))
         module = read_module(spirv, inp.path)
-        written = {name: module.required_sub_group_size(fid) or 0 for fid, name in module.entry_points()}
+        written = {name: written_shape(module, fid) for fid, name in module.entry_points()}
         names = [n for n in written if _kernel_wanted(n, config.kernels)]
         unknown = sorted(set(chosen) - set(written))
         if unknown:
             raise InputError(f"{shapes_path} records a shape for {unknown[0]!r}, which this module does not have",
                              path=inp.path)
-        shape_of = {n: chosen.get(n, Shape(sub_group=None)) for n in names}
-        rewrites = tuple((n, s.sub_group) for n, s in shape_of.items()
-                         if s.sub_group is not None and s.sub_group != written[n])
-        for grf in sorted({s.grf for s in shape_of.values()}):
-            group = tuple(n for n, s in shape_of.items() if s.grf == grf)
-            got = probe([inp], replace(config, shape=Shape(grf=grf), kernels=group, rewrites=rewrites),
-                        compilers=compilers, plan=plan, progress=progress)
+        shape_of = {n: chosen.get(n, Shape()) for n in names}
+        rewrites = tuple(rw for n, s in shape_of.items() for rw in module_rewrites(n, s, written[n]))
+        # Kernels that chose the same build options are compiled together, once per choice.
+        by_options: dict[tuple, list[str]] = {}
+        for n, s in shape_of.items():
+            by_options.setdefault(tuple(getattr(s, lv.name) for lv in option_levers), []).append(n)
+        for values, group in sorted(by_options.items()):
+            built = Shape(**{lv.name: v for lv, v in zip(option_levers, values)})
+            got = probe([inp], replace(config, shape=built, kernels=tuple(group), rewrites=rewrites), session,
+                        plan=plan, progress=progress)
             out.extend(got, reports=[r.replace(shape=shape_of[r.kernel]) for r in got.reports
                                      if r.kernel in shape_of])
     return out

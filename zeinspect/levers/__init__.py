@@ -1,19 +1,45 @@
-"""The levers: each a setting of how a kernel is built (levers.base explains the abstraction).
+"""The levers of OpenCL C and SPIR-V modules, and their shape (levers.base explains both).
 
-Adding a lever: a module here that defines it (and what it does to a build), one line in
-the registry below, and its field on the shape it sets (`model.Shape` for OpenCL C and
-SPIR-V modules, `levers.triton_launch.TritonShape` for Triton kernels).  The order of a
-registry is the order a shape search walks the settings.
+Adding a lever: define it (a `Lever` with what it does to a build) and register it in
+`MODULE_LEVERS`, here or from any module; nothing else changes (tests/unit/levers/
+test_new_lever.py does it from the test file alone).  The order of the registry is the
+order a shape search walks the settings.  Triton's levers are zeinspect.triton's own.
 """
 
 from __future__ import annotations
 
-from . import register_file, slm_staging, sub_group, triton_launch
-from .base import Lever
+from typing import Any
 
-# OpenCL C sources and SPIR-V modules (judge.shapes).
-MODULE_LEVERS: tuple[Lever, ...] = (sub_group.LEVER, register_file.LEVER)
+from . import register_file, sub_group
+from .base import How, Lever, LeverRegistry, ShapeBase
 
-# Triton kernels (judge.triton_fix).
-TRITON_LEVERS: tuple[Lever, ...] = (slm_staging.LEVER, triton_launch.GRF_MODE, triton_launch.THREADS_PER_WARP,
-                                    triton_launch.NUM_WARPS)
+__all__ = ["DEFAULT_SHAPE", "MODULE_LEVERS", "How", "Lever", "Shape", "module_rewrites", "written_shape"]
+
+# OpenCL C sources and SPIR-V modules (judge.shapes).  JSON lists `grf` first, as
+# zeinspect.report/1 always has.
+MODULE_LEVERS = LeverRegistry(json_order=["grf", "sub_group"])
+MODULE_LEVERS.register(sub_group.LEVER)
+MODULE_LEVERS.register(register_file.LEVER)
+
+
+class Shape(ShapeBase):
+    """How a module is built: a value for each of MODULE_LEVERS (`Shape(grf="256", sub_group=16)`)."""
+
+    levers = MODULE_LEVERS
+    __slots__ = ()
+
+
+DEFAULT_SHAPE = Shape()
+
+
+def written_shape(module: Any, fid: int) -> Shape:
+    """The shape an entry point is written in: each lever's written value (or its default)."""
+    return Shape(**{lv.name: lv.written(module, fid) for lv in MODULE_LEVERS if lv.written is not None})
+
+
+def module_rewrites(kernel: str, shape: ShapeBase, written: ShapeBase | None = None) -> tuple[tuple[str, str, Any], ...]:
+    """The SPIR-V rewrites that build `kernel` in `shape`: every rewrite lever whose value is set
+    (not its default) and, when `written` is given, differs from the written one."""
+    return tuple((kernel, lv.name, getattr(shape, lv.name)) for lv in MODULE_LEVERS.of(How.SPIRV_REWRITE)
+                 if getattr(shape, lv.name) != lv.default
+                 and (written is None or getattr(shape, lv.name) != getattr(written, lv.name)))

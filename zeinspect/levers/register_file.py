@@ -13,18 +13,18 @@ and the automatic mode only as an internal option.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..model import Compiler, KernelReport
+from ..hardware import LARGE_GRF_PROBE_IPS
+from ..model import Compiler, GrfMode, KernelReport
 from ..toolchain.knowledge import remembered
 from ..toolchain.ocloc import compile_argv
 from ..toolchain.run import run_tool
-from .base import Lever
+from .base import BuildOptions, CliOption, How, Lever
 
 PROBE_KERNEL = "__kernel void zeinspect_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }\n"
-PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")  # dg2-g10, mtl-u, bmg-g21: all have a 256-register mode
+PROBE_IPS = LARGE_GRF_PROBE_IPS
 
 # mode -> candidates of (where, option text, grf_count expected or None for "builds")
 CANDIDATES: dict[str, list[tuple[str, str, int | None]]] = {
@@ -37,21 +37,17 @@ CANDIDATES: dict[str, list[tuple[str, str, int | None]]] = {
 }
 
 
-@dataclass(frozen=True)
-class GrfSpelling:
-    options: str = ""
-    internal_options: str = ""
-    note: str | None = None
+GrfSpelling = BuildOptions
 
 
-def grf_spelling(compiler: Compiler, mode: str) -> GrfSpelling:
+def grf_spelling(compiler: Compiler, mode: str) -> BuildOptions:
     """The options that select `mode` on this compiler; UsageError if it has none."""
     if mode == "default":
-        return GrfSpelling()
+        return BuildOptions()
     if mode not in CANDIDATES:
         raise UsageError(f"unknown register file mode {mode!r} (default, 128, 256, auto)")
-    found = GrfSpelling(**remembered("levers.json", f"{compiler.id}|{mode}",
-                                     lambda: _establish(compiler, mode).__dict__))
+    found = BuildOptions(**remembered("levers.json", f"{compiler.id}|{mode}",
+                                      lambda: _establish(compiler, mode).__dict__))
     if found.note == "unsupported":
         raise UsageError(f"{compiler.id} has no build option for register file mode {mode!r}")
     return found
@@ -90,19 +86,19 @@ def _try(compiler: Compiler, ip: str, where: str, text: str) -> int | None:
     return None
 
 
-def _establish(compiler: Compiler, mode: str) -> GrfSpelling:
+def _establish(compiler: Compiler, mode: str) -> BuildOptions:
     ip = _probe_ip(compiler)
     if ip is None:
-        return GrfSpelling(note="unsupported")
+        return BuildOptions(note="unsupported")
     for where, text, expected in CANDIDATES[mode]:
         grf = _try(compiler, ip, where, text)
         if grf is not None and (expected is None or grf == expected):
-            return GrfSpelling(options=text if where == "options" else "",
+            return BuildOptions(options=text if where == "options" else "",
                                internal_options=text if where == "internal" else "")
     if mode == "128" and _try(compiler, ip, "options", "") == 128:
         # No explicit spelling, but 128 is what this compiler always picks by default.
-        return GrfSpelling(note="no explicit 128-register option; this compiler's default is 128")
-    return GrfSpelling(note="unsupported")
+        return BuildOptions(note="no explicit 128-register option; this compiler's default is 128")
+    return BuildOptions(note="unsupported")
 
 
 # Choosing among equally good shapes: the default register file, then automatic, then 256.
@@ -118,9 +114,19 @@ def large_mode_ignored(report: KernelReport) -> str | None:
     return None
 
 
+def _parse(value: object) -> GrfMode:
+    try:
+        return GrfMode(str(value))
+    except ValueError:
+        raise ValueError(f"register file must be one of {', '.join(m.value for m in GrfMode)}, not {value!r}") from None
+
+
 LEVER = Lever(
-    name="grf", how="build option", settings=lambda written: ("default", "256", "auto"),
-    cost=lambda value, written: _COST[value], tie_break_last=True,
+    name="grf", how=How.BUILD_OPTION, default=GrfMode.DEFAULT,
+    settings=lambda written: (GrfMode.DEFAULT, GrfMode.LARGE, GrfMode.AUTO),
+    cost=lambda value, written: _COST[value], tie_break_last=True, describe=lambda value: GrfMode(value).describe(),
     spelling=lambda value, written: _SYCL.get(value),
-    ignored_by=lambda value, report: large_mode_ignored(report) if value == "256" else None,
+    ignored_by=lambda value, report: large_mode_ignored(report) if value == GrfMode.LARGE else None,
+    parse=_parse, dump=lambda value: GrfMode(value).value, build_options=grf_spelling,
+    cli=CliOption("--grf", tuple(m.value for m in GrfMode), "Register file mode.", default="default"),
 )

@@ -13,15 +13,9 @@ finds them by walking each kernel's call graph.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
-from functools import lru_cache
+import re
 
-from ..cache import BuildCache
-from ..errors import FormatError, InputError
-from ..fileio import sha256
-from ..inputs import Input
+from ..errors import FormatError
 from ..inputs.spirv import (
     MODE_SUBGROUP_SIZE,
     OP_CAPABILITY,
@@ -30,9 +24,8 @@ from ..inputs.spirv import (
     Module,
     read_module,
 )
-from ..model import Compiler
-from ..toolchain.front_end import to_spirv
-from .base import Lever
+from ..model import KernelReport, Status
+from .base import CliOption, How, Lever
 
 CAPABILITY_SUBGROUP_DISPATCH = 58
 OP_FUNCTION, OP_FUNCTION_END, OP_FUNCTION_CALL = 54, 56, 57
@@ -110,45 +103,6 @@ def check_structure(data: bytes, kernel: str, size: int) -> None:
         raise FormatError("rewrite changed the entry points")
 
 
-def spirv_val(data: bytes) -> str | None:
-    """None if spirv-val accepts the module (or is not installed); its complaint otherwise."""
-    return _spirv_val_cached(sha256(data), data)
-
-
-@lru_cache(maxsize=256)
-def _spirv_val_cached(digest: str, data: bytes) -> str | None:  # noqa: ARG001 - the digest is the cache key
-    tool = shutil.which("spirv-val")
-    if tool is None:
-        return None
-    with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
-        fh.write(data)
-        fh.flush()
-        proc = subprocess.run([tool, fh.name], capture_output=True, text=True, timeout=120)
-    return None if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()
-
-
-def rewrite_module(inp: Input, rewrites: tuple[tuple[str, int], ...], compiler: Compiler, ip: str,
-                   cache: BuildCache, timeout: float | None, options: str = "") -> tuple[bytes, tuple[str, ...]]:
-    """SPIR-V with each (kernel, size) rewrite applied, and notes saying what changed.
-
-    Where spirv-val accepts the original module it must accept the rewritten one too."""
-    original = to_spirv(inp, compiler, ip, cache, timeout, options)
-    data = original
-    notes = []
-    for kernel, size in rewrites:
-        try:
-            data = set_sub_group(data, kernel, size)
-        except FormatError as exc:
-            raise InputError(f"cannot set the sub-group size of {kernel}: {exc}", path=inp.path) from None
-        notes.append(f"SPIR-V rewritten: {kernel} " + ("has no required sub-group size" if size == 0
-                                                       else f"requires sub-group size {size}"))
-    if data != original and spirv_val(original) is None:
-        complaint = spirv_val(data)
-        if complaint is not None:
-            raise InputError(f"the rewritten SPIR-V does not validate: {complaint[:300]}", path=inp.path)
-    return data, tuple(notes)
-
-
 def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
     """Why `kernel` depends on its sub-group size (empty when it does not)."""
     module = read_module(data, "SPIR-V module")
@@ -209,8 +163,42 @@ def _sycl(value: int | None, written: int | None) -> str:
     return f"keep [[sycl::reqd_sub_group_size({written})]]" if written else "no required size"
 
 
-# `written` is the module's required size (None: none); the search compares settings with it.
+SIZES = (0, 8, 16, 32)
+_UNSUPPORTED_SIZE = re.compile(r"required subgroup size \d+, which is unsupported on this platform")
+
+
+def _parse(value: object) -> int | None:
+    """None keeps the module's own size; 0 removes a required size (the compiler's choice)."""
+    size = None if value is None else int(value) if isinstance(value, (int, str)) and str(value).isdigit() else value
+    if size is not None and size not in SIZES:
+        raise ValueError(f"sub-group size must be 8, 16, 32 or 0 (compiler's choice), not {value!r}")
+    return size
+
+
+def _unsupported(value: int | None, report: KernelReport) -> str | None:
+    """IGC's refusal of a required size the target does not offer."""
+    if report.status is Status.OK:
+        return None
+    if _UNSUPPORTED_SIZE.search((report.reason or "") + " " + " ".join(report.log)):
+        return f"sub-group size {value} is not supported here"
+    return None
+
+
+def _rewrite(data: bytes, kernel: str, size: int) -> tuple[bytes, str]:
+    return set_sub_group(data, kernel, size), (f"SPIR-V rewritten: {kernel} " + (
+        "has no required sub-group size" if size == 0 else f"requires sub-group size {size}"))
+
+
+def _describe(value: int | None) -> str:
+    return {None: "sub-group as written", 0: "compiler's choice"}.get(value, f"sub-group {value}")  # type: ignore[arg-type]
+
+
+# The written value is the module's required size, 0 for none; the search compares settings with it.
 LEVER = Lever(
-    name="sub_group", how="SPIR-V rewrite", settings=lambda written: (0, 8, 16, 32),
-    cost=lambda value, written: 0 if value in (None, 0) else 1, changes_semantics=True, spelling=_sycl,
+    name="sub_group", how=How.SPIRV_REWRITE, default=None, settings=lambda written: SIZES,
+    cost=lambda value, written: 0 if value in (None, 0) else 1, describe=_describe, changes_semantics=True,
+    spelling=_sycl, unsupported_by=_unsupported, parse=_parse, rewrite=_rewrite,
+    written=lambda module, fid: module.required_sub_group_size(fid) or 0,
+    cli=CliOption("--sub-group", ("0", "8", "16", "32"),
+                  "Require this sub-group size (0: none, the compiler's choice) by rewriting the SPIR-V."),
 )

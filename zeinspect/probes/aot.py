@@ -12,96 +12,67 @@ import functools
 import itertools
 import shlex
 import sys
-from dataclasses import dataclass, field
 
 from .. import names
 from ..cache import BuildCache
 from ..errors import UsageError
 from ..inputs import Input
-from ..inputs.buildlog import compiler_lines, kernel_matches, lines_for_kernel, parse_log
+from ..inputs.buildlog import LogEventKind, compiler_lines, kernel_matches, lines_for_kernel, parse_log
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
+from ..levers import MODULE_LEVERS, How, module_rewrites
 from ..levers.register_file import CANDIDATES, grf_spelling
+from ..levers.spirv_rewrite import Rewrite, rewrite_module
 from ..model import (
-    DEFAULT_SHAPE,
+    WHOLE_MODULE,
     Compiler,
     KernelFigures,
     KernelReport,
-    Shape,
     Source,
     Status,
     Target,
     scratch_limit_for_ip,
     slot_overflow,
 )
-from ..paths import build_cache_dir
-from ..toolchain.compilers import select
 from ..toolchain.requirements import RequirementCheck
 from ..toolchain.requirements import check as check_requirements
-from ..toolchain.targets import TargetPlan, plan_targets
-from .executor import Compiled, Job, build_argv, executor_for
-from .results import Collection
+from ..toolchain.targets import TargetPlan
+from .executor import Compiled, Job, build_argv
+from .results import Collection, Progress
+from .session import AotConfig, Session, merge_options
 
-
-@dataclass(frozen=True)
-class AotConfig:
-    """What to compile for; probes take this record, never CLI options."""
-
-    targets: tuple[str, ...] = ("default",)
-    compiler: str | None = None
-    options: str = ""
-    shape: Shape = DEFAULT_SHAPE
-    kernels: tuple[str, ...] = ()
-    """Only report kernels whose name matches one of these (exact or glob)."""
-    jobs: int = 0
-    """Parallel compiles; 0 = the number of cores."""
-    use_cache: bool = True
-    timeout: float | None = None
-    per_module_options: dict = field(default_factory=dict, compare=False, hash=False)
-    """input path -> extra options (from a gate configuration)."""
-    scheduler: str | None = None
-    """A Dask scheduler address: compile on its cluster instead of this machine."""
-    rewrites: tuple[tuple[str, int], ...] | None = None
-    """(kernel, sub-group size) to write into the SPIR-V; None: `shape.sub_group` for every
-    kernel that `kernels` selects."""
-
-    def options_for(self, path: str) -> str:
-        """The user's options for one input: --options, then the gate configuration's for it.
-        The front end gets them too (-D macros decide what an OpenCL C source is)."""
-        return _merge(self.options, self.per_module_options.get(path, ""))
+__all__ = ["AotConfig", "build_options", "prepare_module", "probe", "reports_for"]
 
 
 def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
     return not patterns or any(names.matches(p, name) for p in patterns)
 
 
-def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache):
+def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache
+                  ) -> tuple[Rewrite, ...]:
+    """The SPIR-V rewrites this build applies: the config's own, or the shape's rewrite levers
+    (those not left as written) for every kernel `config.kernels` selects."""
     if config.rewrites is not None:
         return config.rewrites
-    if config.shape.sub_group is None:
+    if not module_rewrites("", config.shape):
         return ()
     from ..toolchain.front_end import to_spirv
 
-    names = read_module(to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path)), inp.path).kernel_names()
-    return tuple((name, config.shape.sub_group) for name in names if _kernel_wanted(name, config.kernels))
+    spirv = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path))
+    return tuple(rw for name in read_module(spirv, inp.path).kernel_names() if _kernel_wanted(name, config.kernels)
+                 for rw in module_rewrites(name, config.shape))
 
 
 def prepare_module(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache
                    ) -> tuple[bytes, str, tuple[str, ...]]:
-    """The bytes to hand ocloc: the input itself, or SPIR-V with the shape's sub-group sizes written in."""
+    """The bytes to hand ocloc: the input itself, or SPIR-V with the shape's rewrites applied."""
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
-    from ..levers.sub_group import rewrite_module
-
-    data, notes = rewrite_module(inp, rewrites, compiler, ip, cache, config.timeout,
+    data, notes = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, ip, cache, config.timeout,
                                  config.options_for(inp.path))
     return data, InputKind.SPIRV, notes
-
-
-def _merge(*parts: str) -> str:
-    return " ".join(p for p in parts if p and p.strip())
 
 
 def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) -> tuple[str, str, tuple[str, ...]]:
@@ -134,7 +105,7 @@ def _options_for(compile_options: str, link_options: str, target_names: tuple[st
         notes.append(f"built with the image's own options: {shlex.join(tokens)}")
     if spec_constants:
         notes.append("specialization constants compiled with their default values")
-    return _merge(*plain), _merge(*internal), tuple(notes)
+    return merge_options(*plain), merge_options(*internal), tuple(notes)
 
 
 def build_options(inp: Input, config: AotConfig, compiler: Compiler, targets: list[Target]
@@ -143,11 +114,12 @@ def build_options(inp: Input, config: AotConfig, compiler: Compiler, targets: li
     the shape's register-file spelling, a SYCL image's own, and the zebin request old ocloc needs."""
     image_options, image_internal, image_notes = (
         _image_options(inp.image, targets, compiler) if inp.image is not None else ("", "", ()))
-    spelling = grf_spelling(compiler, config.shape.grf)
-    internal = _merge("" if compiler.zebin_by_default else "-cl-intel-allow-zebin", spelling.internal_options,
-                      image_internal)
-    options = _merge(config.options_for(inp.path), spelling.options, image_options)
-    return options, internal, ((spelling.note,) if spelling.note else ()) + image_notes
+    chosen = [lv.build_options(compiler, getattr(config.shape, lv.name))
+              for lv in MODULE_LEVERS.of(How.BUILD_OPTION) if lv.build_options is not None]
+    internal = merge_options("" if compiler.zebin_by_default else "-cl-intel-allow-zebin",
+                             *(c.internal_options for c in chosen), image_internal)
+    options = merge_options(config.options_for(inp.path), *(c.options for c in chosen), image_options)
+    return options, internal, tuple(c.note for c in chosen if c.note) + image_notes
 
 
 def _requirements(inp: Input, ip: str, compiler: Compiler, targets: list[Target], compilers: list[Compiler]
@@ -179,11 +151,11 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     log_spill_bytes = None
     for ev in log_events:
         if kernel_matches(ev.kernel, fig.name):
-            if ev.kind == "spill" and ev.spill_bytes is not None:
+            if ev.kind == LogEventKind.SPILL and ev.spill_bytes is not None:
                 log_spill_bytes = ev.spill_bytes
-            elif ev.kind == "spill":
+            elif ev.kind == LogEventKind.SPILL:
                 spilled = ev.spilled_regs
-            elif ev.kind == "scratch_overflow":
+            elif ev.kind == LogEventKind.SCRATCH_OVERFLOW:
                 overflow = ev
     limit = scratch_limit_for_ip(job.ip)
     status = Status.OK
@@ -213,18 +185,18 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
         scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
-        options=_merge(job.options, job.internal_options),
+        options=merge_options(job.options, job.internal_options),
     )
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, command: str) -> list[KernelReport]:
-    kernels = [n for n in compiled.kernel_names if not names.is_internal(n)] or ["*"]
-    errors = [ev.line.strip() for ev in log_events if ev.kind in ("error", "scratch_overflow")]
+    kernels = [n for n in compiled.kernel_names if not names.is_internal(n)] or [WHOLE_MODULE]
+    errors = [ev.line.strip() for ev in log_events if ev.kind in (LogEventKind.ERROR, LogEventKind.SCRATCH_OVERFLOW)]
     if not errors:  # the compiler said why in a form of its own: keep its words
         errors = compiler_lines(compiled.log)
     generic = compiled.run_failure or "; ".join(errors[:5]) or (
         f"ocloc exited with code {compiled.returncode} and wrote no binary")
-    overflowed = [ev for ev in log_events if ev.kind == "scratch_overflow"]
+    overflowed = [ev for ev in log_events if ev.kind == LogEventKind.SCRATCH_OVERFLOW]
     out = []
     for name in kernels:
         own = next((ev for ev in overflowed if kernel_matches(ev.kernel, name)), None)
@@ -241,8 +213,8 @@ def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, c
             input=job.input.path, kernel=name, target=target.name, ip=job.ip, compiler=job.compiler.id,
             shape=job.shape, status=status, source=Source.AOT, needed_scratch_bytes=needed,
             scratch_limit_bytes=limit, reason=reason,
-            log=tuple(lines_for_kernel(compiled.log, name)) if name != "*" else tuple(errors[:20]),
-            command=command, notes=job.notes, options=_merge(job.options, job.internal_options),
+            log=tuple(lines_for_kernel(compiled.log, name)) if name != WHOLE_MODULE else tuple(errors[:20]),
+            command=command, notes=job.notes, options=merge_options(job.options, job.internal_options),
         ))
     return out
 
@@ -268,25 +240,12 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
     return out
 
 
-def resolve_compilers(config: AotConfig) -> list[Compiler]:
-    from ..errors import ToolchainError
-    from ..toolchain.compilers import discover_report
-
-    found = discover_report(config.timeout)
-    usable = [c for c, _ in found if c is not None]
-    if not usable:
-        why = "; ".join(reason for c, reason in found if c is None)
-        raise ToolchainError("no usable Intel GPU compiler (ocloc)" + (f" ({why})" if why else "")
-                             + "; run `zeinspect toolchain fetch` or install Debian's intel-opencl-icd")
-    return select(usable, config.compiler)
-
-
-def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: list[Compiler] | None = None,
+def probe(inputs: list[Input], config: AotConfig, session: Session, *, progress: Progress | None = None,
           plan: TargetPlan | None = None) -> Collection:
     """Compile every compilable input for every planned IP; reports in input, kernel, target order."""
-    compilers = compilers if compilers is not None else resolve_compilers(config)
-    plan = plan or plan_targets(config.targets, compilers)
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    compilers = session.compilers
+    plan = plan or session.plan(config.targets)
+    cache = session.cache
     result = Collection(plan=plan)
 
     jobs: list[tuple[Job, list[Target]]] = []
@@ -312,7 +271,7 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
             if checks and checks[0][1].unchecked:
                 unchecked[len(jobs) - 1] = checks[0][1].unchecked
 
-    executor = executor_for(cache, config.timeout, config.jobs, config.scheduler)
+    executor = session.executor()
     per_job: list[list[KernelReport]] = [[] for _ in jobs]
     failures: dict[int, str] = {}
 
@@ -335,10 +294,10 @@ def probe(inputs: list[Input], config: AotConfig, *, progress=None, compilers: l
     produced: list[KernelReport] = []
     for report in itertools.chain(not_applicable, *per_job):
         seen_names.setdefault(report.kernel, len(seen_names))
-        if report.kernel == "*" or _kernel_wanted(report.kernel, config.kernels):
+        if report.kernel == WHOLE_MODULE or _kernel_wanted(report.kernel, config.kernels):
             produced.append(report)
-    if config.kernels and seen_names and not any(r.kernel != "*" for r in produced):
-        known = ", ".join(n for n in seen_names if n != "*")
+    if config.kernels and seen_names and not any(r.kernel != WHOLE_MODULE for r in produced):
+        known = ", ".join(n for n in seen_names if n != WHOLE_MODULE)
         raise UsageError(f"no kernel matches {', '.join(config.kernels)} (kernels: {known})")
     input_order = {inp.path: i for i, inp in enumerate(inputs)}
     kernel_order = seen_names

@@ -14,8 +14,8 @@ from ..inputs.kinds import InputKind
 from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
 from ..inputs.spirv import is_spirv
 from ..inputs.zebin import is_zebin, read_zebin
+from ..levers import DEFAULT_SHAPE
 from ..model import (
-    DEFAULT_SHAPE,
     SCRATCH_LIMIT_XE_HP,
     SCRATCH_LIMIT_XE_LP,
     KernelFigures,
@@ -32,6 +32,8 @@ from ..toolchain.targets import TargetPlan, name_for_ip
 class BinaryResult:
     reports: list[KernelReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    missing_targets: dict[str, list[str]] = field(default_factory=dict)
+    """input path -> the planned targets it holds no image for."""
 
 
 def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp: bool | None,
@@ -104,7 +106,7 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compi
                 wanted.extend(r.replace(target=target.name) for r in matching)
             missing = [t.name for t in plan.targets if t.ip not in present]
             if missing:
-                result.notes.append(f"{inp.path}: holds no image for {', '.join(missing)}")
+                result.missing_targets[inp.path] = missing
             reports = wanted
         result.reports.extend(reports)
     return result

@@ -9,17 +9,16 @@ from .. import names
 from ..inputs import Input, collect
 from ..inputs.kinds import InputKind
 from ..model import Compiler
-from .aot import AotConfig, _kernel_wanted, probe, resolve_compilers
+from .aot import AotConfig, _kernel_wanted, probe
 from .binary import probe_binaries
-from .results import Collection
+from .results import Collection, Progress
+from .session import Session
 
 
-def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bool, progress=None,
-                    inputs: list[Input] | None = None) -> Collection:
+def collect_reports(paths: list[str], config: AotConfig, session: Session, *, explicit_targets: bool,
+                    progress: Progress | None = None, inputs: list[Input] | None = None) -> Collection:
     """Reports for every path: sources compiled for the planned targets, binaries read as they are
     (and, when targets were asked for explicitly, narrowed to them with the missing ones noted)."""
-    from ..toolchain.targets import plan_targets
-
     inputs = list(inputs) if inputs is not None else collect(list(paths))
     out = Collection()
     host_info = {}
@@ -41,21 +40,24 @@ def collect_reports(paths: list[str], config: AotConfig, *, explicit_targets: bo
         del inp
         inputs = expanded
     compilable = [i for i in inputs if i.compilable]
-    found: list[Compiler] = resolve_compilers(config) if (compilable or explicit_targets) else []
+    found: list[Compiler] = session.compilers if (compilable or explicit_targets) else []
     if compilable:
-        result = probe(compilable, config, progress=progress, compilers=found)
+        result = probe(compilable, config, session, progress=progress)
         out.extend(result)
         if result.internal_kernels:
             out.notes.append(f"IGC's internal kernels ({', '.join(sorted(names.INTERNAL_KERNELS))}) in "
                              f"{len(result.internal_kernels)} module(s): not user kernels, not reported")
     binaries = [i for i in inputs if not i.compilable]
     if binaries:
-        plan = out.plan or (plan_targets(config.targets, found) if explicit_targets else None)
+        plan = out.plan or (session.plan(config.targets) if explicit_targets else None)
         got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found)
         out.reports += [r for r in got.reports if _kernel_wanted(r.kernel, config.kernels)]
-        out.notes += [n for n in got.notes if "holds no image for" not in n or not host_info]
+        out.notes += got.notes
+        if not host_info:  # a host file's missing targets are said once, below, with its fallback
+            out.notes += [f"{path}: holds no image for {', '.join(missing)}"
+                          for path, missing in got.missing_targets.items()]
     if host_info and explicit_targets:
-        plan = out.plan or plan_targets(config.targets, found)
+        plan = out.plan or session.plan(config.targets)
         for path, info in host_info.items():
             missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
             if missing and (info["ips"] or info["spirv"]):

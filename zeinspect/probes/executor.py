@@ -36,7 +36,8 @@ from ..inputs.fatbin import read_members
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import read_module
 from ..inputs.zebin import read_zebin
-from ..model import Compiler, KernelFigures, Shape
+from ..levers import Shape
+from ..model import Compiler, KernelFigures
 from ..toolchain.ocloc import compile_argv
 from ..toolchain.run import ToolRun, run_tool
 from .results import CompileStats

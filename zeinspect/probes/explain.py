@@ -24,15 +24,15 @@ from .. import names
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
 from ..inputs import Input, expand_host
-from ..inputs.buildlog import parse_log
+from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
 from ..model import Compiler
-from ..paths import build_cache_dir
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
-from ..toolchain.targets import TargetPlan, plan_targets
-from .aot import AotConfig, build_options, resolve_compilers
+from ..toolchain.targets import TargetPlan
+from .aot import AotConfig, build_options
+from .session import Session
 
 
 @dataclass
@@ -201,14 +201,13 @@ def _jobs(inputs: list[Input], config: AotConfig, plan: TargetPlan, module_files
             yield _Job(inp, ip, compiler, tuple(plan.names_for_ip(ip)), options, internal, module_file)
 
 
-def explain(inputs: list[Input], config: AotConfig, plan: TargetPlan | None = None, *,
+def explain(inputs: list[Input], config: AotConfig, session: Session, plan: TargetPlan | None = None, *,
             module_files: dict[str, str] | None = None) -> ExplainResult:
     """`module_files`: input path -> the source file its lines belong to where the dump does not
     say (OpenCL C: the input itself; Triton: the kernel's module).  The dumping compiles run in
     parallel (`config.jobs`, default one per core); their dumps are read in input order."""
-    compilers = resolve_compilers(config)
-    plan = plan or plan_targets(config.targets, compilers)
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    plan = plan or session.plan(config.targets)
+    cache = session.cache
     out = ExplainResult()
     jobs = list(_jobs(inputs, config, plan, module_files or {}, out))
 
@@ -229,7 +228,7 @@ def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: AotCo
         return
     if built.exit_code:
         errors = [e.line.strip().replace(THE_MODULE, job.input.path) for e in parse_log(built.log)
-                  if e.kind == "error"][:5]
+                  if e.kind == LogEventKind.ERROR][:5]
         out.failures.append(f"{where}: did not build (ocloc exited with {built.exit_code})"
                             + (": " + " | ".join(errors) if errors else ""))
         return

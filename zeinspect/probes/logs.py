@@ -11,18 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..inputs.buildlog import parse_log
+from ..hardware import ip_for_name
+from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.files import read_file
-from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
-from ..toolchain.targets import KNOWN_IPS
+from ..levers import DEFAULT_SHAPE
+from ..model import WHOLE_MODULE, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
-_IP_FOR_NAME: dict[str, str] = {}
-for _ip, _name in KNOWN_IPS.items():
-    _IP_FOR_NAME.setdefault(_name, _ip)
-for _alias, _canon in (("rpl-s", "adl-s"), ("rpl-p", "adl-p"), ("acm-g10", "dg2-g10"), ("acm-g11", "dg2-g11"),
-                       ("acm-g12", "dg2-g12"), ("arl-s", "mtl-u")):
-    _IP_FOR_NAME[_alias] = _IP_FOR_NAME[_canon]
 
 
 def ip_for(target: str | None, compilers=()) -> str | None:
@@ -32,7 +27,7 @@ def ip_for(target: str | None, compilers=()) -> str | None:
         ips = c.ips(target)
         if len(ips) == 1:
             return ips[0]
-    return _IP_FOR_NAME.get(target)
+    return ip_for_name(target)
 
 
 def read_log(path: str) -> str:
@@ -49,7 +44,7 @@ def reports_from_log(path: str, text: str, *, default_target: str | None = None,
         limit = scratch_limit_for_ip(ip) if ip else None
         base: dict[str, Any] = dict(input=path, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, source=Source.LOG,
                     scratch_limit_bytes=limit, log=(ev.line.strip()[:500],))
-        if ev.kind == "spill" and ev.kernel:
+        if ev.kind == LogEventKind.SPILL and ev.kernel:
             grf_bytes = grf_bytes_for_ip(ip) if ip else 32
             if ev.spill_bytes is not None:  # the VC finalizer gives bytes
                 spill, note = ev.spill_bytes, f"from the build log: {ev.spill_bytes} bytes of spill memory"
@@ -63,25 +58,25 @@ def reports_from_log(path: str, text: str, *, default_target: str | None = None,
             reports[key] = KernelReport(kernel=ev.kernel, status=Status.OK, simd=ev.simd, grf=ev.regs,
                                         spill_bytes=spill, private_bytes=None,
                                         log_spilled_regs=ev.spilled_regs, notes=(note,), **base)
-        elif ev.kind == "spill_unknown":
-            key = (ev.kernel or "*", target)
+        elif ev.kind == LogEventKind.SPILL_UNKNOWN:
+            key = (ev.kernel or WHOLE_MODULE, target)
             if key not in reports:
-                reports[key] = KernelReport(kernel=ev.kernel or "*", status=Status.OK, scratch_unknown=True,
+                reports[key] = KernelReport(kernel=ev.kernel or WHOLE_MODULE, status=Status.OK, scratch_unknown=True,
                                             notes=("the build log reports spills without a figure: bytes unknown",),
                                             **base)
-        elif ev.kind == "scratch_overflow":
-            reports[(ev.kernel or "*", target)] = KernelReport(
-                kernel=ev.kernel or "*", status=Status.SCRATCH_OVERFLOW, needed_scratch_bytes=ev.needed_bytes,
+        elif ev.kind == LogEventKind.SCRATCH_OVERFLOW:
+            reports[(ev.kernel or WHOLE_MODULE, target)] = KernelReport(
+                kernel=ev.kernel or WHOLE_MODULE, status=Status.SCRATCH_OVERFLOW, needed_scratch_bytes=ev.needed_bytes,
                 reason=ev.line.strip()[:500], **{**base, "scratch_limit_bytes": ev.limit_bytes})
-        elif ev.kind == "error" and ev.target is not None:
+        elif ev.kind == LogEventKind.ERROR and ev.target is not None:
             failed_targets.setdefault(target, ev.line.strip()[:500])
-        elif ev.kind == "build_failed":
+        elif ev.kind == LogEventKind.BUILD_FAILED:
             failed_targets.setdefault(target, ev.line.strip()[:500])
     for target, line in failed_targets.items():
         if any(t == target and r.status is not Status.OK for (_, t), r in reports.items()):
             continue
         ip = ip_for(target, compilers)
-        reports[("*", target)] = KernelReport(
-            input=path, kernel="*", target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE,
+        reports[(WHOLE_MODULE, target)] = KernelReport(
+            input=path, kernel=WHOLE_MODULE, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE,
             status=Status.BUILD_FAILED, source=Source.LOG, reason=line, log=(line,))
     return list(reports.values())

@@ -7,10 +7,14 @@ method: `Collection.extend`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from ..model import Compiler, KernelReport
 from ..toolchain.targets import TargetPlan
+
+Progress = Callable[[int, int], None]
+"""A progress callback: (done, total)."""
 
 
 @dataclass

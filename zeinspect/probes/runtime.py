@@ -26,17 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolchainError
+from ..hardware import SIMULATED
 from ..inputs import Input
 from ..inputs.kinds import InputKind
-from ..model import DEFAULT_SHAPE, KernelReport, Source, Status, driver_version_text, scratch_limit_for_ip
+from ..levers import DEFAULT_SHAPE
+from ..model import WHOLE_MODULE, KernelReport, Source, Status, driver_version_text, scratch_limit_for_ip
 
-# product -> (ProductFamilyOverride, HardwareInfoOverride, ForceDeviceId, IP version of that device)
-SIMULATED = {
-    "tgllp": ("tgllp", "1x6x16", "9A49", "12.0.0"),
-    "dg2": ("dg2", "1x8x16", "56A0", "12.55.8"),
-    "mtl": ("mtl", "1x4x8", "7D55", "12.71.4"),
-    "pvc": ("pvc", "1x4x8", "0BD5", "12.60.7"),
-}
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -184,7 +179,7 @@ def probe(inputs: list[Input], config: RuntimeConfig) -> RuntimeResult:
 def _crash_report(messages: list[dict], text: str, base: dict[str, Any], extra: dict) -> KernelReport:
     """The driver crashed or hung: a finding for whatever kernel was in flight."""
     step: dict = next((m for m in reversed(messages) if m.get("kind") == "step"), {})
-    return KernelReport(kernel=step.get("kernel") or "*", status=Status.BUILD_FAILED, reason=text, extra=extra, **base)
+    return KernelReport(kernel=step.get("kernel") or WHOLE_MODULE, status=Status.BUILD_FAILED, reason=text, extra=extra, **base)
 
 
 def _module_error_reports(final: dict, spirv: bytes | None, path: str, base: dict[str, Any],
@@ -202,14 +197,14 @@ def _module_error_reports(final: dict, spirv: bytes | None, path: str, base: dic
     log = tuple(final.get("build_log", "").splitlines()[-20:])
     return [KernelReport(kernel=name, status=Status.BUILD_FAILED, reason=f"{err['call']} returned {err['name']}",
                          log=log, extra=extra | {"results": {err["call"]: err["name"]}}, **base)
-            for name in names or ["*"]]
+            for name in names or [WHOLE_MODULE]]
 
 
 def _built_reports(final: dict, path: str, ip: str | None, base: dict[str, Any], extra: dict,
                    incidents: list[str]) -> list[KernelReport]:
     """The module built: each kernel's properties, cross-checked with the driver's native binary."""
+    from ..inputs.buildlog import LogEventKind, parse_log
     from ..inputs.buildlog import kernel_matches as log_names
-    from ..inputs.buildlog import parse_log
 
     build_log = final.get("build_log", "")
     native = bytes.fromhex(final["native_binary"]) if final.get("native_binary") else b""
@@ -219,7 +214,7 @@ def _built_reports(final: dict, path: str, ip: str | None, base: dict[str, Any],
             derived = {k.name: k for k in _native_figures(native, path, ip)}
         except Exception as exc:  # noqa: BLE001 - a binary we cannot read only loses the cross-check
             incidents.append(f"{path}: cannot read the driver's native binary: {exc}")
-    spilled = {ev.kernel: ev.spilled_regs for ev in parse_log(build_log) if ev.kind == "spill" and ev.kernel}
+    spilled = {ev.kernel: ev.spilled_regs for ev in parse_log(build_log) if ev.kind == LogEventKind.SPILL and ev.kernel}
     out = []
     for k in final["kernels"]:
         name = k["name"]

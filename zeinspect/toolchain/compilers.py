@@ -231,6 +231,17 @@ def _identified(candidates: list[tuple[str, str, dict | None]], timeout: float |
     return ordered + [(None, reason) for c, reason in out if c is None]
 
 
+def resolve(wanted: str | None, timeout: float | None = None) -> list[Compiler]:
+    """The usable compilers, narrowed to `--compiler`; ToolchainError naming why when none is."""
+    found = discover_report(timeout)
+    usable = [c for c, _ in found if c is not None]
+    if not usable:
+        why = "; ".join(reason for c, reason in found if c is None)
+        raise ToolchainError("no usable Intel GPU compiler (ocloc)" + (f" ({why})" if why else "")
+                             + "; run `zeinspect toolchain fetch` or install Debian's intel-opencl-icd")
+    return select(usable, wanted)
+
+
 def select(compilers: list[Compiler], wanted: str | None) -> list[Compiler]:
     """Narrow the list to `--compiler` (an id, a path, or a version prefix such as `22.43`)."""
     if not wanted:

@@ -13,21 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolchainError, UsageError
+from ..hardware import DEFAULT_TARGETS, FAMILY_SETS, KNOWN_IPS
 from ..model import Compiler, Target, ip_in_family_range, is_ip
 
-DEFAULT_TARGETS = (
-    "tgllp", "adl-s", "adl-p", "adl-n", "rpl-s", "rpl-p",
-    "dg2-g10", "dg2-g11", "dg2-g12", "acm-g10", "acm-g11", "acm-g12",
-    "mtl-u", "mtl-h", "arl-s", "arl-h", "lnl-m", "bmg-g21", "bmg-g31",
-)
 NAMED_SETS = {"default": DEFAULT_TARGETS}
-# IP version -> product name, for naming binaries when no compiler is at hand (FORMATS.md).
-KNOWN_IPS = {
-    "12.0.0": "tgllp", "12.1.0": "rkl", "12.2.0": "adl-s", "12.3.0": "adl-p", "12.4.0": "adl-n",
-    "12.10.0": "dg1", "12.55.8": "dg2-g10", "12.56.5": "dg2-g11", "12.57.0": "dg2-g12", "12.60.7": "pvc",
-    "12.70.4": "mtl-u", "12.71.4": "mtl-h", "12.74.4": "arl-h", "20.1.0": "bmg-g21", "20.2.0": "bmg-g31",
-    "20.4.4": "lnl-m", "30.0.4": "ptl-h", "30.1.0": "ptl-u",
-}
 
 
 def name_for_ip(ip: str, compilers: Sequence[Compiler] = ()) -> str:
@@ -35,8 +24,6 @@ def name_for_ip(ip: str, compilers: Sequence[Compiler] = ()) -> str:
     if ip in KNOWN_IPS:
         return KNOWN_IPS[ip]
     return _canonical_name(ip, list(compilers)) or ip
-# Families the user can name; their members come from the compiler (`ocloc ids <family>`).
-FAMILY_SETS = ("xe-lp", "xe-hpg", "xe-lpg", "xe-lpgplus", "xe2", "xe2-hpg", "xe2-lpg", "xe-hpc", "xe3")
 
 
 def ip_in_family(ip: str, family: str, compilers: Sequence[Compiler] = ()) -> bool:

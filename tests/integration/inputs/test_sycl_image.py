@@ -151,7 +151,8 @@ def test_a_ratchet_line_in_demangled_form_round_trips(tmp_path):
     from zeinspect import names
     from zeinspect.judge.audit import audit
     from zeinspect.judge.ratchet import load
-    from zeinspect.model import DEFAULT_SHAPE, KernelReport, Source, Status, Verdict
+    from zeinspect.levers import DEFAULT_SHAPE
+    from zeinspect.model import KernelReport, Source, Status, Verdict
 
     symbol = "_ZTSZ4mainE3fma"
     report = KernelReport(input="lib.so", kernel=symbol, target="dg2-g10", ip="12.55.8", compiler=None,

@@ -25,12 +25,14 @@ from pathlib import Path
 import pytest
 import wheels
 
+from zeinspect.app.session import open_session
 from zeinspect.inputs import Input
 from zeinspect.inputs.buildlog import compiler_lines
 from zeinspect.inputs.kinds import InputKind
 from zeinspect.inputs.offload import find_images
 from zeinspect.model import Status
-from zeinspect.probes.aot import AotConfig, probe
+from zeinspect.probes.aot import AotConfig
+from zeinspect.probes.aot import probe as aot_probe
 from zeinspect.toolchain.knowledge import sub_group_sizes
 from zeinspect.toolchain.requirements import check
 
@@ -45,6 +47,10 @@ def sparse():
     images = [i for i in find_images(path.read_bytes(), str(path)) if i.info is not None and i.data]
     assert images and all(i.info.sycl_abi == 9 for i in images)  # the host needs libsycl.so.9
     return images
+
+
+def probe(inputs, config: AotConfig):
+    return aot_probe(inputs, config, open_session(config))
 
 
 def _input(img, name: str, info=None) -> Input:

@@ -11,7 +11,8 @@ import pytest
 from conftest import KERNELS, ROOT
 
 from zeinspect.inputs.spirv import read_module
-from zeinspect.levers.sub_group import depends_on_sub_group, set_sub_group, spirv_val
+from zeinspect.levers.spirv_rewrite import spirv_val
+from zeinspect.levers.sub_group import depends_on_sub_group, set_sub_group
 
 TESTS_KERNELS = ROOT / "tests" / "kernels"
 SUBSET = "tgllp,adl-s,dg2-g10,mtl-u,lnl-m,bmg-g21"

@@ -16,20 +16,21 @@ ELEM = {"fp16": "f16", "bf16": "bf16"}
 
 @pytest.fixture(scope="module")
 def tools(sid_compiler):
-    from zeinspect.probes.aot import AotConfig, resolve_compilers
+    from zeinspect.app.session import open_session
+    from zeinspect.probes.aot import AotConfig
 
     config = AotConfig(targets=("arl-s",), compiler=sid_compiler.id)
-    return config, resolve_compilers(config)
+    return config, open_session(config)
 
 
 def audit_target(kernel, target, tools, stage):
     """Reports for one target through the real front end and ocloc."""
     from dataclasses import replace
 
-    from zeinspect.probes.triton import probe_triton
+    from zeinspect.triton.probe import probe_triton
 
-    config, _ = tools
-    return probe_triton(kernel, replace(config, targets=(target,)), stage=stage).reports[0]
+    config, session = tools
+    return probe_triton(kernel, replace(config, targets=(target,)), session, stage=stage).reports[0]
 
 
 def test_the_cliff_and_its_remedy_through_the_cli(cli, sid_compiler):
@@ -64,7 +65,9 @@ def test_group_a_overflows_and_builds_staged(tools, case):
     after = audit_target(kernel, mx.FMA_TARGET, tools, stage=True)
     assert before.status.value == "scratch_overflow", before
     assert after.status.value == "ok", after.reason
-    staging = after.extra["triton"]["staging"]
+    from zeinspect.triton.probe import triton_part
+
+    staging = triton_part(after).staging
     assert staging["changed"] and all(d["applied"] for d in staging["dots"])
     _equivalent(kernel, case)
 
@@ -84,28 +87,29 @@ def test_group_b_spill_is_reduced(tools, case):
 def test_group_c_is_byte_identical(tools, tmp_path, target, case):
     from dataclasses import replace
 
-    from zeinspect.probes.triton import probe_triton
+    from zeinspect.triton.probe import probe_triton, triton_part
 
-    config, _ = tools
+    config, session = tools
     kernel = mx.kernel(case)
-    off = probe_triton(kernel, replace(config, targets=(target,)), stage=False, artifacts_dir=tmp_path / "off")
-    on = probe_triton(kernel, replace(config, targets=(target,)), stage=True, artifacts_dir=tmp_path / "on")
+    off = probe_triton(kernel, replace(config, targets=(target,)), session, stage=False, artifacts_dir=tmp_path / "off")
+    on = probe_triton(kernel, replace(config, targets=(target,)), session, stage=True, artifacts_dir=tmp_path / "on")
     (r_off,), (r_on,) = off.reports, on.reports
-    staging = r_on.extra["triton"]["staging"]
+    staging = triton_part(r_on).staging
     assert not staging["changed"] and all(not d["applied"] for d in staging["dots"])
     gate = staging["dots"][0]["gate"]
     assert gate == (1 if (target, case) in mx.GROUP_C_DPAS else 2)
     for kind in ("ttgir", "spirv"):
-        a = open(r_off.extra["triton"]["artifacts"][kind], "rb").read()
-        b = open(r_on.extra["triton"]["artifacts"][kind], "rb").read()
+        a = open(triton_part(r_off).artifacts[kind], "rb").read()
+        b = open(triton_part(r_on).artifacts[kind], "rb").read()
         assert a == b, kind
 
 
 def _equivalent(kernel, case):
     """The reference evaluator runs the original and the staged TTGIR on the same inputs."""
-    from zeinspect.judge.ttgir_eval import run_dot_kernel
-    from zeinspect.levers.slm_staging import stage, verify
-    from zeinspect.probes.triton import compile_kernel
+    from support.ttgir_eval import run_dot_kernel
+
+    from zeinspect.triton.backend import compile_kernel
+    from zeinspect.triton.staging import stage, verify
 
     m, n, k, dtype, _ = case
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
@@ -121,9 +125,10 @@ def _equivalent(kernel, case):
 
 def test_the_evaluator_catches_a_wrong_rewrite():
     """Feed B's first K tile every time: the evaluator must see a different result."""
-    from zeinspect.judge.ttgir_eval import run_dot_kernel
-    from zeinspect.levers.slm_staging import stage
-    from zeinspect.probes.triton import compile_kernel
+    from support.ttgir_eval import run_dot_kernel
+
+    from zeinspect.triton.backend import compile_kernel
+    from zeinspect.triton.staging import stage
 
     case = mx.GROUP_A[0]
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
@@ -140,11 +145,11 @@ def test_the_evaluator_catches_a_wrong_rewrite():
 def test_loop_form_beats_the_unrolled_chain(tools):
     """The measurement behind staging.FORM: on the seed's dot the scf.for form spills less."""
     from zeinspect.inputs import Input
-    from zeinspect.levers import slm_staging as staging
     from zeinspect.probes.aot import probe
-    from zeinspect.probes.triton import compile_kernel, compile_ttgir
+    from zeinspect.triton import staging
+    from zeinspect.triton.backend import compile_kernel, compile_ttgir
 
-    config, compilers = tools
+    config, session = tools
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
             "has_bfloat16_conversions": False, "sub_group_sizes": [8, 16, 32]}
     kernel = mx.kernel(mx.GROUP_A[0])
@@ -153,7 +158,7 @@ def test_loop_form_beats_the_unrolled_chain(tools):
     for form in ("loop", "unrolled"):
         staged = staging.stage(ttgir, caps, slm_total=65536, shared_in_use=meta["shared"], form=form)
         spirv, _ = compile_ttgir(staged.ttgir, kernel, caps, mx.FMA_TARGET, meta["name"])
-        (report,) = probe([Input(path=form, kind="spirv", data=spirv)], config, compilers=compilers).reports
+        (report,) = probe([Input(path=form, kind="spirv", data=spirv)], config, session).reports
         assert report.status.value == "ok"
         spills[form] = report.spill_bytes
     assert spills[staging.FORM] == min(spills.values()), spills
@@ -162,11 +167,11 @@ def test_loop_form_beats_the_unrolled_chain(tools):
 def test_a_declined_pass_says_which_gate(tools):
     from dataclasses import replace
 
-    from zeinspect.probes.triton import probe_triton
+    from zeinspect.triton.probe import probe_triton, triton_part
 
-    config, _ = tools
+    config, session = tools
     over_slm = mx.kernel((64, 256, 128, "fp16", 4))  # 80 KB to stage: more SLM than the target has
-    (report,) = probe_triton(over_slm, replace(config, targets=("arl-s",)), stage=True).reports
-    (dot,) = report.extra["triton"]["staging"]["dots"]
+    (report,) = probe_triton(over_slm, replace(config, targets=("arl-s",)), session, stage=True).reports
+    (dot,) = triton_part(report).staging["dots"]
     assert dot["gate"] == 4 and "SLM" in dot["reason"]
     assert report.status.value == "scratch_overflow"  # honest: the pass did not help here

@@ -31,7 +31,7 @@ def xpu_target():
 
 
 def test_loading_runs_no_program_code(xpu_target):
-    from zeinspect.probes import triton_module
+    from zeinspect.triton import loader as triton_module
 
     loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), xpu_target)
     ns = loaded.namespace
@@ -44,7 +44,7 @@ def test_loading_runs_no_program_code(xpu_target):
 
 def test_a_name_that_did_not_run_is_named_with_its_line(tmp_path, xpu_target):
     from zeinspect.errors import InputError
-    from zeinspect.probes import triton_module
+    from zeinspect.triton import loader as triton_module
 
     source = tmp_path / "uses_tensor.py"
     source.write_text("import torch\nimport triton\nSCALE = torch.ones(1).item()\n\n"
@@ -130,16 +130,15 @@ def test_common_patterns_audit_offline(cli, sid_compiler, module, kernel, conste
 def _autotuner(configs, hook):
     """Triton's own Autotuner around the tutorial's kernel, as @triton.autotune builds it."""
     import triton
-
-    from zeinspect.probes import triton_module
-    from zeinspect.probes.triton import _install_offline_backend
-
-    _install_offline_backend()
     from triton.backends.compiler import GPUTarget
 
+    from zeinspect.triton import loader as triton_module
+    from zeinspect.triton.backend import offline
+
     target = GPUTarget("xpu", {"name": "bmg-g21"}, 32)
-    jit = triton_module.jit_function(triton_module.load(str(MODULES / "matmul_tutorial.py"), target)
-                                     .kernel("matmul_kernel"))
+    with offline():
+        jit = triton_module.jit_function(triton_module.load(str(MODULES / "matmul_tutorial.py"), target)
+                                         .kernel("matmul_kernel"))
     triton.runtime.driver.set_active(triton_module.OfflineDriver(target))  # no GPU: as when zeinspect loads a module
     try:
         tuner = triton.autotune(configs=configs, key=["M", "N", "K"],
@@ -186,11 +185,11 @@ def test_the_prune_hook_never_drops_every_config(screen, sid_compiler, session_c
 def _tutorial_configs():
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.probes import triton_module
-    from zeinspect.probes.triton import _install_offline_backend
+    from zeinspect.triton import loader as triton_module
+    from zeinspect.triton.backend import offline
 
-    _install_offline_backend()
-    loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), GPUTarget("xpu", {"name": "bmg-g21"}, 32))
+    with offline():
+        loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), GPUTarget("xpu", {"name": "bmg-g21"}, 32))
     return list(loaded.kernel("matmul_kernel").configs)
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from zeinspect.judge.fix import sycl_spelling
-from zeinspect.judge.shapes import Cell, Row
-from zeinspect.judge.triton_fix import TritonRow, launch_spelling
-from zeinspect.levers import MODULE_LEVERS, TRITON_LEVERS
+from zeinspect.judge.shapes import Cell, CellState, Row
+from zeinspect.levers import MODULE_LEVERS, Shape
 from zeinspect.levers.base import grid, ignored
-from zeinspect.levers.triton_launch import TritonShape, warp_counts
-from zeinspect.model import Shape
+from zeinspect.triton.fix import TritonRow, launch_spelling
+from zeinspect.triton.levers import TRITON_LEVERS, TritonShape, warp_counts
 
 from ..fakes import report
 
@@ -27,9 +26,9 @@ def test_the_triton_grid_only_adds_warps():
 
 def test_ranking_prefers_clean_then_fewer_constraints():
     written = Shape(sub_group=0)
-    clean_256 = Row(Shape(sub_group=0, grf="256"), [Cell("dg2-g10", "clean", report())], written=written)
-    clean_sg16 = Row(Shape(sub_group=16), [Cell("dg2-g10", "clean", report())], written=written)
-    spilling = Row(Shape(sub_group=0), [Cell("dg2-g10", "scratch", report(spill=64))], written=written)
+    clean_256 = Row(Shape(sub_group=0, grf="256"), [Cell("dg2-g10", CellState.CLEAN, report())], written=written)
+    clean_sg16 = Row(Shape(sub_group=16), [Cell("dg2-g10", CellState.CLEAN, report())], written=written)
+    spilling = Row(Shape(sub_group=0), [Cell("dg2-g10", CellState.SCRATCH, report(spill=64))], written=written)
     ranked = sorted([spilling, clean_sg16, clean_256], key=Row.key)
     # A fixed sub-group size is a bigger departure than the register file (README "How zeinspect
     # chooses a shape"), and any clean shape beats one with scratch.
@@ -48,9 +47,9 @@ def test_a_target_without_a_large_register_file_ignores_the_256_mode():
 
 
 def test_spellings_name_what_an_author_writes():
-    assert sycl_spelling(Shape(sub_group=0, grf="256"), 32) == (
+    assert sycl_spelling(Shape(sub_group=0, grf="256"), Shape(sub_group=32)) == (
         "no required size (drop [[sycl::reqd_sub_group_size(32)]]) with the grf_size<256> kernel property "
         "(sycl::ext::intel::experimental::grf_size<256>)")
     assert launch_spelling(TritonShape(stage=True, num_warps=8, grf_mode="large")) == (
         "num_warps=8, threads_per_warp=32, grf_mode='large'; and the SLM staging pass on the TTGIR "
-        "(zeinspect.levers.slm_staging)")
+        "(zeinspect.triton.staging)")

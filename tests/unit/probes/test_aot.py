@@ -4,32 +4,31 @@ from __future__ import annotations
 
 import pytest
 
+from zeinspect.app.session import open_session
 from zeinspect.inputs import Input
 from zeinspect.model import SCRATCH_LIMIT_XE_HP, Status
 from zeinspect.probes import aot
 from zeinspect.probes.aot import AotConfig
-from zeinspect.probes.executor import CachedExecutor
-from zeinspect.toolchain.targets import plan_targets
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures
 
+STATE: dict = {}
+
 
 @pytest.fixture
-def fake(monkeypatch):
-    """probe() with its executor replaced by one whose answer the test sets."""
-    state = {"answer": lambda job: [figures()]}
-
-    def executor_for(cache, timeout, workers, scheduler=None):
-        return CachedExecutor(FakeBackend(lambda job: state["answer"](job)), cache)
-
-    monkeypatch.setattr(aot, "executor_for", executor_for)
-    return state
+def fake():
+    """probe() in a session whose executor answers with the figures the test sets (injected,
+    as a command's session is given its executor)."""
+    STATE["answer"] = lambda job: [figures()]
+    return STATE
 
 
 def run(targets=("dg2-g10", "bmg-g21")):
     inp = Input(path="k.cl", kind="opencl", data=b"__kernel void k(__global float* x) {}")
     config = AotConfig(targets=targets, use_cache=False)
-    return aot.probe([inp], config, compilers=[FAKE_COMPILER], plan=plan_targets(targets, [FAKE_COMPILER]))
+    session = open_session(config, compilers=[FAKE_COMPILER],
+                           backend=lambda: FakeBackend(lambda job: STATE["answer"](job)))
+    return aot.probe([inp], config, session)
 
 
 def test_reports_carry_the_compiled_figures_per_target(fake):

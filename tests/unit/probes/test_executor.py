@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zeinspect.cache import BuildCache
 from zeinspect.inputs import Input
-from zeinspect.model import DEFAULT_SHAPE
+from zeinspect.levers import DEFAULT_SHAPE
 from zeinspect.probes.executor import CachedExecutor, Job
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures

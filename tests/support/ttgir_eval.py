@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_SSA = r"%[\w$.-]+"
+from zeinspect.triton.ttgir import SSA as _SSA
+from zeinspect.triton.ttgir import parse_type
+
 _LOC = re.compile(r"\s+loc\([^()]*(?:\([^()]*\)[^()]*)*\)\s*$")
 
 
@@ -53,13 +55,8 @@ def round_to(values: np.ndarray, elem: str) -> np.ndarray:
 
 
 def _shape_elem(type_text: str) -> tuple[list[int], str]:
-    m = re.match(r"tensor<((?:\d+x)*)([\w!.<>]+?)(?:,|>)", type_text.strip())
-    if not m:
-        m2 = re.match(r"!ttg\.memdesc<((?:\d+x)*)(\w+)", type_text.strip())
-        if not m2:
-            return [], type_text.strip()
-        return [int(d) for d in m2.group(1).split("x") if d], m2.group(2)
-    return [int(d) for d in m.group(1).split("x") if d], m.group(2)
+    t = parse_type(type_text)
+    return list(t.dims), t.elem
 
 
 def _operands(text: str) -> list[str]:

@@ -202,7 +202,8 @@ def load(path: str, target) -> LoadedModule:
     module = types.ModuleType(name)
     module.__file__ = str(p.resolve())
     module.__dict__["__builtins__"] = dict(vars(builtins), __import__=_guarded_import)
-    sys.modules[name] = module  # Triton's JIT reads the kernel's source through its module
+    LOADED[name] = module
+    sys.modules[name] = module  # Triton's JIT reads the kernel's source through its module (see register_modules)
     triton.runtime.driver.set_active(OfflineDriver(target))
     try:
         exec(compile(tree, str(p.resolve()), "exec"), module.__dict__)  # noqa: S102 - filtered as documented
@@ -217,6 +218,19 @@ def load(path: str, target) -> LoadedModule:
     finally:
         triton.runtime.driver.reset_active()
     return LoadedModule(path=path, namespace=module.__dict__, skipped=skipped)
+
+
+LOADED: dict[str, types.ModuleType] = {}
+"""Every module loaded, by its private name: in sys.modules only while Triton runs (backend.offline)."""
+
+
+def register_modules() -> None:
+    sys.modules.update(LOADED)
+
+
+def unregister_modules() -> None:
+    for name in LOADED:
+        sys.modules.pop(name, None)
 
 
 def _frames(exc: BaseException):

@@ -1,22 +1,26 @@
 """Shapes for Triton kernels: the staging pass, register file, threads per warp and warps per
-program (levers.TRITON_LEVERS), searched and chosen in the same order as OpenCL kernels
-(judge.shapes).
+program (triton.levers.TRITON_LEVERS), searched and chosen in the same order as OpenCL
+kernels (judge.shapes).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..levers import TRITON_LEVERS
-from ..levers.base import grid, spell
-from ..levers.triton_launch import TritonShape
-from ..probes.triton import TritonKernel, probe_triton
-from .shapes import Cell, Row, _cell
+from ..judge.shapes import Cell, CellState, Row, Search, _cell
+from ..levers.base import How, LeverRegistry, grid, spell
+from ..model import WHOLE_MODULE, KernelReport
+from ..probes.aot import AotConfig
+from ..probes.results import Progress
+from ..probes.session import Session
+from .kernel import TritonKernel
+from .levers import TRITON_LEVERS, TritonShape
+from .probe import probe_triton, triton_part
 
 
 @dataclass
 class TritonRow(Row):
-    levers: tuple = field(default=TRITON_LEVERS, repr=False)
+    levers: LeverRegistry = field(default=TRITON_LEVERS, repr=False)
 
 
 @dataclass
@@ -37,28 +41,27 @@ class TritonSearch:
         return ranked[1] if len(ranked) > 1 else None
 
     def why(self) -> str:
-        from .shapes import Search
-
-        fake = Search(input=self.kernel.label, kernel=self.kernel.kernel, written_sub_group=None, depends=[])
+        fake = Search(input=self.kernel.label, kernel=self.kernel.kernel, written=TritonShape(), depends=[])
         fake.rows = list(self.rows)
         return fake.why()
 
 
-def search_triton(kernel: TritonKernel, config, *, progress=None) -> TritonSearch:
+def search_triton(kernel: TritonKernel, config: AotConfig, session: Session, *,
+                  progress: Progress | None = None) -> TritonSearch:
     result = TritonSearch(kernel=kernel)
     written = TritonShape(grf_mode=kernel.grf_mode, threads_per_warp=kernel.threads_per_warp,
                           num_warps=kernel.num_warps)
     for shape in grid(TRITON_LEVERS, TritonShape, written):
-        # Every lever but the staging pass is a launch option of the kernel itself.
-        k = replace(kernel, **{lv.name: getattr(shape, lv.name) for lv in TRITON_LEVERS if lv.how == "Triton option"})
-        got = probe_triton(k, config, stage=shape.stage, progress=progress)
+        # Every launch-option lever sets the request's own field; the staging pass runs in the probe.
+        k = replace(kernel, **shape.launch())
+        got = probe_triton(k, config, session, stage=shape.stage, progress=progress)
         row = TritonRow(shape=shape, as_written=shape == written, written=written)
-        row.cells = [_cell(r.target, r, shape, TRITON_LEVERS) for r in got.reports if r.kernel != "*"] or \
-            [Cell(r.target, "failed", r, r.reason or "") for r in got.reports]
+        row.cells = [_cell(r.target, r, shape, TRITON_LEVERS) for r in got.reports if r.kernel != WHOLE_MODULE] or \
+            [Cell(r.target, CellState.FAILED, r, r.reason or "") for r in got.reports]
         for r in got.reports:
-            staging = ((r.extra or {}).get("triton") or {}).get("staging")
-            if staging:
-                result.staging[shape.describe()] = staging
+            part = triton_part(r)
+            if part is not None and part.staging:
+                result.staging[shape.describe()] = part.staging
         result.rows.append(row)
         result.compiler_ids += [c.id for c in got.compilers if c.id not in result.compiler_ids]
     return result
@@ -70,6 +73,7 @@ def record(search: TritonSearch) -> dict:
     cells = w.cells if w else []
     return {
         "shape": shape.to_json(),
+        "found": w is not None,
         "cleans": w is not None and not w.scratch_targets,
         "why": search.why(),
         "triton": launch_spelling(shape),
@@ -85,14 +89,15 @@ def record(search: TritonSearch) -> dict:
 def launch_spelling(shape: TritonShape) -> str:
     """The decision as a Triton author writes it at the launch (or in a triton.Config): the
     launch options, outermost first (num_warps, threads_per_warp, grf_mode), then any pass."""
-    options = [lv for lv in TRITON_LEVERS if lv.how == "Triton option"][::-1]
-    passes = [lv for lv in TRITON_LEVERS if lv.how != "Triton option"]
+    options = [lv for lv in TRITON_LEVERS if lv.how is How.TRITON_OPTION][::-1]
+    passes = [lv for lv in TRITON_LEVERS if lv.how is not How.TRITON_OPTION]
     text = ", ".join(spell(tuple(options), shape, None))
     return text + "".join(f"; and {x}" for x in spell(tuple(passes), shape, None))
 
 
-def _staging_text(report) -> str | None:
-    staging = (((report.extra or {}).get("triton") or {}).get("staging") or {}) if report else {}
+def _staging_text(report: KernelReport | None) -> str | None:
+    part = triton_part(report) if report else None
+    staging = part.staging if part is not None and part.staging else {}
     if not staging:
         return None
     parts = []

@@ -29,18 +29,15 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .base import Lever
+from .ttgir import ELEM_BYTES, SSA, parse_tensor, split_top
 
 REGISTER_BUDGET_BYTES = 4096
 SLICE_BUDGET_BYTES = 1024
 MIN_K_TILE = 8
 FORM = "loop"
-ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "f8E5M2": 1, "f8E4M3FN": 1}
-
-_SSA = r"%[\w$.-]+"
+_SSA = SSA
 _DEF = re.compile(rf"^(?P<indent>\s*)(?P<res>{_SSA}) = (?P<op>[\w.]+) (?P<rest>.*)$")
 _ALIAS = re.compile(r"^(?P<name>#[\w.]+) = (?P<value>.*)$")
-_TENSOR = re.compile(r"tensor<(?P<dims>(?:\d+x)+)(?P<elem>\w+)(?:, (?P<enc>.*))?>$")
 
 
 @dataclass
@@ -73,32 +70,6 @@ class StagingResult:
         if not self.dots:
             return "no tt.dot in the module"
         return "; ".join(d.describe() for d in self.dots)
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at top-level commas (not inside <>, {}, [] or ())."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "<{[(":
-            depth += 1
-        elif ch in ">}])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def parse_tensor(text: str) -> tuple[list[int], str, str | None]:
-    m = _TENSOR.match(text.strip())
-    if not m:
-        raise ValueError(f"not a tensor type: {text[:80]}")
-    dims = [int(d) for d in m["dims"].split("x") if d]
-    return dims, m["elem"], m["enc"]
 
 
 def _strip_loc(rest: str) -> tuple[str, str]:
@@ -191,7 +162,7 @@ def _trace(mod: Module, value: str) -> _Operand | str:
     if not m:
         return "unexpected ttg.local_alloc form"
     src, src_type, memdesc = m.group(1), m.group(2), m.group(3)
-    parts = _split_top(memdesc)
+    parts = split_top(memdesc)
     if len(parts) < 3:
         return "unexpected memory descriptor"
     shared, smem = parts[1], parts[2]
@@ -265,7 +236,7 @@ def _judge(mod: Module, line_no: int, d, caps: dict, slm_total: int, shared_in_u
     decision = DotDecision(result=res, applied=False)
     try:
         operands, types = body.split(" : ", 1)
-        a_name, b_name, acc_name, *attr_parts = _split_top(operands)
+        a_name, b_name, acc_name, *attr_parts = split_top(operands)
         ab, c_type = types.split(" -> ")
         a_type, b_type = [t.strip() for t in ab.split(" * ")]
         (m_dim, k_dim), _, a_enc = parse_tensor(a_type)
@@ -392,10 +363,3 @@ def verify(ttgir: str) -> str | None:
     except Exception as exc:  # noqa: BLE001
         return f"does not verify: {exc}"
     return None if ok in (True, None) else "does not verify"
-
-
-LEVER = Lever(
-    name="stage", how="TTGIR pass", settings=lambda written: (False, True),
-    cost=lambda value, written: int(bool(value)),
-    spelling=lambda value, written: "the SLM staging pass on the TTGIR (zeinspect.levers.slm_staging)" if value else None,
-)

@@ -19,13 +19,17 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ..hardware import TRITON_TARGETS
 
 DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
           "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e5m2": "fp8e5",
           "float8_e4m3fn": "fp8e4nv"}
 
 
-def _type_of(value) -> str | None:
+def _type_of(value: Any) -> str | None:
     """A Triton signature type for a launch argument (a tensor's dtype, a Python scalar), or None."""
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
@@ -39,9 +43,9 @@ def _type_of(value) -> str | None:
     return None
 
 
-def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill_bytes: int = 0,
+def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes: int = 0,
                   signature: str = "", kernel: str | None = None, compiler: str | None = None,
-                  policy: str = "jit"):
+                  policy: str = "jit") -> Callable[..., list]:
     """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)`.
 
     It drops the configs that, on any of `targets`, overflow the per-thread scratch cap, ask
@@ -58,10 +62,13 @@ def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill
     `kernel` (`FILE.py:NAME`) names the kernel when the hook is not called by Triton's
     Autotuner (which it otherwise finds as its caller)."""
 
-    def prune(configs, named_args, **kwargs):
-        from .formats.triton import ranking
-        from .probes.aot import AotConfig
-        from .probes.triton import AutotuneConfig, TritonKernel, parse_pairs, screen_configs
+    def prune(configs: list, named_args: dict, **kwargs: Any) -> list:
+        from ..app.session import open_session
+        from ..probes.aot import AotConfig
+        from .backend import offline
+        from .kernel import AutotuneConfig, TritonKernel, parse_pairs
+        from .screen import screen_configs
+        from .views import ranking
 
         path, name = _kernel(kernel, sys._getframe(1))
         given = parse_pairs(signature, "signature")
@@ -71,7 +78,10 @@ def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill
                 given[arg] = typed
         base = TritonKernel(file=path, kernel=name, signature=given, constexprs={})
         config = AotConfig(targets=tuple(targets), compiler=compiler)
-        screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, policy=policy)
+        # offline(): the user's process gets its backends, TRITON_CACHE_DIR and sys.modules back.
+        with offline():
+            screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, open_session(config),
+                                    policy=policy)
         bad = [any(not r.built or (r.spill_bytes or 0) > max_spill_bytes for r in got.reports) for _, got in screen]
         kept = [c for c, b in zip(configs, bad) if not b]
         if kept:
@@ -84,7 +94,7 @@ def prune_configs(*, targets=("arl-s", "dg2-g10", "lnl-m", "bmg-g21"), max_spill
     return prune
 
 
-def _kernel(spec: str | None, caller) -> tuple[str, str]:
+def _kernel(spec: str | None, caller: Any) -> tuple[str, str]:
     """(file, name) of the kernel: from `spec`, or from the Autotuner that called the hook."""
     if spec:
         path, _, name = spec.rpartition(":")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from .common import safe
-from .json import report_document
-from .text import cards, cell
+from typing import Any
+
+from ..formats.common import safe
+from ..formats.json import report_document
+from ..formats.text import cards, cell
+from .probe import triton_part
+from .ttgir import pointer_note
 
 
 def text(runs: list) -> str:
@@ -57,11 +61,12 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
             if r.applicable and not r.built:
                 out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
     for n, (_, got) in enumerate(screen, start=1):
-        said = next((note for r in got.reports for note in r.notes if "pointer tensors" in note), None)
+        said = next((note for r in got.reports if (r.uses_scratch or not r.built) and (part := triton_part(r))
+                     and (note := pointer_note(part.loop_carried))), None)
         if said:
             out.append(f"#{n}: {safe(said)}")
     for index, rec in sorted((remedies or {}).items()):
-        if rec["why"].startswith("no shape"):
+        if not rec["found"]:
             out.append(f"#{index + 1} remedy: none of the Triton levers: {rec['why']}")
             continue
         state = "cleans it on every target" if rec["cleans"] else "leaves scratch memory"
@@ -88,3 +93,29 @@ def screen_document(screen: list, stats: dict, remedies: dict | None = None) -> 
     doc["reports"] = [r.to_json() | {"config": c.to_json(), "config_index": n, "headroom_bytes": r.headroom_bytes}
                       for n, (c, got) in enumerate(screen) for r in got.reports]
     return doc
+
+
+def render(result: Any, *, as_json: bool, stats: dict) -> str:
+    """What `zeinspect triton` prints for a triton.app.TritonResult: cards per run, or the screen's
+    table; JSON documents with the explanation beside them when one was asked for."""
+    from ..formats import explain as explain_fmt
+    from ..formats.json import dumps
+
+    if result.screen:
+        if as_json:
+            doc = screen_document(result.screen, stats, result.remedies)
+            if result.explained_configs:
+                doc["explain"] = {str(n): explain_fmt.document(got) for n, got in result.explained_configs.items()}
+            return dumps(doc)
+        out = screen_text(result.kernel.label, result.screen, result.remedies)
+        for n, got in result.explained_configs.items():
+            out += explain_fmt.section(got, f"config #{n + 1} ({result.screen[n][0].describe()}): ")
+        if result.explain_asked and not result.explained_configs:
+            out += "\n== which lines spill: no config uses scratch memory\n"
+        return out
+    if as_json:
+        doc = document(result.runs, stats)
+        if result.explained is not None:
+            doc["explain"] = explain_fmt.document(result.explained)
+        return dumps(doc)
+    return text(result.runs) + (explain_fmt.section(result.explained) if result.explained is not None else "")

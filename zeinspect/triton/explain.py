@@ -14,22 +14,27 @@ from pathlib import Path
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import KernelReport
-from .explain import ExplainResult, explain
+from ..probes.aot import AotConfig
+from ..probes.explain import ExplainResult, explain
+from ..probes.session import Session
+from .probe import triton_part
 
 
-def explain_reports(label: str, module_file: str, reports: list[KernelReport], config) -> ExplainResult:
-    """Explain the builds behind Triton reports (probes.triton), grouped by artifact and options;
+def explain_reports(label: str, module_file: str, reports: list[KernelReport], config: AotConfig,
+                    session: Session) -> ExplainResult:
+    """Explain the builds behind Triton reports (triton.probe), grouped by artifact and options;
     `label` (`module.py:kernel`) names them as the reports do."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in reports:
-        spirv = ((r.extra or {}).get("triton") or {}).get("artifacts", {}).get("spirv")
+        part = triton_part(r)
+        spirv = part.spirv if part is not None else None
         # Any report with the zebin's figures had a binary (an SLM overflow builds; it cannot launch).
         if spirv and r.applicable and r.spill_bytes is not None:
             groups.setdefault((spirv, r.options or ""), []).append(r.target)
     out = ExplainResult()
     for (spirv, options), targets in groups.items():
         inp = Input(path=spirv, kind=InputKind.SPIRV, data=Path(spirv).read_bytes())
-        got = explain([inp], replace(config, options=options, targets=tuple(targets)),
+        got = explain([inp], replace(config, options=options, targets=tuple(targets)), session,
                       module_files={spirv: str(Path(module_file).resolve())})
         for e in got.explanations:
             e.input = label

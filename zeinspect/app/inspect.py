@@ -1,0 +1,103 @@
+"""`kernel`, `inspect` and `explain`: figures per kernel and target, and which lines spill.
+
+`probe_paths` compiles what needs compiling and reads the rest (probes.collect); its result
+also judges itself against an empty ratchet for the HTML report (every scratch user is NEW
+there: the page shows what a gate would see).  `runtime_kernel` builds through Level Zero,
+with the AOT twin from the compiler of the driver's own build when asked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..inputs import collect, read_input
+from ..judge.audit import AuditResult, audit
+from ..judge.ratchet import Ratchet
+from ..model import Compiler, KernelReport
+from ..probes.aot import AotConfig
+from ..probes.aot import probe as aot_probe
+from ..probes.collect import collect_reports
+from ..probes.executor import Executor
+from ..probes.explain import ExplainResult
+from ..probes.explain import explain as run_explain
+from ..probes.results import Collection, Progress
+from .outcome import exit_code
+from .session import open_session
+
+
+@dataclass
+class InspectResult:
+    collection: Collection
+    explained: ExplainResult | None = None
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        incidents = self.collection.incidents + (self.explained.incidents if self.explained else [])
+        return exit_code(self.collection.reports, incidents)
+
+    def judged(self) -> AuditResult:
+        """The reports against an empty ratchet (what the HTML report draws)."""
+        return audit(self.collection.reports, Ratchet(path="(no ratchet file)", dialect="native"),
+                     self.collection.compilers)
+
+
+def probe_paths(paths: list[str], config: AotConfig, *, explicit_targets: bool, explain: bool = False,
+                progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> InspectResult:
+    started = time.monotonic()
+    session = open_session(config, backend=backend)
+    got = collect_reports(list(paths), config, session, explicit_targets=explicit_targets, progress=progress)
+    explained = explain_paths(paths, config, backend=backend) if explain else None
+    return InspectResult(got, explained, time.monotonic() - started)
+
+
+def explain_paths(paths: list[str], config: AotConfig, *, backend: Callable[[], Executor] | None = None
+                  ) -> ExplainResult:
+    """Which source lines spill, from IGC's own ISA (the module as written: no sub-group rewrite)."""
+    if config.shape.sub_group is not None:
+        raise UsageError("explain reads the module as written: rewrite its sub-group size with `zeinspect fix` first")
+    return run_explain(collect(list(paths)), config, open_session(config, backend=backend))
+
+
+@dataclass
+class RuntimeResult:
+    reports: list[KernelReport]
+    incidents: list[str]
+    device: dict
+    driver: dict
+    aot: list[KernelReport] = field(default_factory=list)
+    compilers: list[Compiler] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.reports, self.incidents)
+
+
+def runtime_kernel(file: str, config: AotConfig, *, device: int, simulate: str | None, compare_aot: bool
+                   ) -> RuntimeResult:
+    """Build through Level Zero as an application would; with `compare_aot`, the AOT figures of
+    the device's IP from the compiler of the driver's own build beside them."""
+    from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig
+    from ..probes.runtime import probe as runtime_probe
+
+    if config.shape.grf != "default":
+        raise UsageError("--grf applies to AOT compiles; give the driver its flags with --options")
+    inp = read_input(file)
+    got = runtime_probe([inp], RuntimeConfig(simulate=simulate, device=device, build_flags=config.options,
+                                             kernels=config.kernels, timeout=config.timeout or DEFAULT_TIMEOUT))
+    out = RuntimeResult(got.reports, got.incidents, got.device, got.driver)
+    ip = next((r.ip for r in got.reports if r.ip), None)
+    if compare_aot and ip is not None:
+        from dataclasses import replace
+
+        from ..toolchain.compilers import built_with_driver
+
+        aot_config = replace(config, targets=(ip,))
+        session = open_session(aot_config)
+        own = built_with_driver(session.compilers, got.driver.get("version"), ip) or session.compilers
+        twin = aot_probe([inp], aot_config, session.with_compilers(own))
+        out.aot, out.compilers = twin.reports, twin.compilers
+    return out

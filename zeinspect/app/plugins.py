@@ -1,0 +1,39 @@
+"""Kernel sources beyond modules and binaries, registered by the packages that own them.
+
+The core never imports zeinspect.triton: when it is imported (the CLI and the pytest
+plugin do, and it needs no Triton to import), it registers how a gate configuration's
+`triton:` entries are audited and fixed.  Without it such an entry is a toolchain error that
+says what to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ToolchainError
+
+
+@dataclass(frozen=True)
+class GateSource:
+    name: str
+    """The gate configuration's key for its entries (`triton`)."""
+    audit: Callable[..., Any]
+    """(entry, config, session, shapes path or None, progress) -> Collection of reports."""
+    fix: Callable[..., dict]
+    """(entry, config, session, progress) -> the decision record `zeinspect fix` writes."""
+
+
+SOURCES: dict[str, GateSource] = {}
+
+
+def register(source: GateSource) -> None:
+    SOURCES[source.name] = source
+
+
+def source(name: str) -> GateSource:
+    if name not in SOURCES:
+        raise ToolchainError(f"the gate configuration has {name} kernels, and zeinspect.{name} is not "
+                             "available: pip install 'zeinspect[triton]'")
+    return SOURCES[name]

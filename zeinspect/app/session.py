@@ -1,0 +1,40 @@
+"""Opening a command's session: its compilers, its cache, and the executor it compiles on.
+
+The one place that chooses an executor backend: the local pool, or a Dask cluster when the
+command names a scheduler (probes.dask_executor).  Tests inject a backend of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..cache import BuildCache
+from ..model import Compiler
+from ..paths import build_cache_dir
+from ..probes.executor import Executor, LocalExecutor
+from ..probes.session import AotConfig, Session
+from ..toolchain.compilers import resolve
+
+
+def open_session(config: AotConfig, *, backend: Callable[[], Executor] | None = None,
+                 compilers: list[Compiler] | None = None) -> Session:
+    """A session for `config`: the build cache unless `use_cache` is off, the compilers
+    `config.compiler` selects (found on first use) or `compilers`, and `backend` or the
+    executor the configuration asks for."""
+    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    found = (lambda: list(compilers)) if compilers is not None else (lambda: resolve(config.compiler, config.timeout))
+    return Session(config=config, cache=cache, backend=backend or backend_for(config), resolve=found)
+
+
+def backend_for(config: AotConfig) -> Callable[[], Executor]:
+    """Where uncached compiles run: this machine's pool, or the Dask cluster at `config.scheduler`."""
+    if config.scheduler:
+        scheduler = config.scheduler
+
+        def dask() -> Executor:
+            from ..probes.dask_executor import DaskExecutor
+
+            return DaskExecutor(scheduler, config.timeout)
+
+        return dask
+    return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs)

@@ -1,0 +1,181 @@
+"""What every command shares: the command group, the shared options, progress, output, exit.
+
+Exit codes (README "Exit codes"): 0 fine; 1 a kernel did not build / the gate failed;
+2 usage or input error; 3 toolchain error (no compiler, a compiler crash or hang).
+Heavy modules are imported inside the commands so that `zeinspect --help` starts fast.
+The options every compiling command shares are declared once (`compile_options`) and become
+one `AotConfig`; the shape options come from the lever registry (levers.MODULE_LEVERS).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..levers import MODULE_LEVERS
+
+TARGETS_HELP = ("Targets: ocloc names, IP versions (12.70.4), `default` (19 AOT targets) or a family "
+                "(xe-lp, xe-hpg, xe-lpg, xe2); comma-separated or repeated.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="zeinspect")
+def cli() -> None:
+    """Find, gate and remove scratch memory use (spills, private memory) in Intel GPU kernels."""
+
+
+def _fatal(message: str, code: int) -> None:
+    click.echo(f"zeinspect: error: {' '.join(str(message).split())}", err=True)
+    sys.exit(code)
+
+
+def _write(text: str) -> None:
+    click.echo(text, nl=False)
+
+
+def _progress(quiet: bool, label: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A progress callback drawing on stderr, or None when quiet or not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None, lambda: None
+    state: dict[str, Any] = {"bar": None}
+
+    def update(done: int, total: int) -> None:
+        if state["bar"] is None:
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+            state["bar"] = bar
+        state["bar"].update(done - state["bar"].pos)
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+
+    return update, close
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What every compiling command takes, parsed once."""
+
+    targets: tuple[str, ...]
+    compiler: str | None
+    options: str
+    jobs: int
+    no_cache: bool
+    timeout: float | None
+    quiet: bool
+    scheduler: str | None = None
+
+    def config(self, default_targets: tuple[str, ...] = ("default",), **fields: Any) -> Any:
+        from ..probes.aot import AotConfig
+
+        base = dict(targets=self.targets or default_targets, compiler=self.compiler, options=self.options,
+                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout, scheduler=self.scheduler)
+        return AotConfig(**{**base, **fields})
+
+    def run(self, label: str, work: Callable[[Callable[[int, int], None] | None], Any]) -> Any:
+        """`work(progress)` with a progress display on stderr (none when quiet or not a terminal)."""
+        update, close = _progress(self.quiet, label)
+        try:
+            return work(update)
+        finally:
+            close()
+
+
+def compile_options(f: Callable) -> Callable:
+    """Declare the shared options and hand the command one `CompileOptions` as `compile`."""
+
+    @functools.wraps(f)
+    def command(*args: Any, targets: tuple, compiler: str | None, options: str, jobs: int, no_cache: bool,
+                timeout: float | None, quiet: bool, scheduler: str | None, **kwargs: Any) -> Any:
+        return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet,
+                                               scheduler), **kwargs)
+
+    for option in reversed((
+        click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
+        click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix)."),
+        click.option("--options", default="", help="Extra ocloc -options for every compile (the front end's too)."),
+        click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores)."),
+        click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache."),
+        click.option("--timeout", type=click.FloatRange(1, None), default=None,
+                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
+                     "questions to the compiler get at most a minute of it."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress display."),
+        click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
+                     help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
+    )):
+        command = option(command)
+    return command
+
+
+def probe_options(f: Callable) -> Callable:
+    """What to look at and how to build it (`kernel`, `inspect`, `explain`): one option per lever."""
+    levers = [lv for lv in MODULE_LEVERS if lv.cli is not None]
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        from ..levers import Shape
+
+        given = {lv.name: kwargs.pop(f"lever_{lv.name}") for lv in levers}
+        shape = Shape(**{name: value for name, value in given.items() if value is not None})
+        return f(*args, shape=shape, **kwargs)
+
+    for lv in reversed(levers):
+        spec = lv.cli
+        assert spec is not None
+        command = click.option(spec.flag, f"lever_{lv.name}", type=click.Choice(list(spec.choices)),
+                               default=spec.default, help=spec.help)(command)
+    command = click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")(
+        click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(command))
+    return compile_options(command)
+
+
+def _own_stats(stats: Any) -> dict:
+    """The probe's counters plus zeinspect's own peak memory (not its compilers')."""
+    import resource
+
+    return {**stats.to_json(), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def _incidents(incidents: list[str]) -> None:
+    for incident in incidents:
+        click.echo(f"zeinspect: error: {incident}", err=True)
+
+
+def _emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **options: Any) -> None:
+    from ..formats.writers import Options, emit
+
+    emit(writers, result, [(f, d) for f, d in outputs if f], Options(**options), _write)
+
+
+def audit_options(f: Callable) -> Callable:
+    for option in reversed((
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
+                     help="A build log to judge without compiling (repeatable)."),
+        click.option("--ratchet", default=None, type=click.Path(dir_okay=False),
+                     help="The ratchet file (default: scratch_ratchet.txt, or the gate configuration's)."),
+        click.option("--config", default=None, type=click.Path(dir_okay=False),
+                     help="A gate configuration (YAML) saying what to audit."),
+        click.option("--shapes", default=None, type=click.Path(dir_okay=False),
+                     help="Judge each kernel in the shape recorded here (zeinspect fix --write)."),
+        click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc."),
+        click.option("--simulate", default=None, metavar="PRODUCT",
+                     help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc)."),
+    )):
+        f = option(f)
+    return compile_options(f)
+
+
+def shape_options(f: Callable) -> Callable:
+    f = click.option("--allow-subgroup-change", is_flag=True,
+                     help="Also try other sub-group sizes for kernels whose code depends on theirs.")(f)
+    return compile_options(f)
+
+

@@ -1,0 +1,126 @@
+"""`kernel`, `inspect`, `explain`, `extract` and `devices`: what the compiler and the driver say."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..errors import EXIT_OK, EXIT_TOOLCHAIN
+from .common import CompileOptions, _emit, _incidents, _own_stats, _write, cli, probe_options
+
+
+def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, view: str,
+             html_to: str | None = None, explain: bool = False, verbose: bool = False) -> int:
+    from ..app.inspect import probe_paths
+    from ..formats.writers import INSPECT
+
+    config = compile.config(shape=shape, kernels=tuple(kernels))
+    got = compile.run("compiling", lambda p: probe_paths(paths, config, explicit_targets=bool(compile.targets),
+                                                         explain=explain, progress=p))
+    _emit(INSPECT, got, [("json" if as_json else view, None), ("html" if html_to else "", html_to)],
+          verbose=verbose, stats=_own_stats(got.collection.stats), seconds=got.seconds)
+    _incidents(got.collection.incidents)
+    return got.exit_code
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@probe_options
+@click.option("--runtime", is_flag=True, help="Build through Level Zero on a device, as an application would.")
+@click.option("-d", "--device", "device", type=click.IntRange(0, None), default=0, help="Level Zero device index.")
+@click.option("--simulate", default=None, metavar="PRODUCT",
+              help="Start the driver's hardware-free device (tgllp, dg2, mtl, pvc): no GPU needed.")
+@click.option("--compare-aot", is_flag=True, help="With --runtime: show the AOT figures beside the runtime ones.")
+@click.option("--explain", "explain", is_flag=True, help="Also show which source lines spill (as `zeinspect explain`).")
+def kernel(file: str, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, runtime: bool, device: int,
+           simulate: str | None, compare_aot: bool, explain: bool) -> None:
+    """Show one card per kernel of FILE: every figure per target, the log, the command."""
+    if not (runtime or simulate):
+        sys.exit(_inspect([file], compile, kernels, shape, as_json, "cards", explain=explain))
+    from ..app.inspect import runtime_kernel
+    from ..formats.json import dumps, report_document
+    from ..formats.text import cards, side_by_side
+
+    got = runtime_kernel(file, compile.config(shape=shape, kernels=tuple(kernels)), device=device, simulate=simulate,
+                         compare_aot=compare_aot)
+    if as_json:
+        doc = report_document(got.reports + got.aot, got.compilers, incidents=got.incidents)
+        _write(dumps({**doc, "runtime": {"device": got.device, "driver": got.driver}}))
+    else:
+        _write(side_by_side(got.reports, got.aot) if compare_aot else cards(got.reports))
+    _incidents(got.incidents)
+    sys.exit(got.exit_code)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@probe_options
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write the annotated source as one self-contained HTML page.")
+@click.option("--isa", "with_isa", is_flag=True,
+              help="Also show the ISA of each target's hottest line with the GRFs live at each instruction "
+                   "(with --json: every instruction).")
+def explain(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, html_to: str | None,
+            with_isa: bool) -> None:
+    """Show which source lines spill, and how full the register file is on each, per kernel and
+    target, from IGC's own ISA (no GPU)."""
+    from ..app.inspect import explain_paths
+    from ..errors import EXIT_FINDING
+    from ..formats.writers import EXPLAIN
+
+    result = explain_paths(list(paths), compile.config(shape=shape, kernels=tuple(kernels)))
+    _emit(EXPLAIN, result, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
+          isa=with_isa)
+    _incidents(result.incidents)
+    sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_FINDING if result.failures else EXIT_OK)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@probe_options
+@click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="Also write the self-contained HTML report here.")
+def inspect(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, verbose: bool,
+            html_to: str | None) -> None:
+    """Show one table for many files: a summary, then kernels as rows, targets as columns."""
+    sys.exit(_inspect(list(paths), compile, kernels, shape, as_json, "table", html_to, verbose=verbose))
+
+
+@cli.command()
+@click.option("--simulate", default=None, metavar="PRODUCT", help="List the driver's hardware-free device.")
+@click.option("--json", "as_json", is_flag=True)
+def devices(simulate: str | None, as_json: bool) -> None:
+    """List Level Zero drivers and devices, and the SYCL devices dpctl sees."""
+    from ..errors import ToolchainError
+    from ..formats import devices as devices_fmt
+    from ..probes.runtime import RuntimeConfig, sycl_devices
+    from ..probes.runtime import devices as ze_devices
+
+    listing: dict[str, Any] = {"level_zero": None, "level_zero_error": None, "sycl": sycl_devices()}
+    try:
+        listing["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
+    except ToolchainError as exc:
+        listing["level_zero_error"] = str(exc)
+    _write(devices_fmt.dumps(listing) if as_json else devices_fmt.text(listing))
+    sys.exit(EXIT_OK if listing["level_zero"] or listing["sycl"] else EXIT_TOOLCHAIN)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the images and manifest.json into (created if missing).")
+def extract(file: str, out_dir: str) -> None:
+    """Write every device image a SYCL AOT build embedded, with a manifest."""
+    from ..judge.extract import extract as do_extract
+
+    written, skipped = do_extract(file, out_dir)
+    for name in written:
+        click.echo(f"wrote {name}")
+    for line in skipped:
+        click.echo(f"skipped: {line}")
+    sys.exit(EXIT_OK)
+
+

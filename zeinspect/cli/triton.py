@@ -1,0 +1,57 @@
+"""`triton`: a Triton kernel (or every config of its autotune) built offline and audited."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..hardware import TRITON_TARGETS
+from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile_options
+
+
+@cli.command()
+@click.argument("spec", metavar="FILE.py:KERNEL")
+@click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
+@click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
+@click.option("--num-warps", type=click.IntRange(1, 64), default=4)
+@click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default="32")
+@click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default="default")
+@click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
+@click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
+@click.option("--autotune", is_flag=True, help="Screen every config of the kernel's @triton.autotune.")
+@click.option("--fix", "fix_configs", is_flag=True,
+              help="With --autotune: search the Triton levers (staging, register file, warps) for each failing config.")
+@click.option("--build-policy", type=click.Choice(["jit", "native", "first"]), default="jit",
+              help="Report the build Triton-XPU ends with when it loads the kernel (jit, the default), in its "
+              "native-code path (native), or its first build only (first).")
+@click.option("--explain", "explain", is_flag=True,
+              help="Also show which Python lines spill, and how full the register file is on each.")
+@click.option("--json", "as_json", is_flag=True)
+@compile_options
+def triton(spec: str, signature: str, constexprs: str, num_warps: int, threads_per_warp: str, grf_mode: str,
+           stage: bool, artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
+           as_json: bool, compile: CompileOptions) -> None:
+    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
+
+    The module is loaded without running its program code (zeinspect.triton.loader): torch
+    and other packages that are not installed do not stop it.  `--signature '*fp16'` types
+    every pointer; other scalars default to i32, as the output says."""
+    from pathlib import Path
+
+    from ..triton import app, views
+    from ..triton.kernel import TritonKernel, parse_pairs, parse_spec
+
+    path, name = parse_spec(spec)
+    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
+                          constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
+                          threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
+    config = compile.config(default_targets=TRITON_TARGETS)
+    got = compile.run("compiling", lambda p: app.screen(
+        kernel, config, autotune=autotune, fix=fix_configs, stage=stage, explain=explain, policy=build_policy,
+        artifacts_dir=Path(artifacts) if artifacts else None, progress=p))
+    _write(views.render(got, as_json=as_json, stats=_own_stats(got.stats)))
+    _incidents([i for c in got.collections for i in c.incidents])
+    sys.exit(got.exit_code)
+
+

@@ -1,0 +1,161 @@
+"""The writers: every output of every command, by result kind and format name.
+
+A command asks for a list of (format, destination) pairs (the terminal is `None`) and
+`emit` runs them in one loop.  A writer yields its text in pieces, so that a library's
+100,000 verdicts are encoded one at a time and never held whole.  Pure functions of the
+result; files are written whole or not at all (fileio.atomic_write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fileio import atomic_write
+
+
+@dataclass(frozen=True)
+class Options:
+    strict: bool = False
+    verbose: bool = False
+    stats: dict = field(default_factory=dict)
+    """The run's counters (compiles, cache hits, peak memory), as JSON documents carry them."""
+    seconds: float | None = None
+    isa: bool = False
+
+
+Writer = Callable[[Any, Options], Iterable[str]]
+# A writer takes the options every writer may need; most read only some of them.
+# ruff: noqa: ARG001
+
+
+def _notes(notes: list[str]) -> Iterator[str]:
+    for note in notes:
+        yield f"note: {note}\n"
+
+
+# -- kernel, inspect --------------------------------------------------------------------------
+
+def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
+    from .text import table
+
+    yield table(result.collection.reports, verbose=opts.verbose)
+    yield from _notes(result.collection.notes)
+    yield from _explain_section(result)
+
+
+def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
+    from .text import cards
+
+    yield cards(result.collection.reports)
+    yield from _notes(result.collection.notes)
+    yield from _explain_section(result)
+
+
+def _explain_section(result: Any) -> Iterator[str]:
+    if result.explained:
+        from .explain import section
+
+        yield section(result.explained)
+
+
+def _inspect_json(result: Any, opts: Options) -> Iterator[str]:
+    from . import explain
+    from .json import report_pieces
+
+    got = result.collection
+    extra = {"explain": explain.document(result.explained)} if result.explained else None
+    yield from report_pieces(got.reports, got.compilers, stats=opts.stats, notes=got.notes, incidents=got.incidents,
+                             extra=extra)
+
+
+def _inspect_html(result: Any, opts: Options) -> Iterator[str]:
+    from .html import page
+
+    yield page(result.judged(), result.collection.compilers, strict=False, seconds=opts.seconds)
+
+
+INSPECT: dict[str, Writer] = {"table": _inspect_table, "cards": _inspect_cards, "json": _inspect_json,
+                              "html": _inspect_html}
+
+
+# -- audit ------------------------------------------------------------------------------------
+
+def _audit_text(run: Any, opts: Options) -> Iterator[str]:
+    from .audit import text
+
+    yield text(run.result, strict=opts.strict, verbose=opts.verbose)
+    yield from _notes(run.collection.notes)
+
+
+def _audit_json(run: Any, opts: Options) -> Iterator[str]:
+    from .audit import document_pieces
+
+    got = run.collection
+    yield from document_pieces(run.result, got.compilers, strict=opts.strict, stats=opts.stats, notes=got.notes,
+                               incidents=got.incidents)
+
+
+def _audit_github(run: Any, opts: Options) -> Iterator[str]:
+    from .audit import github
+
+    yield github(run.result, strict=opts.strict)
+
+
+def _audit_sarif(run: Any, opts: Options) -> Iterator[str]:
+    from .sarif import dumps
+
+    yield dumps(run.result, strict=opts.strict)
+
+
+def _audit_junit(run: Any, opts: Options) -> Iterator[str]:
+    from .junit import junit
+
+    yield junit(run.result, strict=opts.strict).decode("utf-8")
+
+
+def _audit_html(run: Any, opts: Options) -> Iterator[str]:
+    from .html import page
+
+    yield page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds)
+
+
+AUDIT: dict[str, Writer] = {"text": _audit_text, "json": _audit_json, "github": _audit_github,
+                            "sarif": _audit_sarif, "junit": _audit_junit, "html": _audit_html}
+
+
+# -- explain ----------------------------------------------------------------------------------
+
+def _explain_text(result: Any, opts: Options) -> Iterator[str]:
+    from .explain import text
+
+    yield text(result, isa=opts.isa)
+
+
+def _explain_json(result: Any, opts: Options) -> Iterator[str]:
+    from .explain import document
+    from .json import dumps
+
+    yield dumps(document(result, with_isa=opts.isa))
+
+
+def _explain_html(result: Any, opts: Options) -> Iterator[str]:
+    from .explain_html import page
+
+    yield page(result)
+
+
+EXPLAIN: dict[str, Writer] = {"text": _explain_text, "json": _explain_json, "html": _explain_html}
+
+
+def emit(writers: dict[str, Writer], result: Any, outputs: list[tuple[str, str | None]], opts: Options,
+         terminal: Callable[[str], None]) -> None:
+    """Each requested (format, destination): the terminal for None, else a file written whole."""
+    for fmt, dest in outputs:
+        pieces = writers[fmt](result, opts)
+        if dest is None:
+            for piece in pieces:
+                terminal(piece)
+        else:
+            atomic_write(dest, "".join(pieces).encode("utf-8"))

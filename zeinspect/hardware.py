@@ -1,0 +1,148 @@
+"""The one table of Intel GPU hardware facts zeinspect keeps, and where each comes from.
+
+What a compiler can say is asked of the compiler (its targets and IP versions from `ocloc
+ids`, extensions from `ocloc query`, sub-group sizes from a probe compile); only facts no
+compiler prints live here: family ranges of IP versions, the per-thread scratch caps and
+register widths NEO and IGC apply, the names of IP versions for binaries read without a
+compiler, the zebin note's product families, the driver's hardware-free devices, and the
+target lists zeinspect uses by default.
+"""
+
+from __future__ import annotations
+
+
+def parse_ip(ip: str) -> tuple[int, int, int]:
+    """'12.70.4' -> (12, 70, 4); raises ValueError on anything else."""
+    parts = ip.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not an IP version: {ip!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def is_ip(text: str) -> bool:
+    try:
+        parse_ip(text)
+    except ValueError:
+        return False
+    return True
+
+
+# -- families ---------------------------------------------------------------------------------
+
+# The GPU families by IP range, ocloc's family names as keys: ((major, minor) lowest, highest).
+# Target selection falls back on it when no installed compiler knows a family name (Debian
+# 12's ocloc predates `xe-lp`, `xe-lpg` and `xe2`), and reports group by it.
+IP_FAMILIES = {
+    "xe-lp": ((12, 0), (12, 10)), "gen12lp": ((12, 0), (12, 10)), "xe-hpg": ((12, 55), (12, 57)),
+    "xe-hpc": ((12, 60), (12, 61)), "xe-lpg": ((12, 70), (12, 71)), "xe-lpgplus": ((12, 74), (12, 74)),
+    "xe2": ((20, 0), (20, 255)), "xe2-hpg": ((20, 1), (20, 2)), "xe2-lpg": ((20, 4), (20, 4)),
+    "xe3": ((30, 0), (30, 255)),
+}
+# The generations a reader knows, in the order reports list them (Xe-LPG+ reads as Xe-LPG).
+FAMILY_LABELS = (("xe-lp", "Xe-LP"), ("xe-hpg", "Xe-HPG"), ("xe-hpc", "Xe-HPC"), ("xe-lpg", "Xe-LPG"),
+                 ("xe-lpgplus", "Xe-LPG"), ("xe2", "Xe2"), ("xe3", "Xe3"))
+# Families the user can name; their members come from the compiler (`ocloc ids <family>`).
+FAMILY_SETS = ("xe-lp", "xe-hpg", "xe-lpg", "xe-lpgplus", "xe2", "xe2-hpg", "xe2-lpg", "xe-hpc", "xe3")
+
+
+def ip_in_family_range(ip: str, family: str) -> bool:
+    if family not in IP_FAMILIES or not is_ip(ip):
+        return False
+    major, minor, _ = parse_ip(ip)
+    low, high = IP_FAMILIES[family]
+    return low <= (major, minor) <= high
+
+
+def family_label(ip: str | None) -> str:
+    """`Xe-HPG` for 12.55.8; the IP itself outside every family, `?` when unknown."""
+    if not ip:
+        return "?"
+    return next((label for family, label in FAMILY_LABELS if ip_in_family_range(ip, family)), ip)
+
+
+# -- per-thread figures the driver and the compiler apply -------------------------------------
+
+# Per-thread scratch caps (NEO GfxCoreHelper::getMaxScratchSize): 2 MiB up to Xe-LP,
+# 256 KiB from Xe-HP on.  A zebin that asks for more is rejected at zeKernelCreate.
+SCRATCH_LIMIT_XE_LP = 2 * 1024 * 1024
+SCRATCH_LIMIT_XE_HP = 256 * 1024
+
+
+def ip_is_xe_hp_or_later(ip: str) -> bool:
+    """Xe-HP (12.50) and later: 256 KiB scratch cap, NEO's 'xehp_and_later' rules."""
+    major, minor, _ = parse_ip(ip)
+    return (major, minor) >= (12, 50)
+
+
+def scratch_limit_for_ip(ip: str) -> int:
+    return SCRATCH_LIMIT_XE_HP if ip_is_xe_hp_or_later(ip) else SCRATCH_LIMIT_XE_LP
+
+
+def grf_bytes_for_ip(ip: str) -> int:
+    """Bytes per general register (IGC platform.hpp getGRFSize): 64 on Xe-HPC (12.60) and Xe2
+    and later, else 32."""
+    major, minor, _ = parse_ip(ip)
+    return 64 if (12, 60) <= (major, minor) < (12, 70) or major >= 20 else 32
+
+
+# -- names ------------------------------------------------------------------------------------
+
+# The 19 AOT targets of the decision record this product comes from (seed 003): `-t default`.
+DEFAULT_TARGETS = (
+    "tgllp", "adl-s", "adl-p", "adl-n", "rpl-s", "rpl-p",
+    "dg2-g10", "dg2-g11", "dg2-g12", "acm-g10", "acm-g11", "acm-g12",
+    "mtl-u", "mtl-h", "arl-s", "arl-h", "lnl-m", "bmg-g21", "bmg-g31",
+)
+# What `zeinspect triton` and the prune hook build for unless told: one target per way a
+# tl.dot is lowered and a register file is sized (FMA on Xe-LPG, DPAS with 32-byte
+# registers on Xe-HPG, DPAS with 64-byte registers on Xe2's LPG and HPG parts).
+TRITON_TARGETS = ("arl-s", "dg2-g10", "lnl-m", "bmg-g21")
+
+# IP version -> product name, for naming binaries when no compiler is at hand (FORMATS.md).
+KNOWN_IPS = {
+    "12.0.0": "tgllp", "12.1.0": "rkl", "12.2.0": "adl-s", "12.3.0": "adl-p", "12.4.0": "adl-n",
+    "12.10.0": "dg1", "12.55.8": "dg2-g10", "12.56.5": "dg2-g11", "12.57.0": "dg2-g12", "12.60.7": "pvc",
+    "12.70.4": "mtl-u", "12.71.4": "mtl-h", "12.74.4": "arl-h", "20.1.0": "bmg-g21", "20.2.0": "bmg-g31",
+    "20.4.4": "lnl-m", "30.0.4": "ptl-h", "30.1.0": "ptl-u",
+}
+# Names that share an IP version with a name of KNOWN_IPS (`ocloc ids` says so; FACTS §4).
+ALIASES = {"rpl-s": "adl-s", "rpl-p": "adl-p", "acm-g10": "dg2-g10", "acm-g11": "dg2-g11", "acm-g12": "dg2-g12",
+           "arl-s": "mtl-u"}
+
+
+def ip_for_name(name: str) -> str | None:
+    """The IP version of a product name by the tables above (no compiler asked)."""
+    name = ALIASES.get(name, name)
+    return next((ip for ip, known in KNOWN_IPS.items() if known == name), None)
+
+
+# PRODUCT_FAMILY values seen in a zebin's .note.intelgt.compat (checked against ocloc output):
+# family -> (label, IP when the family has exactly one, Xe-HP or later?)
+PRODUCT_FAMILIES = {
+    29: ("tgllp", "12.0.0", False),
+    30: ("rkl", "12.1.0", False),
+    31: ("adl-s", "12.2.0", False),
+    32: ("adl-p", "12.3.0", False),
+    33: ("adl-n", "12.4.0", False),
+    1210: ("dg1", "12.10.0", False),
+    1270: ("dg2", None, True),
+    1271: ("pvc", None, True),
+    1272: ("mtl", None, True),
+    1273: ("arl-h", "12.74.4", True),
+    1274: ("bmg", None, True),
+    1275: ("lnl-m", "20.4.4", True),
+    1300: ("ptl", None, True),
+}
+
+# NEO's hardware-free devices (README "Level Zero without a GPU"; FACTS §6), seen working with
+# Debian 12's driver: product -> (ProductFamilyOverride, HardwareInfoOverride, ForceDeviceId, IP).
+SIMULATED = {
+    "tgllp": ("tgllp", "1x6x16", "9A49", "12.0.0"),
+    "dg2": ("dg2", "1x8x16", "56A0", "12.55.8"),
+    "mtl": ("mtl", "1x4x8", "7D55", "12.71.4"),
+    "pvc": ("pvc", "1x4x8", "0BD5", "12.60.7"),
+}
+
+# Targets with a 256-register mode, one per generation, to establish a compiler's
+# register-file option spellings on (dg2-g10, mtl-u, bmg-g21).
+LARGE_GRF_PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")

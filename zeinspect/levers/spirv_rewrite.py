@@ -1,0 +1,65 @@
+"""Applying the SPIR-V rewrite levers to a module, checked.
+
+A rewrite lever (`How.SPIRV_REWRITE`) changes one entry point of a SPIR-V module; this
+applies a list of (kernel, lever, value) rewrites in order (OpenCL C is first turned into
+SPIR-V by the same ocloc), and where `spirv-val` accepts the original module it must accept
+the rewritten one too.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from typing import Any
+
+from ..cache import BuildCache
+from ..errors import FormatError, InputError
+from ..fileio import sha256
+from ..inputs import Input
+from ..model import Compiler
+from ..toolchain.front_end import to_spirv
+from .base import LeverRegistry
+
+Rewrite = tuple[str, str, Any]
+"""(kernel, lever name, value)."""
+
+
+def spirv_val(data: bytes) -> str | None:
+    """None if spirv-val accepts the module (or is not installed); its complaint otherwise."""
+    return _spirv_val_cached(sha256(data), data)
+
+
+@lru_cache(maxsize=256)
+def _spirv_val_cached(digest: str, data: bytes) -> str | None:  # noqa: ARG001 - the digest is the cache key
+    tool = shutil.which("spirv-val")
+    if tool is None:
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+        fh.write(data)
+        fh.flush()
+        proc = subprocess.run([tool, fh.name], capture_output=True, text=True, timeout=120)
+    return None if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()
+
+
+def rewrite_module(inp: Input, rewrites: tuple[Rewrite, ...], levers: LeverRegistry, compiler: Compiler, ip: str,
+                   cache: BuildCache, timeout: float | None, options: str = "") -> tuple[bytes, tuple[str, ...]]:
+    """SPIR-V with each rewrite applied, and notes saying what changed."""
+    original = to_spirv(inp, compiler, ip, cache, timeout, options)
+    data = original
+    notes = []
+    for kernel, name, value in rewrites:
+        lever = levers.get(name)
+        if lever is None or lever.rewrite is None:
+            raise ValueError(f"{name!r} is not a SPIR-V rewrite lever")
+        try:
+            data, note = lever.rewrite(data, kernel, value)
+        except FormatError as exc:
+            raise InputError(f"cannot set the {name.replace('_', '-')} of {kernel}: {exc}", path=inp.path) from None
+        notes.append(note)
+    if data != original and spirv_val(original) is None:
+        complaint = spirv_val(data)
+        if complaint is not None:
+            raise InputError(f"the rewritten SPIR-V does not validate: {complaint[:300]}", path=inp.path)
+    return data, tuple(notes)

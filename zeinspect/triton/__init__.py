@@ -1,0 +1,49 @@
+"""zeinspect for Triton: offline builds of `@triton.jit` kernels, their autotune screen and shape
+search, and the prune hook (`zeinspect.triton.prune_configs`).
+
+One optional package that the core never imports.  Importing it is cheap (it needs no
+Triton): it registers how a gate configuration's `triton:` entries are audited and fixed
+(app.plugins); everything else loads when it is used.  The parts:
+  kernel   the request (FILE.py:KERNEL, signature, constexprs, launch options)
+  loader   a module loaded as its author wrote it, without running its program code
+  backend  Triton-XPU's Intel backend offline, one Triton compile
+  policy   Triton-XPU's own rebuild rule (256 registers after a spill)
+  ttgir    the one TTGIR type parser, and what a kernel's loops carry
+  staging  the SLM staging pass (a TTGIR-to-TTGIR rewrite) and its verifier
+  probe    a kernel on the planned targets: Triton, then ocloc on its SPIR-V
+  screen   every config of its @triton.autotune
+  levers   the Triton levers and their shape
+  fix      the shape search over them
+  explain  which Python lines spill
+  views    text and JSON
+  app      the use cases
+  hook     the prune hook, run inside the user's own Triton process
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..app import plugins
+
+
+def prune_configs(**kwargs: Any) -> Any:
+    """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)` (triton.hook)."""
+    from .hook import prune_configs as make
+
+    return make(**kwargs)
+
+
+def _audit(*args: Any) -> Any:
+    from .app import gate_reports
+
+    return gate_reports(*args)
+
+
+def _fix(*args: Any) -> dict:
+    from .app import gate_fix
+
+    return gate_fix(*args)
+
+
+plugins.register(plugins.GateSource(name="triton", audit=_audit, fix=_fix))

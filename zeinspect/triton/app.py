@@ -1,0 +1,131 @@
+"""The Triton use cases: `zeinspect triton`, and a gate configuration's `triton:` entries.
+
+`screen` builds one kernel as compiled (and staged, if asked) or every config of its
+`@triton.autotune`, with the Triton levers searched for the configs with a finding and the
+lines that spill explained, as asked.  `gate_reports` and `gate_fix` are what app.plugins
+calls for a gate configuration's entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..app.outcome import exit_code
+from ..app.session import open_session
+from ..judge.gate import TritonEntry
+from ..judge.shapes_file import load_section
+from ..probes.aot import AotConfig
+from ..probes.executor import Executor
+from ..probes.explain import ExplainResult
+from ..probes.results import Collection, CompileStats, Progress
+from ..probes.session import Session
+from .fix import record, search_triton
+from .kernel import TritonKernel
+from .levers import TritonShape
+from .policy import BuildPolicy
+from .probe import probe_triton
+from .screen import Screen, screen_autotune
+
+
+@dataclass
+class TritonResult:
+    kernel: TritonKernel
+    runs: list[tuple[str, Collection]] = field(default_factory=list)
+    """(label, reports): as compiled, then staged; empty for an autotune screen."""
+    screen: Screen = field(default_factory=list)
+    remedies: dict[int, dict] = field(default_factory=dict)
+    """config index -> what the Triton levers make of a config with a finding."""
+    explained: ExplainResult | None = None
+    explained_configs: dict[int, ExplainResult] = field(default_factory=dict)
+    explain_asked: bool = False
+
+    @property
+    def collections(self) -> list[Collection]:
+        return [got for _, got in self.screen] if self.screen else [self.runs[-1][1]]
+
+    @property
+    def stats(self) -> CompileStats:
+        return sum((got.stats for got in self.collections), CompileStats())
+
+    @property
+    def exit_code(self) -> int:
+        reports = [r for got in self.collections for r in got.reports]
+        incidents = [i for got in self.collections for i in got.incidents]
+        incidents += [i for e in [self.explained, *self.explained_configs.values()] if e for i in e.incidents]
+        return exit_code(reports, incidents)
+
+
+def screen(kernel: TritonKernel, config: AotConfig, *, autotune: bool = False, fix: bool = False,
+           stage: bool = False, explain: bool = False, artifacts_dir: Path | None = None,
+           policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
+           backend: Callable[[], Executor] | None = None) -> TritonResult:
+    from .explain import explain_reports
+
+    session = open_session(config, backend=backend)
+    out = TritonResult(kernel, explain_asked=explain)
+    if autotune:
+        out.screen = screen_autotune(kernel, config, session, policy=policy, progress=progress)
+        if fix:
+            out.remedies = {n: record(search_triton(tuned.applied_to(kernel), config, session, progress=progress))
+                            for n, (tuned, got) in enumerate(out.screen)
+                            if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)}
+        if explain:
+            out.explained_configs = {
+                n: explain_reports(f"{kernel.label} config #{n + 1}", kernel.file, scratch, config, session)
+                for n, (_, got) in enumerate(out.screen) if (scratch := [r for r in got.reports if r.scratch_bytes])}
+        return out
+    wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
+    out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=artifacts_dir,
+                                     progress=progress, policy=policy)) for label, staged in wanted]
+    if explain:
+        out.explained = explain_reports(kernel.label, kernel.file, out.runs[-1][1].reports, config, session)
+    return out
+
+
+def kernel_of(entry: TritonEntry) -> TritonKernel:
+    spec = entry.kernel
+    return TritonKernel(file=spec.file, kernel=spec.kernel, signature=spec.signature, constexprs=spec.constexprs,
+                        num_warps=spec.num_warps, threads_per_warp=spec.threads_per_warp, grf_mode=spec.grf_mode)
+
+
+def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool | None]:
+    """The kernel in the shape `zeinspect fix` recorded for it, and whether it is staged (None:
+    no decision).  Levers a decision does not name (it predates them) keep the configured value."""
+    for label, decision in load_section(shapes_path, "triton").items():
+        file, _, name = str(label).rpartition(":")
+        if os.path.normpath(file) != os.path.normpath(kernel.file) or name != kernel.kernel:
+            continue
+        shape = decision.get("shape") if isinstance(decision, dict) else None
+        if not isinstance(shape, dict):
+            return kernel, None
+        chosen = TritonShape.from_json(shape)
+        launch = {k: v for k, v in chosen.launch().items() if k in shape}
+        return replace(kernel, **launch), bool(chosen.stage)
+    return kernel, None
+
+
+def gate_reports(entry: TritonEntry, config: AotConfig, session: Session, shapes_path: str | None,
+                 progress: Progress | None) -> Collection:
+    """A gate configuration's Triton kernel, in its recorded shape when `fix` chose one."""
+    kernel = kernel_of(entry)
+    stage = entry.stage
+    if shapes_path:
+        kernel, staged = _decided(shapes_path, kernel)
+        stage = stage if staged is None else staged
+    sub = replace(config, targets=entry.targets or config.targets)
+    if entry.autotune:
+        out = Collection()
+        for n, (tuned, got) in enumerate(screen_autotune(kernel, sub, session, progress=progress), start=1):
+            label = f"{kernel.label}[config {n}: {tuned.describe()}]"
+            out.extend(got, reports=[r.replace(input=label) for r in got.reports])
+        return out
+    return probe_triton(kernel, sub, session, stage=stage, progress=progress)
+
+
+def gate_fix(entry: TritonEntry, config: AotConfig, session: Session, progress: Progress | None) -> dict:
+    sub = replace(config, targets=entry.targets or config.targets)
+    return record(search_triton(kernel_of(entry), sub, session, progress=progress))
+

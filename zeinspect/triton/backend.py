@@ -1,0 +1,254 @@
+"""Triton-XPU offline: its Intel backend without a device, and one compile of a kernel.
+
+PyPI's triton-xpu compiles to SPIR-V without a device once its backend does not build the
+small C helper that only maps a SYCL architecture number to a name (it needs torch and
+SYCL headers): `_OfflineXPUBackend` skips it and takes the target's capabilities from the
+real compiler instead (`ocloc query CL_DEVICE_EXTENSIONS -device T`): with
+cl_intel_subgroup_matrix_multiply_accumulate a `tl.dot` takes the DPAS path, without it
+the FMA path.  Targets with the same capabilities share one Triton compile; each keeps its
+TTGIR and SPIR-V on disk.
+
+`offline()` is how every compile runs: it puts the offline backend and zeinspect's Triton
+cache folder in place and, when the outermost use ends, gives the process back as it found
+it (the prune hook runs inside the user's own Triton process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, ToolchainError, UsageError
+from ..fileio import atomic_write
+from ..inputs import Input
+from ..inputs.kinds import InputKind
+from ..model import Compiler
+from ..paths import build_cache_dir
+from ..toolchain.knowledge import device_extensions, remembered
+from ..toolchain.targets import TargetPlan
+from . import loader
+from .kernel import TritonKernel, signature_for
+from .staging import StagingResult
+
+EXTENSIONS_WANTED = {
+    "has_subgroup_matrix_multiply_accumulate": "cl_intel_subgroup_matrix_multiply_accumulate",
+    "has_subgroup_matrix_multiply_accumulate_tensor_float32":
+        "cl_intel_subgroup_matrix_multiply_accumulate_tensor_float32",
+    "has_subgroup_2d_block_io": "cl_intel_subgroup_2d_block_io",
+    "has_bfloat16_conversions": "cl_intel_bfloat16_conversions",
+}
+GRF_MODES = ("default", "small", "large", "auto")
+SLM_BYTES = 65536  # every target in the default list offers 64 KiB of SLM per work-group
+
+TRITON_LOCK = threading.Lock()
+"""Triton's own compiles run one at a time in a process (one MLIR context); ocloc's do not."""
+
+
+def triton_module() -> Any:
+    try:
+        import triton
+        import triton.backends.intel.compiler  # noqa: F401 - only triton-xpu has it
+    except ImportError:
+        raise ToolchainError("the Triton front end needs triton-xpu: pip install 'zeinspect[triton]'") from None
+    return triton
+
+
+_offline_lock = threading.Lock()
+_offline_depth = 0
+_saved: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def offline() -> Iterator[Any]:
+    """Triton with the offline Intel backend and zeinspect's cache folder, for the duration;
+    the outermost exit restores the backends registry, TRITON_CACHE_DIR and the modules the
+    loader put in sys.modules."""
+    global _offline_depth
+    triton = triton_module()
+    from triton.backends import backends
+
+    with _offline_lock:
+        if _offline_depth == 0:
+            _saved.update(backend=backends["intel"], cache=os.environ.get("TRITON_CACHE_DIR"))
+            backends["intel"] = dataclasses.replace(backends["intel"], compiler=_offline_backend_class())
+            os.environ["TRITON_CACHE_DIR"] = _saved["cache"] or str(build_cache_dir() / "triton")
+            loader.register_modules()
+        _offline_depth += 1
+    try:
+        yield triton
+    finally:
+        with _offline_lock:
+            _offline_depth -= 1
+            if _offline_depth == 0:
+                backends["intel"] = _saved.pop("backend")
+                cache = _saved.pop("cache")
+                if cache is None:
+                    os.environ.pop("TRITON_CACHE_DIR", None)
+                else:
+                    os.environ["TRITON_CACHE_DIR"] = cache
+                loader.unregister_modules()
+
+
+_BACKEND_CLASS: list[type] = []
+
+
+def _offline_backend_class() -> type:
+    """A subclass of Intel's backend that skips the SYCL-only helper (made once)."""
+    if not _BACKEND_CLASS:
+        from triton.backends.compiler import BaseBackend
+        from triton.backends.intel import compiler as ic
+
+        class _OfflineXPUBackend(ic.XPUBackend):  # type: ignore[misc, name-defined]
+            _zeinspect_offline = True
+
+            def __init__(self, target: Any) -> None:
+                BaseBackend.__init__(self, target)
+                self.device_arch = ""  # nothing to look up: the capabilities come with the target
+                self.properties = self.parse_target(target.arch)
+                self.binary_ext = "spv"
+
+        _BACKEND_CLASS.append(_OfflineXPUBackend)
+    return _BACKEND_CLASS[0]
+
+
+def capabilities(compiler: Compiler, target: str) -> dict:
+    """What the real compiler says the target offers (kept with the toolchains)."""
+
+    def ask() -> dict:
+        found = device_extensions(compiler, target)
+        if found is None:
+            raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
+        extensions = set(found)
+        caps: dict[str, object] = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
+        major = int(compiler.ips(target)[0].split(".")[0]) if compiler.ips(target) else 12
+        caps["sub_group_sizes"] = [16, 32] if major >= 20 else [8, 16, 32]
+        return caps
+
+    return remembered("capabilities.json", f"{compiler.id}|{target}", ask)
+
+
+@dataclass
+class TritonBuild:
+    """One Triton compile for a group of targets that share capabilities."""
+
+    targets: list[str]
+    caps: dict
+    ttgir: str
+    spirv: bytes
+    metadata: dict
+    staging: StagingResult | None = None
+    artifacts: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def gpu_target(caps: dict, name: str, threads_per_warp: int) -> Any:
+    from triton.backends.compiler import GPUTarget
+
+    return GPUTarget("xpu", {"name": name, **caps}, threads_per_warp)
+
+
+def _options(kernel: TritonKernel) -> dict:
+    if kernel.grf_mode not in GRF_MODES:
+        raise UsageError(f"--grf-mode must be one of {', '.join(GRF_MODES)}")
+    options: dict[str, Any] = {"num_warps": kernel.num_warps, "threads_per_warp": kernel.threads_per_warp,
+                               "grf_mode": kernel.grf_mode}
+    if kernel.num_stages is not None:
+        options["num_stages"] = kernel.num_stages
+    return options
+
+
+def _metadata(compiled: Any) -> dict:
+    meta = compiled.metadata._asdict() if hasattr(compiled.metadata, "_asdict") else dict(compiled.metadata)
+    return {k: meta.get(k) for k in ("name", "build_flags", "shared", "num_warps", "threads_per_warp")}
+
+
+_MODULES: dict[tuple, loader.LoadedModule] = {}
+
+
+def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int) -> loader.LoadedModule:
+    """The module at `path` as loaded for this target (triton.loader), once per target."""
+    key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+    if key not in _MODULES:
+        if not Path(path).is_file():
+            raise InputError("no such Triton source file", path=path)
+        with offline():
+            _MODULES[key] = loader.load(path, gpu_target(caps, target_name, threads_per_warp))
+    return _MODULES[key]
+
+
+def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
+    """(TTGIR text, SPIR-V, metadata) of one Triton compile."""
+    with offline() as triton:
+        module = loaded_module(kernel.file, caps, target_name, kernel.threads_per_warp)
+        fn = loader.jit_function(module.kernel(kernel.kernel))
+        signature, constexprs, notes = signature_for(fn, kernel)
+        src = triton.compiler.ASTSource(fn, signature, constexprs=constexprs)
+        try:
+            compiled = triton.compile(src, target=gpu_target(caps, target_name, kernel.threads_per_warp),
+                                      options=_options(kernel))
+        except Exception as exc:  # noqa: BLE001 - Triton's own compile errors are the user's to read
+            raise InputError(f"Triton could not compile it: {' '.join(str(exc).split())[:400]}",
+                             path=kernel.label) from None
+    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes}
+
+
+def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
+    """Resume Triton's pipeline from a TTGIR text (the staging pass's output)."""
+    with offline() as triton, tempfile.TemporaryDirectory(prefix="zeinspect-ttgir-") as tmp:
+        path = Path(tmp) / f"{name}.ttgir"
+        path.write_text(ttgir)
+        try:
+            compiled = triton.compile(str(path), target=gpu_target(caps, target_name, kernel.threads_per_warp),
+                                      options=_options(kernel))
+        except Exception as exc:  # noqa: BLE001
+            raise ToolchainError(f"{kernel.label}: Triton could not lower the staged TTGIR: "
+                                 f"{' '.join(str(exc).split())[:400]}") from None
+    return compiled.asm["spv"], _metadata(compiled)
+
+
+def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path) -> list[TritonBuild]:
+    """Compile once per group of targets with the same capabilities; stage if asked."""
+    from .staging import stage as staging_pass
+
+    groups: dict[str, TritonBuild] = {}
+    for target in plan.targets:
+        compiler = plan.compiler_for_ip[target.ip]
+        caps = capabilities(compiler, target.name)
+        key = json.dumps(caps, sort_keys=True)
+        if key in groups:
+            groups[key].targets.append(target.name)
+            continue
+        ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
+        b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
+                        notes=meta.pop("notes", []))
+        if stage:
+            result = staging_pass(ttgir, caps, slm_total=SLM_BYTES, shared_in_use=meta.get("shared") or 0)
+            b.staging = result
+            if result.changed:
+                b.ttgir = result.ttgir
+                b.spirv, b.metadata = compile_ttgir(result.ttgir, kernel, caps, target.name, meta["name"])
+        groups[key] = b
+    builds = list(groups.values())
+    artifacts_dir.mkdir(parents=True, exist_ok=True)
+    for b in builds:
+        # The content's digest in the name: every config and shape keeps its own files.
+        stem = (f"{Path(kernel.file).stem}.{kernel.kernel}.{b.targets[0]}"
+                f"{'.staged' if b.staging and b.staging.changed else ''}.{hashlib.sha256(b.spirv).hexdigest()[:10]}")
+        b.artifacts = {"ttgir": str(artifacts_dir / f"{stem}.ttgir"), "spirv": str(artifacts_dir / f"{stem}.spv")}
+        atomic_write(Path(b.artifacts["ttgir"]), b.ttgir.encode())
+        atomic_write(Path(b.artifacts["spirv"]), b.spirv)
+    return builds
+
+
+def as_input(b: TritonBuild) -> Input:
+    """The kept SPIR-V as the input ocloc compiles: its path makes `reproduce:` runnable."""
+    return Input(path=b.artifacts["spirv"], kind=InputKind.SPIRV, data=b.spirv)

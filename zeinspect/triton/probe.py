@@ -1,0 +1,135 @@
+"""The Triton probe: compile a `@triton.jit` kernel offline for Intel targets, audit its SPIR-V.
+
+Triton compiles once per group of targets with the same capabilities (triton.backend); the
+SPIR-V is then audited like any other by the real ocloc with the build flags Triton chose
+(its `grf_mode`), and built again where Triton-XPU's own build policy would (triton.policy):
+the final build is reported, the first kept beside it.  With `stage=True` the SLM staging
+pass rewrites the TTGIR between Triton's TTGIR and its lowering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from pathlib import Path
+from typing import Any
+
+from ..model import KernelReport, Status
+from ..paths import build_cache_dir
+from ..probes.aot import AotConfig, probe
+from ..probes.results import Collection, Progress
+from ..probes.session import Session
+from ..toolchain.targets import TargetPlan
+from .backend import SLM_BYTES, TritonBuild, as_input, build
+from .kernel import TritonKernel
+from .policy import LARGE_GRF_FLAG, BuildPolicy, policy_rebuilds
+from .ttgir import loop_carried, pointer_note
+
+
+@dataclass(frozen=True)
+class TritonPart:
+    """What a Triton report carries beside its figures (JSON: `extra.triton`)."""
+
+    path: str
+    """DPAS or FMA: the lowering Triton chose for tl.dot on the target."""
+    artifacts: dict
+    """`ttgir` and `spirv`: the files kept on disk."""
+    metadata: dict
+    policy: str
+    loop_carried: dict | None = None
+    staging: dict | None = None
+    first_build: dict | None = None
+    """The first build's report, where Triton's build policy rebuilt the kernel."""
+
+    @property
+    def spirv(self) -> str:
+        return self.artifacts["spirv"]
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"path": self.path, "artifacts": self.artifacts, "metadata": self.metadata,
+                               "policy": self.policy, "loop_carried": self.loop_carried}
+        if self.staging is not None:
+            out["staging"] = self.staging
+        if self.first_build is not None:
+            out["first_build"] = self.first_build
+        return out
+
+
+def triton_part(report: KernelReport) -> TritonPart | None:
+    """The Triton part of a report (None for reports of other probes)."""
+    part = (report.extra or {}).get("triton")
+    return part if isinstance(part, TritonPart) else None
+
+
+@dataclass
+class _Run:
+    kernel: TritonKernel
+    config: AotConfig
+    session: Session
+    plan: TargetPlan
+    policy: BuildPolicy
+    progress: Progress | None
+    out: Collection = field(default_factory=Collection)
+
+
+def probe_triton(kernel: TritonKernel, config: AotConfig, session: Session, *, stage: bool,
+                 artifacts_dir: Path | None = None, progress: Progress | None = None,
+                 policy: BuildPolicy | str = BuildPolicy.JIT, triton_lock: threading.Lock | None = None) -> Collection:
+    """Reports for a Triton kernel on the planned targets (see the module docstring)."""
+    run = _Run(kernel, config, session, session.plan(config.targets), BuildPolicy(policy), progress)
+    with triton_lock or contextlib.nullcontext():
+        builds = build(kernel, run.plan, stage=stage, artifacts_dir=artifacts_dir or (build_cache_dir() /
+                                                                                     "triton-artifacts"))
+    for b in builds:
+        _audit_build(run, b)
+    return run.out
+
+
+def _audit_build(run: _Run, b: TritonBuild) -> None:
+    flags = " ".join(x for x in (run.config.options, b.metadata.get("build_flags") or "") if x)
+    sub = TargetPlan(targets=tuple(t for t in run.plan.targets if t.name in b.targets),
+                     compiler_for_ip=run.plan.compiler_for_ip)
+    got = probe([as_input(b)], dc_replace(run.config, options=flags), run.session, plan=sub, progress=run.progress)
+    rules = {r.target: why for r in got.reports if (why := policy_rebuilds(run.policy, flags, r))}
+    final = {(r.target, r.kernel): r for r in got.reports}
+    first = dict(final)
+    if rules:
+        again = probe([as_input(b)], dc_replace(run.config, options=f"{flags} {LARGE_GRF_FLAG}"), run.session,
+                      plan=TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules),
+                                      compiler_for_ip=run.plan.compiler_for_ip), progress=run.progress)
+        run.out.stats = run.out.stats + again.stats
+        final.update({(r.target, r.kernel): r.replace(notes=r.notes + (rules[r.target],)) for r in again.reports})
+    path = "DPAS" if b.caps.get("has_subgroup_matrix_multiply_accumulate") else "FMA"
+    notes = [f"Triton {path} path, {b.metadata.get('num_warps')} warps x {b.metadata.get('threads_per_warp')} "
+             f"threads, {b.metadata.get('shared')} bytes of shared memory, build flags "
+             f"{b.metadata.get('build_flags') or '(none)'}",
+             f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}", *b.notes]
+    lanes = (b.metadata.get("num_warps") or 4) * (b.metadata.get("threads_per_warp") or 32)
+    carried = loop_carried(b.ttgir, lanes)
+    staging = None
+    if b.staging is not None:
+        notes.append(f"staging pass: {b.staging.describe()}")
+        staging = {"changed": b.staging.changed, "form": b.staging.form, "dots": [d.__dict__ for d in b.staging.dots]}
+    part = TritonPart(path=path, artifacts=b.artifacts, metadata=b.metadata, policy=run.policy.value,
+                      loop_carried=carried, staging=staging)
+    reports = []
+    for key, r in final.items():
+        own = dc_replace(part, first_build=first[key].to_json()) if key[0] in rules else part
+        said = pointer_note(carried) if r.uses_scratch or not r.built else None
+        reports.append(_with_launch_figures(r, b).replace(input=run.kernel.label, extra={"triton": own},
+                                                          notes=r.notes + tuple(notes) + ((said,) if said else ())))
+    run.out.extend(got, reports=reports)
+
+
+def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
+    """Triton's shared memory is what the launch asks for; over the target's SLM it cannot launch."""
+    shared = b.metadata.get("shared")
+    if shared is None:
+        return report
+    if report.status is Status.OK and shared > SLM_BYTES:
+        return report.replace(slm_bytes=shared, status=Status.SLM_OVERFLOW,
+                              reason=f"asks for {shared} bytes of shared local memory per work-group at launch, over "
+                                     f"the {SLM_BYTES} bytes a work-group can have")
+    return report.replace(slm_bytes=shared)
