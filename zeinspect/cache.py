@@ -16,6 +16,7 @@ import struct
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from .fileio import atomic_write
 
@@ -24,7 +25,7 @@ _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 
 
-def make_key(**parts) -> str:
+def make_key(**parts: Any) -> str:
     canon = json.dumps({"format": CACHE_FORMAT, **parts}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from .hardware import (  # noqa: F401 - the vocabulary's own names for the hardware facts
     FAMILY_LABELS,
@@ -98,6 +98,27 @@ _TRITON_GRF = {GrfMode.DEFAULT: "default", GrfMode.SMALL: "small", GrfMode.LARGE
 
 WHOLE_MODULE = "*"
 """The kernel name of a report about a whole module that failed before it named its kernels."""
+
+
+@dataclass(frozen=True)
+class InputId:
+    """Where a kernel's module came from, structured: the file on disk, the archive member and
+    the image within it.  What SARIF, diff and the ratchet read, never the label's text."""
+
+    file: str
+    """The file on disk: a source, a binary, a host file (library, object, executable), a log."""
+    member: str | None = None
+    """The member of a static archive that held the image."""
+    image: str | None = None
+    """Where in the file the image was found (`.tgtimg[471]`, a section, an OffloadBinary entry)."""
+
+    @property
+    def label(self) -> str:
+        """How reports name it: `lib.so(member.o)[.tgtimg[471]]`."""
+        return self.file + (f"({self.member})" if self.member else "") + (f"[{self.image}]" if self.image else "")
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "member": self.member, "image": self.image}
 
 
 class ShapeLike(Protocol):
@@ -259,6 +280,8 @@ class KernelReport:
     """For `not_applicable`: the image's device requirements the target does not meet."""
     unchecked_requirements: tuple[str, ...] = ()
     """Device requirements zeinspect cannot decide offline: assumed met, and said so."""
+    origin: InputId | None = field(default=None, compare=False, hash=False)
+    """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
     """Probe-specific parts (the runtime's identity, zeinspect.triton's TritonPart), printed in
     JSON under `extra`; read through the probe's own accessor, never by key path."""
@@ -268,6 +291,11 @@ class KernelReport:
         if self.spill_bytes is None and self.private_bytes is None:
             return None
         return (self.spill_bytes or 0) + (self.private_bytes or 0)
+
+    @property
+    def file(self) -> str:
+        """The file on disk the report is about."""
+        return self.origin.file if self.origin is not None else self.input
 
     @property
     def unreported_private_bytes(self) -> int:
@@ -300,7 +328,7 @@ class KernelReport:
             return None
         return self.scratch_limit_bytes - used
 
-    def replace(self, **changes) -> KernelReport:
+    def replace(self, **changes: Any) -> KernelReport:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict:
@@ -335,6 +363,7 @@ class KernelReport:
             "options": self.options,
             "unmet_requirements": list(self.unmet_requirements),
             "unchecked_requirements": list(self.unchecked_requirements),
+            "origin": (self.origin or InputId(self.input)).to_json(),
             # The older field: the unmet aspects alone.
             "missing_aspects": [r.removeprefix("aspect ") for r in self.unmet_requirements if r.startswith("aspect ")],
         }

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..inputs import collect, read_input
 from ..judge.audit import AuditResult, audit
-from ..judge.ratchet import Ratchet
+from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, KernelReport
 from ..probes.aot import AotConfig
 from ..probes.aot import probe as aot_probe
@@ -41,7 +41,7 @@ class InspectResult:
 
     def judged(self) -> AuditResult:
         """The reports against an empty ratchet (what the HTML report draws)."""
-        return audit(self.collection.reports, Ratchet(path="(no ratchet file)", dialect="native"),
+        return audit(self.collection.reports, Ratchet(path="(no ratchet file)", dialect=Dialect.NATIVE),
                      self.collection.compilers)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from ..judge.audit import AuditResult
+from ..judge.audit import AuditResult, Judgement
 from ..model import SCHEMA, Compiler, Verdict
 from .common import safe
 
@@ -55,7 +55,7 @@ def github(result: AuditResult, *, strict: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def verdict_json(j, strict: bool) -> dict:
+def verdict_json(j: Judgement, strict: bool) -> dict:
     return {"verdict": j.verdict.label, "fails": j.fails(strict), "message": j.message,
             "entry_line": j.entry.lineno if j.entry else None,
             "report": j.report.to_json() if j.report else None}
@@ -70,7 +70,8 @@ def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: b
     return streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements))
 
 
-def document(result: AuditResult, compilers, *, strict: bool, stats: dict | None = None, notes=(), incidents=(),
+def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
+             notes: Iterable[str] = (), incidents: Iterable[str] = (),
              verdicts: bool = True) -> dict:
     doc = {
         "schema": "zeinspect.audit/1",

@@ -17,7 +17,7 @@ import html
 import json
 import shlex
 
-from ..judge.audit import AuditResult
+from ..judge.audit import AuditResult, measured
 from ..model import Compiler, KernelReport, Verdict, family_label
 from .audit import counts
 
@@ -73,8 +73,10 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
                                                        "spill": j.entry.spill, "max_private": 0, "max_spill": 0,
                                                        "reports": 0})
             entry["reports"] += 1
-            entry["max_private"] = max(entry["max_private"], j.report.private_bytes or 0)
-            entry["max_spill"] = max(entry["max_spill"], j.report.spill_bytes or 0)
+            # The figures the gate itself compared with the line (judge.audit.measured).
+            private, spill = measured(j.report)
+            entry["max_private"] = max(entry["max_private"], private)
+            entry["max_spill"] = max(entry["max_spill"], spill)
     return {
         "summary": {"line": result.summary, "counts": counts(result), "passed": result.passed(strict),
                     "strict": strict, "kernels": result.kernels, "targets": len(order),

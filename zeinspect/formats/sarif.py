@@ -33,14 +33,6 @@ _RULE_TEXT = {
 }
 
 
-def _file_of(input_path: str) -> str:
-    """The file on disk an input label names: `lib.so(member)[image]` -> `lib.so`, `k.py:kernel` -> `k.py`."""
-    path = input_path.split("[", 1)[0].split("(", 1)[0]
-    if not os.path.exists(path) and ":" in path:
-        path = path.rsplit(":", 1)[0]
-    return path
-
-
 @lru_cache(maxsize=1024)
 def _source_lines(path: str) -> tuple[str, ...]:
     if not path.endswith((".cl", ".py")):
@@ -92,7 +84,7 @@ def document(result: AuditResult, *, strict: bool) -> dict:
     for (verdict, where, what), found in grouped.items():
         first = found[0]
         if first.report is not None:
-            path = _file_of(where)
+            path = first.report.file
             location = _location(path, kernel_line(path, what))
             targets = {j.report.target: _figures(j) for j in found if j.report is not None}
             message = first.message + (f" (and {len(found) - 1} more target(s))" if len(found) > 1 else "")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..model import InputId
 from .fatbin import is_fatbin
 from .files import read_file
 from .kinds import InputKind
@@ -35,8 +36,14 @@ class Input:
     data: bytes
     image: ImageInfo | None = field(default=None, compare=False)
     """For a device image taken from a SYCL build: its descriptor (options, property sets)."""
+    origin: InputId | None = field(default=None, compare=False)
+    """For an image taken from a host file: the file, member and image (None: `path` is the file)."""
 
-    def __post_init__(self):
+    @property
+    def identity(self) -> InputId:
+        return self.origin if self.origin is not None else InputId(self.path)
+
+    def __post_init__(self) -> None:
         object.__setattr__(self, "kind", InputKind(self.kind))  # a kind given by name works too
 
     @property
@@ -152,12 +159,13 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
     info = {"ips": ips, "spirv": False, "images": len(images)}
     empty = 0
     for img in images:
-        where = f"{inp.path}" + (f"({img.member})" if img.member else "") + f"[{img.source}]"
+        origin = InputId(inp.path, img.member, img.source)
+        where = origin.label
         if img.skipped:
             notes.append(f"{where}: skipped: {img.skipped}")
             continue
         if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
-            out.append(Input(path=where, kind=img.kind, data=img.data))
+            out.append(Input(path=where, kind=img.kind, data=img.data, origin=origin))
             try:
                 if img.kind == InputKind.ZEBIN:
                     ip = read_zebin(img.data, where).ip
@@ -174,7 +182,7 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
                 empty += 1
                 continue
             info["spirv"] = True
-            out.append(Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info))
+            out.append(Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin))
         elif img.kind == InputKind.BITCODE:
             notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
         else:

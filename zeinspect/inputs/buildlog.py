@@ -87,7 +87,7 @@ class LogEvent:
     """For a spill line that gives bytes (the VC finalizer's), not registers."""
 
 
-def _kernel(match) -> str | None:
+def _kernel(match: re.Match) -> str | None:
     groups = match.groupdict()
     return groups.get("kernel_new") if groups.get("kernel_new") is not None else groups.get("kernel_old")
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import InputError
 
 
-def read_file(path, what: str, limit: int) -> bytes:
+def read_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
     """The bytes of `path`; `what` names the kind of file in messages ("build log")."""
     p = Path(path)
     try:

@@ -24,7 +24,9 @@ from __future__ import annotations
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import FormatError
 from .kinds import InputKind
@@ -307,20 +309,20 @@ def split_offloading(blob: bytes, base: int, source: str) -> list[Image]:
 
 # -- host ELF -----------------------------------------------------------------------------
 
-def _elf_errors(reader):
+def _elf_errors(reader: Callable) -> Callable:
     from .zebin import elf_errors_as_format_errors
 
     return elf_errors_as_format_errors(reader)
 
 
-def _host_sections(data: bytes, what: str):
+def _host_sections(data: bytes, what: str) -> tuple[Any, list]:
     from .zebin import _elf
 
     elf, sections = _elf(data, what)
     return elf, sections
 
 
-def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
+def _tgtimg_images(data: bytes, elf: Any, sections: list) -> list[Image] | None:
     by_name = {s.name: s for s in sections}
     tgt = by_name.get(".tgtimg")
     if tgt is None or tgt["sh_type"] == "SHT_NOBITS":
@@ -330,48 +332,18 @@ def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
         return [Image(".tgtimg", tgt["sh_offset"], len(raw), InputKind.UNKNOWN,
                       skipped=".tgtimg is not a whole number of 16-byte records")]
     records = [struct.unpack_from("<QQ", raw, i) for i in range(0, len(raw), 16)]
-    etype = elf.header["e_type"]
     addrs: list[int | None] = [addr for addr, _ in records]
-    file_offsets: list[int | None] = [None] * len(records)
-    if etype == "ET_REL":
+    infos: list[ImageInfo | None] = [None] * len(records)
+    if elf.header["e_type"] == "ET_REL":
         rela = by_name.get(".rela.tgtimg")
         if rela is None:
             return [Image(".tgtimg", tgt["sh_offset"], len(raw), InputKind.UNKNOWN,
                           skipped="object without relocations for its .tgtimg records")]
-        symtab = sections[rela["sh_link"]] if rela["sh_link"] < len(sections) else None
-        for rel in rela.iter_relocations():
-            index = rel["r_offset"] // 16
-            if rel["r_offset"] % 16 or index >= len(records) or symtab is None:
-                continue
-            sym = symtab.get_symbol(rel["r_info_sym"])
-            shndx = sym["st_shndx"]
-            if not isinstance(shndx, int) or shndx >= len(sections):
-                continue
-            target = sections[shndx]
-            file_offsets[index] = target["sh_offset"] + sym["st_value"] + rel["r_addend"]
-    relative: dict[int, int] = {}
-    if etype != "ET_REL":
-        rela = by_name.get(".rela.dyn")
-        if rela is not None and rela["sh_entsize"] == 24 and rela["sh_type"] != "SHT_NOBITS":
-            # Elf64_Rela {u64 r_offset; u64 r_info; i64 r_addend}, read in one pass: a large
-            # shared object has hundreds of thousands (pyelftools' per-entry parse took seconds).
-            raw_rela = rela.data()
-            for r_offset, r_info, r_addend in struct.iter_unpack("<QQq", raw_rela[:len(raw_rela) // 24 * 24]):
-                if r_info & 0xFFFFFFFF == R_X86_64_RELATIVE:
-                    relative[r_offset] = r_addend
-        elif rela is not None:
-            for rel in rela.iter_relocations():
-                if rel["r_info_type"] == R_X86_64_RELATIVE:
-                    relative[rel["r_offset"]] = rel["r_addend"]
-        for i in range(len(records)):
-            addr = relative.get(tgt["sh_addr"] + 16 * i, addrs[i])
-            addrs[i] = addr
-            for s in sections:
-                if s["sh_type"] != "SHT_NOBITS" and s["sh_flags"] & 2 and s["sh_addr"] <= addr < s["sh_addr"] + s["sh_size"]:
-                    file_offsets[i] = s["sh_offset"] + addr - s["sh_addr"]
-                    break
-    infos: list[ImageInfo | None] = [None] * len(records)
-    if etype != "ET_REL":
+        file_offsets = _object_offsets(rela, sections, len(records))
+    else:
+        relative = _relative_relocations(by_name.get(".rela.dyn"))
+        addrs = [relative.get(tgt["sh_addr"] + 16 * i, addr) for i, addr in enumerate(addrs)]
+        file_offsets = [_file_offset(sections, addr) for addr in addrs]
         span = (tgt["sh_addr"], tgt["sh_addr"] + len(raw))
         infos = descriptors(data, sections, relative, [(a or 0, size) for a, (_, size) in zip(addrs, records)], span,
                             sycl_abi=_sycl_abi(by_name.get(".dynamic")))
@@ -391,7 +363,50 @@ def _tgtimg_images(data: bytes, elf, sections) -> list[Image] | None:
     return images
 
 
-def _sycl_abi(dynamic) -> int | None:
+def _object_offsets(rela: Any, sections: list, count: int) -> list[int | None]:
+    """In a relocatable object, where each record's image starts in the file: its relocation's
+    symbol's section offset, plus the symbol's value and the addend."""
+    offsets: list[int | None] = [None] * count
+    symtab = sections[rela["sh_link"]] if rela["sh_link"] < len(sections) else None
+    for rel in rela.iter_relocations():
+        index = rel["r_offset"] // 16
+        if rel["r_offset"] % 16 or index >= count or symtab is None:
+            continue
+        sym = symtab.get_symbol(rel["r_info_sym"])
+        shndx = sym["st_shndx"]
+        if isinstance(shndx, int) and shndx < len(sections):
+            offsets[index] = sections[shndx]["sh_offset"] + sym["st_value"] + rel["r_addend"]
+    return offsets
+
+
+def _relative_relocations(rela: Any) -> dict[int, int]:
+    """address -> addend of every R_X86_64_RELATIVE relocation of a linked file."""
+    relative: dict[int, int] = {}
+    if rela is not None and rela["sh_entsize"] == 24 and rela["sh_type"] != "SHT_NOBITS":
+        # Elf64_Rela {u64 r_offset; u64 r_info; i64 r_addend}, read in one pass: a large
+        # shared object has hundreds of thousands (pyelftools' per-entry parse took seconds).
+        raw_rela = rela.data()
+        for r_offset, r_info, r_addend in struct.iter_unpack("<QQq", raw_rela[:len(raw_rela) // 24 * 24]):
+            if r_info & 0xFFFFFFFF == R_X86_64_RELATIVE:
+                relative[r_offset] = r_addend
+    elif rela is not None:
+        for rel in rela.iter_relocations():
+            if rel["r_info_type"] == R_X86_64_RELATIVE:
+                relative[rel["r_offset"]] = rel["r_addend"]
+    return relative
+
+
+def _file_offset(sections: list, addr: int | None) -> int | None:
+    """The file offset of a loaded address (in an allocated section with bytes in the file)."""
+    if addr is None:
+        return None
+    for s in sections:
+        if s["sh_type"] != "SHT_NOBITS" and s["sh_flags"] & 2 and s["sh_addr"] <= addr < s["sh_addr"] + s["sh_size"]:
+            return s["sh_offset"] + addr - s["sh_addr"]
+    return None
+
+
+def _sycl_abi(dynamic: Any) -> int | None:
     """N of the libsycl.so.N a linked file needs (its images' aspect numbering), or None."""
     if dynamic is None or not hasattr(dynamic, "iter_tags"):
         return None
@@ -405,7 +420,7 @@ def _sycl_abi(dynamic) -> int | None:
     return None
 
 
-def _section_images(sections) -> list[Image]:
+def _section_images(sections: list) -> list[Image]:
     images = []
     for s in sections:
         if s["sh_type"] == "SHT_NOBITS":

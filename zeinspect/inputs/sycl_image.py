@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from .sycl_aspects import ASPECTS
 
@@ -118,7 +119,7 @@ class ImageInfo:
             joint_matrix=_text(props.get("joint_matrix")), joint_matrix_mad=_text(props.get("joint_matrix_mad")),
             others=tuple(sorted(k for k in props if k not in KNOWN_REQUIREMENTS)))
 
-    def _misc(self, name: str):
+    def _misc(self, name: str) -> Any:
         return self.properties.get("SYCL/misc properties", {}).get(name)
 
     @property
@@ -159,20 +160,20 @@ class ImageInfo:
         }
 
 
-def _array_of(raw, item: str) -> tuple[int, ...]:
+def _array_of(raw: Any, item: str) -> tuple[int, ...]:
     if not isinstance(raw, bytes):
         return ()
     size = struct.calcsize(item)
     return struct.unpack_from(f"<{len(raw) // size}{item}", raw)
 
 
-def _text(raw) -> str | None:
+def _text(raw: Any) -> str | None:
     if isinstance(raw, bytes):
         return raw.rstrip(b"\0").decode("utf-8", "replace")
     return raw if isinstance(raw, str) else None
 
 
-def _json_value(value):
+def _json_value(value: Any) -> Any:
     if isinstance(value, bytes):
         shown = value[:256].hex()
         return {"bytes": len(value), "hex": shown + ("..." if len(value) > 256 else "")}
@@ -182,7 +183,7 @@ def _json_value(value):
 class _Memory:
     """Reads a linked ELF by virtual address; pointers are RELATIVE addends where relocated."""
 
-    def __init__(self, data: bytes, sections, relative: dict[int, int]):
+    def __init__(self, data: bytes, sections: list, relative: dict[int, int]) -> None:
         self.data = data
         self.relative = relative
         spans = sorted((s["sh_addr"], s["sh_addr"] + s["sh_size"], s["sh_offset"]) for s in sections
@@ -220,7 +221,7 @@ class _Memory:
         return None if end < 0 else self.data[off:end].decode("utf-8", "replace")
 
 
-def descriptors(data: bytes, sections, relative: dict[int, int], images: list[tuple[int, int]],
+def descriptors(data: bytes, sections: list, relative: dict[int, int], images: list[tuple[int, int]],
                 tgtimg_span: tuple[int, int], sycl_abi: int | None = None) -> list[ImageInfo | None]:
     """The descriptor of each (address, size) image, or None where none is found."""
     wanted = {addr for addr, _ in images}

@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import FormatError
 from ..hardware import PRODUCT_FAMILIES
@@ -52,7 +54,7 @@ def looks_like_elf(data: bytes) -> bool:
     return data[:4] == b"\x7fELF"
 
 
-def _elf(data: bytes, what: str):
+def _elf(data: bytes, what: str) -> Any:
     """Open ELF bytes with pyelftools, turning its many failure modes into FormatError."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -80,13 +82,13 @@ _FOREIGN_PARSE_ERRORS = (struct.error, ValueError, IndexError, KeyError, TypeErr
                          zlib.error)  # pyelftools inflates SHF_COMPRESSED sections on access
 
 
-def elf_errors_as_format_errors(reader):
+def elf_errors_as_format_errors(reader: Callable) -> Callable:
     """pyelftools reads lazily and raises its own (and Python's) errors from any accessor:
     a reader of untrusted ELF files turns all of them into FormatError, naming the file."""
     import functools
 
     @functools.wraps(reader)
-    def wrapper(data, what="binary", *args, **kwargs):
+    def wrapper(data: bytes, what: str = "binary", *args: Any, **kwargs: Any) -> Any:
         from elftools.common.exceptions import ELFError
 
         try:

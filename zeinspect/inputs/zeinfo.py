@@ -21,6 +21,7 @@ whose private memory lives in scratch on Xe-LP, where the driver reports 0, is s
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from ..errors import FormatError
 from ..model import KernelFigures
@@ -29,7 +30,7 @@ from ..model import KernelFigures
 MAX_ZEINFO_BYTES = 64 * 1024 * 1024
 MAX_YAML_EVENTS = 5_000_000
 
-def load_yaml_strictly(text: bytes | str, what: str):
+def load_yaml_strictly(text: bytes | str, what: str) -> Any:
     """Safe-load YAML that must not use aliases (IGC never writes them).
 
     Refusing aliases up front defeats "billion laughs" documents before anything is
@@ -66,7 +67,7 @@ def load_yaml_strictly(text: bytes | str, what: str):
         raise FormatError(f"{what} is not readable text: {exc}") from None
 
 
-def _int(value, what: str) -> int:
+def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise FormatError(f".ze_info {what} is not an integer: {value!r}"[:200])
     return value
@@ -83,7 +84,7 @@ def parse_version(zeinfo: dict) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, int], list[KernelFigures]]:
+def derive_kernels(zeinfo: Any, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, int], list[KernelFigures]]:
     """Kernel figures from a parsed .ze_info document.
 
     `xe_hp_or_later` selects NEO's privateMemSize rule; None (target unknown) uses the
@@ -98,7 +99,7 @@ def derive_kernels(zeinfo, *, xe_hp_or_later: bool | None) -> tuple[tuple[int, i
     return version, [_kernel_figures(kernel, version, xe_hp_or_later) for kernel in kernels]
 
 
-def _kernel_figures(kernel, version: tuple[int, int], xe_hp_or_later: bool | None) -> KernelFigures:
+def _kernel_figures(kernel: Any, version: tuple[int, int], xe_hp_or_later: bool | None) -> KernelFigures:
     if not isinstance(kernel, dict):
         raise FormatError(".ze_info kernel entry is not a mapping")
     name = kernel.get("name")

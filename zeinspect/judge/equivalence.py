@@ -26,6 +26,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..toolchain.runtimes import runtime_env
 
@@ -130,7 +131,7 @@ def _child() -> None:  # runs in its own process: python -m zeinspect.judge.equi
     dtypes = {"float": np.float32, "int": np.int32, "uint": np.uint32}
     scalars: dict[str, type] = {"float": ctypes.c_float, "int": ctypes.c_int32, "uint": ctypes.c_uint32}
 
-    def run(path: str):
+    def run(path: str) -> Any:
         rng = np.random.default_rng(request["seed"])
         program = dpp.create_program_from_spirv(queue, Path(path).read_bytes())
         kernel = program.get_sycl_kernel(request["kernel"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import FormatError, InputError
 from ..fileio import atomic_write, sha256
@@ -18,7 +19,7 @@ from ..inputs.kinds import InputKind
 from ..inputs.offload import find_images, safe_name
 
 
-def _target(img) -> str | None:
+def _target(img: Any) -> str | None:
     """What the image runs on: the zebin's IP, the fat binary's member IPs, or SPIR-V's 'any'."""
     from ..inputs.fatbin import read_members
     from ..inputs.zebin import read_zebin

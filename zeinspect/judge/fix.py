@@ -15,7 +15,7 @@ from ..inputs.kinds import InputKind
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..levers.base import ShapeBase, spell
 from ..levers.spirv_rewrite import rewrite_module
-from ..model import Status
+from ..model import KernelReport, Status
 from ..probes.aot import AotConfig, probe
 from ..probes.results import Progress
 from ..probes.session import Session
@@ -129,7 +129,7 @@ def _verify(result: FixResult, config: AotConfig, session: Session) -> None:
         d.verified = {r.target: r for r in got.reports if r.input == d.search.input and r.kernel == d.kernel}
 
 
-def _figures(report) -> dict:
+def _figures(report: KernelReport) -> dict:
     return {"status": report.status.value, "simd": report.simd, "grf": report.grf,
             "spill_bytes": report.spill_bytes, "private_bytes": report.private_bytes}
 

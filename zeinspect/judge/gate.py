@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import FormatError, InputError, UsageError
 from ..inputs.zeinfo import load_yaml_strictly
@@ -63,7 +64,7 @@ def _rel(base: Path, value: str) -> str:
     return os.path.normpath(os.path.relpath(joined))
 
 
-def _strings(value, key: str, path: str) -> tuple[str, ...]:
+def _strings(value: Any, key: str, path: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -163,7 +164,7 @@ def _pairs(text: str, what: str, where: str, path: str) -> dict:
         raise InputError(f"{where}: {str(exc).removeprefix(f'--{what}: ')}", path=path) from None
 
 
-def _triton_entries(raw, base: Path, path: str) -> list[TritonEntry]:
+def _triton_entries(raw: Any, base: Path, path: str) -> list[TritonEntry]:
     if raw is None:
         return []
     if not isinstance(raw, list):

@@ -17,6 +17,7 @@ with no entry yet is tab-separated when a comment line holds four tab-separated 
 
 from __future__ import annotations
 
+import enum
 import fnmatch
 import os
 import re
@@ -27,8 +28,16 @@ from .. import names
 from ..errors import InputError
 from ..model import Compiler, KernelReport, is_ip
 
-NATIVE = "native"
-TAB = "tab"
+
+class Dialect(enum.StrEnum):
+    NATIVE = "native"
+    """KERNEL TARGETS PRIVATE SPILL  # reason"""
+    TAB = "tab"
+    """GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID, the SYCL project's of seed 003"""
+
+
+NATIVE = Dialect.NATIVE
+TAB = Dialect.TAB
 _NUMBER = re.compile(r"^\d+$")
 MAX_RATCHET_BYTES = 16 * 1024 * 1024
 
@@ -47,7 +56,7 @@ class Entry:
 @dataclass
 class Ratchet:
     path: str
-    dialect: str
+    dialect: Dialect
     lines: list[str] = field(default_factory=list)
     """The file's lines with their line endings, exactly as read."""
     entries: list[Entry] = field(default_factory=list)
@@ -61,7 +70,7 @@ def _split_comment(line: str) -> tuple[str, str | None]:
     return body, (comment.strip() if sep else None)
 
 
-def parse(text: str, path: str, dialect: str | None = None) -> Ratchet:
+def parse(text: str, path: str, dialect: Dialect | None = None) -> Ratchet:
     """Parse ratchet text; InputError names the file, the line and what is wrong."""
     lines = text.splitlines(keepends=True)
     ratchet = Ratchet(path=path, dialect=dialect or NATIVE, lines=lines)
@@ -97,7 +106,7 @@ def _looks_tabbed(lines: list[str], path: str) -> bool:
     return False
 
 
-def _line_dialect(line: str) -> str | None:
+def _line_dialect(line: str) -> Dialect | None:
     fields = line.split("\t")
     if len(fields) == 4 and _NUMBER.match(fields[1].strip()) and _NUMBER.match(fields[2].strip()) \
             and fields[0].strip() and fields[3].strip():

@@ -17,7 +17,7 @@ from .. import names
 from ..cache import BuildCache
 from ..errors import UsageError
 from ..inputs import Input
-from ..inputs.buildlog import LogEventKind, compiler_lines, kernel_matches, lines_for_kernel, parse_log
+from ..inputs.buildlog import LogEvent, LogEventKind, compiler_lines, kernel_matches, lines_for_kernel, parse_log
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
@@ -137,15 +137,15 @@ def _not_applicable(inp: Input, ip: str, compiler: Compiler, config: AotConfig,
     if not checks or not checks[0][1].unmet or inp.image is None:
         return None
     kernels = inp.image.entries or tuple(kernel_names(inp.data, inp.path))
-    return [KernelReport(input=inp.path, kernel=name, target=target.name, ip=ip, compiler=compiler.id,
+    return [KernelReport(input=inp.path, origin=inp.origin, kernel=name, target=target.name, ip=ip, compiler=compiler.id,
                          shape=config.shape, status=Status.NOT_APPLICABLE, source=Source.AOT,
                          reason=found.reason, unmet_requirements=found.unmet,
                          unchecked_requirements=found.unchecked)
             for target, found in checks for name in kernels]
 
 
-def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, log_text: str,
-                    command: str, zeinfo_version) -> KernelReport:
+def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: list[LogEvent], log_text: str,
+                    command: str, zeinfo_version: tuple[int, int]) -> KernelReport:
     spilled = None
     overflow = None
     log_spill_bytes = None
@@ -157,7 +157,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
                 spilled = ev.spilled_regs
             elif ev.kind == LogEventKind.SCRATCH_OVERFLOW:
                 overflow = ev
-    limit = scratch_limit_for_ip(job.ip)
+    limit: int | None = scratch_limit_for_ip(job.ip)
     status = Status.OK
     needed = None
     reason = None
@@ -178,7 +178,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
             spill_bytes = log_spill_bytes
     notes.append(sys.intern(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}"))
     return KernelReport(
-        input=job.input.path, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
+        input=job.input.path, origin=job.input.origin, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
         spill_bytes=spill_bytes, private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes,
         scratch_space_bytes=fig.scratch_space_bytes, log_spilled_regs=spilled, needed_scratch_bytes=needed,
@@ -189,7 +189,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events, lo
     )
 
 
-def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, command: str) -> list[KernelReport]:
+def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: list[LogEvent], command: str
+                     ) -> list[KernelReport]:
     kernels = [n for n in compiled.kernel_names if not names.is_internal(n)] or [WHOLE_MODULE]
     errors = [ev.line.strip() for ev in log_events if ev.kind in (LogEventKind.ERROR, LogEventKind.SCRATCH_OVERFLOW)]
     if not errors:  # the compiler said why in a form of its own: keep its words
@@ -210,7 +211,7 @@ def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events, c
             else:
                 reason = generic
         out.append(KernelReport(
-            input=job.input.path, kernel=name, target=target.name, ip=job.ip, compiler=job.compiler.id,
+            input=job.input.path, origin=job.input.origin, kernel=name, target=target.name, ip=job.ip, compiler=job.compiler.id,
             shape=job.shape, status=status, source=Source.AOT, needed_scratch_bytes=needed,
             scratch_limit_bytes=limit, reason=reason,
             log=tuple(lines_for_kernel(compiled.log, name)) if name != WHOLE_MODULE else tuple(errors[:20]),
@@ -230,7 +231,8 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
             for fig in compiled.figures:
                 if names.is_internal(fig.name):
                     continue
-                out.append(_figures_report(job, target, fig, events, compiled.log, command, compiled.zeinfo_version))
+                out.append(_figures_report(job, target, fig, events, compiled.log, command,
+                                           compiled.zeinfo_version or (0, 0)))
         elif compiled.binary is not None:
             broken = Compiled(f"ocloc wrote an unreadable binary: {compiled.parse_error}", compiled.returncode,
                               compiled.log, None, compiled.kernel_names, compiled.from_cache, compiled.argv)

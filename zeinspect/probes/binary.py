@@ -4,6 +4,7 @@ legacy patch-token binaries), with no compiler involved.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import names
@@ -18,6 +19,7 @@ from ..levers import DEFAULT_SHAPE
 from ..model import (
     SCRATCH_LIMIT_XE_HP,
     SCRATCH_LIMIT_XE_LP,
+    Compiler,
     KernelFigures,
     KernelReport,
     Source,
@@ -53,7 +55,7 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
 
 
 def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, label: str | None = None,
-                       compilers=()) -> tuple[list[KernelReport], list[str]]:
+                       compilers: Sequence[Compiler] = ()) -> tuple[list[KernelReport], list[str]]:
     """Reports for one device image (zebin or legacy); notes for what is not a native image."""
     what = label or path
     if is_zebin(data):
@@ -76,7 +78,8 @@ def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, la
     raise FormatError(f"{what} is not a zebin or a patch-token binary")
 
 
-def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compilers=()) -> BinaryResult:
+def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None,
+                   compilers: Sequence[Compiler] = ()) -> BinaryResult:
     """Reports for every binary input; with a plan, only its targets, and say which are missing."""
     result = BinaryResult()
     for inp in inputs:
@@ -98,6 +101,8 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None, compi
                 result.notes.extend(notes)
         except FormatError as exc:
             raise InputError(str(exc), path=None) from None
+        if inp.origin is not None:
+            reports = [r.replace(origin=inp.origin) for r in reports]
         if plan is not None:
             present = {r.ip for r in reports}
             wanted: list[KernelReport] = []

@@ -22,12 +22,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import ToolchainError
 from ..model import Compiler
 from .executor import Compiled, Job, LocalExecutor, spread
-from .results import CompileStats
+from .results import CompileStats, Progress
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
 CONNECT_TIMEOUT = float(os.environ.get("ZEINSPECT_SCHEDULER_TIMEOUT", "10"))
@@ -69,7 +71,7 @@ def tasks(jobs: list[Job], workers: int) -> list[list[int]]:
     return [task for group in groups.values() for task in spread(group, workers)]
 
 
-def connect(address: str):
+def connect(address: str) -> Any:
     """A client of the scheduler at `address`; ToolchainError (exit 3) with the reason if none answers."""
     try:
         from distributed import Client
@@ -93,7 +95,7 @@ class DaskExecutor:
     def stats(self) -> CompileStats:
         return CompileStats(compiles=self.compiles)
 
-    def run(self, jobs: list[Job], progress, on_result) -> None:
+    def run(self, jobs: list[Job], progress: Progress | None, on_result: Callable[[int, Compiled], None]) -> None:
         from distributed import as_completed
 
         client = connect(self.address)

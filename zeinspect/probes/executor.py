@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
@@ -40,7 +40,7 @@ from ..levers import Shape
 from ..model import Compiler, KernelFigures
 from ..toolchain.ocloc import compile_argv
 from ..toolchain.run import ToolRun, run_tool
-from .results import CompileStats
+from .results import CompileStats, Progress
 
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
 
@@ -105,11 +105,11 @@ def _parse(binary: bytes, ip: str) -> tuple[list[KernelFigures] | None, tuple[in
     return list(zebin.kernels), zebin.zeinfo_version, None
 
 
-def _figures_json(figures: list[KernelFigures] | None):
+def _figures_json(figures: list[KernelFigures] | None) -> list[dict] | None:
     return None if figures is None else [f.__dict__ | {"notes": list(f.notes)} for f in figures]
 
 
-def _figures_from_json(data) -> list[KernelFigures] | None:
+def _figures_from_json(data: Any) -> list[KernelFigures] | None:
     if data is None:
         return None
     return [KernelFigures(**{**d, "notes": tuple(d.get("notes", ()))}) for d in data]
@@ -279,7 +279,8 @@ class CachedExecutor:
     shared: int = 0
     """Jobs answered by an identical job of the same run."""
 
-    def run(self, jobs: list[Job], progress=None, on_result=None) -> list[Compiled]:
+    def run(self, jobs: list[Job], progress: Progress | None = None,
+            on_result: Callable[[int, Compiled], None] | None = None) -> list[Compiled]:
         """One Compiled per job, in order; or, with `on_result(index, compiled)`, each handed
         over as it arrives and none kept (an audit of thousands of images streams)."""
         results: list[Compiled | None] = [None] * len(jobs)
@@ -346,7 +347,7 @@ class LocalExecutor:
     def stats(self) -> CompileStats:
         return CompileStats(compiles=self.compiles, front_ends=self.front_ends)
 
-    def run(self, jobs: list[Job], progress, on_result) -> None:
+    def run(self, jobs: list[Job], progress: Progress | None, on_result: Callable[[int, Compiled], None]) -> None:
         workers = max(1, self.workers or os.cpu_count() or 1)
         total, done = len(jobs), 0
         everything = list(range(len(jobs)))
@@ -392,7 +393,7 @@ class LocalExecutor:
             tasks += spread(group, workers)
         return tasks
 
-    def _share_front_ends(self, jobs: list[Job], missed: list[int], pool) -> list[Job]:
+    def _share_front_ends(self, jobs: list[Job], missed: list[int], pool: ThreadPoolExecutor) -> list[Job]:
         """Replace OpenCL C jobs by SPIR-V jobs, with one front-end run per module and group
         of targets that share a front end.  A front end that fails leaves its jobs as they
         were: the direct builds then report the error for each target as usual."""

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import zlib
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +94,8 @@ def _zebin_spills(binary: bytes | None, ip: str) -> dict[str, int]:
         return {}
 
 
-def _passes(dumps, zebin: dict[str, int], wanted=lambda kernel: True) -> list[tuple[KernelIsa, int]]:
+def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
+            wanted: Callable[[str], bool] = lambda kernel: True) -> list[tuple[KernelIsa, int]]:
     """Per kernel, the dump of the pass that made the binary, and how many passes there were.
     The dump names the pass (`OCL_asm<hash>_simd32_entry_0001.asm` is pass 0, `..._1_simd32_...`
     pass 1); the binary's pass is the last one whose spill size is the zebin's."""
@@ -157,7 +159,7 @@ def _read_sources(result: ExplainResult, isa: KernelIsa) -> None:
             result.sources[x.file] = lines
 
 
-def _with_images(inputs: list[Input], out: ExplainResult):
+def _with_images(inputs: list[Input], out: ExplainResult) -> Iterator[Input]:
     """The inputs, a host file (a SYCL library or object) replaced by its device images: its
     SPIR-V images are explained with their own options, as the audit builds them."""
     for inp in inputs:
@@ -183,7 +185,7 @@ class _Job:
 
 
 def _jobs(inputs: list[Input], config: AotConfig, plan: TargetPlan, module_files: dict[str, str],
-          out: ExplainResult):
+          out: ExplainResult) -> Iterator[_Job]:
     for inp in _with_images(inputs, out):
         if not inp.compilable:
             out.notes.append(f"{inp.path}: explain compiles sources and SPIR-V; a {inp.kind} has no ISA to read")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import ctypes.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 RESULT_NAMES = {
     0x0: "ZE_RESULT_SUCCESS", 0x1: "ZE_RESULT_NOT_READY",
@@ -66,7 +68,7 @@ class LoaderMissing(Exception):
     pass
 
 
-def load():
+def load() -> Any:
     """(ffi, lib) with libze_loader opened; LoaderMissing when it is not installed."""
     from .. import _ze  # generated at install time from native/ze_build.py
 
@@ -110,19 +112,19 @@ class DeviceInfo:
 class LevelZero:
     """One initialised loader.  Use `with LevelZero() as ze:`; every handle it made is destroyed on exit."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ffi, self.lib = load()
         self.stack = contextlib.ExitStack()
-        self.step = None
-        self.on_step = lambda step: None
+        self.step: str | None = None
+        self.on_step: Callable[[str], None] = lambda step: None
 
-    def __enter__(self):
+    def __enter__(self) -> LevelZero:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stack.close()
 
-    def call(self, name: str, *args, build_log: str = "") -> None:
+    def call(self, name: str, *args: Any, build_log: str = "") -> None:
         self.step = name
         self.on_step(name)
         code = getattr(self.lib, name)(*args)
@@ -140,12 +142,12 @@ class LevelZero:
             self.call("zeDriverGet", count, handles)
         return list(handles)
 
-    def driver_version(self, driver) -> int:
+    def driver_version(self, driver: Any) -> int:
         props = self.ffi.new("ze_driver_properties_t*", {"stype": STYPE_DRIVER_PROPERTIES})
         self.call("zeDriverGetProperties", driver, props)
         return props.driverVersion
 
-    def devices(self, driver) -> list:
+    def devices(self, driver: Any) -> list:
         count = self.ffi.new("uint32_t*")
         self.call("zeDeviceGet", driver, count, self.ffi.NULL)
         handles = self.ffi.new("ze_device_handle_t[]", count[0])
@@ -153,7 +155,7 @@ class LevelZero:
             self.call("zeDeviceGet", driver, count, handles)
         return list(handles)
 
-    def device_info(self, device) -> DeviceInfo:
+    def device_info(self, device: Any) -> DeviceInfo:
         ip_ext = self.ffi.new("ze_device_ip_version_ext_t*", {"stype": STYPE_DEVICE_IP_VERSION_EXT})
         props = self.ffi.new("ze_device_properties_t*", {"stype": STYPE_DEVICE_PROPERTIES, "pNext": ip_ext})
         try:
@@ -176,7 +178,7 @@ class LevelZero:
             slm_bytes=compute.maxSharedLocalMemory, eu_simd_width=props.physicalEUSimdWidth, slices=props.numSlices,
             subslices_per_slice=props.numSubslicesPerSlice, eus_per_subslice=props.numEUsPerSubslice)
 
-    def context(self, driver):
+    def context(self, driver: Any) -> Any:
         desc = self.ffi.new("ze_context_desc_t*", {"stype": STYPE_CONTEXT_DESC})
         handle = self.ffi.new("ze_context_handle_t*")
         self.call("zeContextCreate", driver, desc, handle)
@@ -184,7 +186,7 @@ class LevelZero:
         self.stack.callback(self.lib.zeContextDestroy, ctx)
         return ctx
 
-    def module(self, ctx, device, data: bytes, fmt: int, flags: str = ""):
+    def module(self, ctx: Any, device: Any, data: bytes, fmt: int, flags: str = "") -> Any:
         """(module handle, build log text).  ZeError carries the log when the build fails."""
         keep = self.ffi.from_buffer(data)
         flags_c = self.ffi.new("char[]", flags.encode())
@@ -204,7 +206,7 @@ class LevelZero:
         self.stack.callback(self.lib.zeModuleDestroy, handle[0])
         return handle[0], log
 
-    def _log(self, log_handle) -> str:
+    def _log(self, log_handle: Any) -> str:
         if log_handle == self.ffi.NULL:
             return ""
         try:
@@ -217,7 +219,7 @@ class LevelZero:
         finally:
             self.lib.zeModuleBuildLogDestroy(log_handle)
 
-    def kernel_names(self, module) -> list[str]:
+    def kernel_names(self, module: Any) -> list[str]:
         count = self.ffi.new("uint32_t*")
         self.call("zeModuleGetKernelNames", module, count, self.ffi.NULL)
         names = self.ffi.new("const char*[]", count[0])
@@ -225,14 +227,14 @@ class LevelZero:
             self.call("zeModuleGetKernelNames", module, count, names)
         return [self.ffi.string(n).decode("utf-8", "replace") for n in names]
 
-    def native_binary(self, module) -> bytes:
+    def native_binary(self, module: Any) -> bytes:
         size = self.ffi.new("size_t*")
         self.call("zeModuleGetNativeBinary", module, size, self.ffi.NULL)
         buf = self.ffi.new("uint8_t[]", size[0])
         self.call("zeModuleGetNativeBinary", module, size, buf)
         return bytes(self.ffi.buffer(buf, size[0]))
 
-    def kernel_properties(self, module, name: str) -> dict:
+    def kernel_properties(self, module: Any, name: str) -> dict:
         """Create the kernel, read its properties, destroy it.  A failed create is never used:
         NEO crashes when a handle from a failed zeKernelCreate is touched."""
         name_c = self.ffi.new("char[]", name.encode())

@@ -9,18 +9,19 @@ without a kernel makes a `*` report for that device.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..hardware import ip_for_name
 from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.files import read_file
 from ..levers import DEFAULT_SHAPE
-from ..model import WHOLE_MODULE, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
+from ..model import WHOLE_MODULE, Compiler, KernelReport, Source, Status, grf_bytes_for_ip, scratch_limit_for_ip
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
 
 
-def ip_for(target: str | None, compilers=()) -> str | None:
+def ip_for(target: str | None, compilers: Sequence[Compiler] = ()) -> str | None:
     if target is None:
         return None
     for c in compilers:
@@ -34,7 +35,8 @@ def read_log(path: str) -> str:
     return read_file(path, "build log", MAX_LOG_BYTES).decode("utf-8", "replace")
 
 
-def reports_from_log(path: str, text: str, *, default_target: str | None = None, compilers=()) -> list[KernelReport]:
+def reports_from_log(path: str, text: str, *, default_target: str | None = None,
+                     compilers: Sequence[Compiler] = ()) -> list[KernelReport]:
     events = parse_log(text)
     reports: dict[tuple[str, str], KernelReport] = {}
     failed_targets: dict[str, str] = {}

@@ -127,7 +127,7 @@ def sycl_devices() -> list[dict] | None:
         return []
 
 
-def _final(messages, code, timed_out, config) -> dict:
+def _final(messages: list[dict], code: int | None, timed_out: bool, config: RuntimeConfig) -> dict:
     final = next((m for m in reversed(messages) if m.get("kind") in ("result", "error")), None)
     if final is None:
         raise ToolchainError(_crash_text(messages, code, timed_out, config.timeout))
@@ -248,7 +248,7 @@ def _built_reports(final: dict, path: str, ip: str | None, base: dict[str, Any],
     return out
 
 
-def _native_figures(native: bytes, path: str, ip: str | None):
+def _native_figures(native: bytes, path: str, ip: str | None) -> Any:
     """Kernel figures from the driver's own native binary: a zebin, or patch tokens from old drivers."""
     from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
     from ..inputs.zebin import read_zebin
@@ -276,7 +276,7 @@ def _opencl_to_spirv(inp: Input, options: str, timeout: float | None) -> bytes:
 
 # -- the child ---------------------------------------------------------------------------
 
-def _say(kind: str, **fields) -> None:
+def _say(kind: str, **fields: Any) -> None:
     print(json.dumps({"kind": kind, **fields}), flush=True)
 
 

@@ -25,7 +25,9 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import ToolchainError
 from ..paths import toolchain_dir
@@ -162,7 +164,7 @@ def _download_unpack(staging: Path, options: list[str], packages: list[str]) -> 
     return versions
 
 
-def fetch(*, force: bool = False, progress=print) -> Path:
+def fetch(*, force: bool = False, progress: Callable[[str], Any] = print) -> Path:
     """Fetch the stack; returns its folder.  Re-fetching the same ocloc version is a no-op."""
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         raise ToolchainError("fetching the toolchain needs apt-get and dpkg-deb (Debian or Ubuntu)")
@@ -241,7 +243,7 @@ def main() -> None:  # pragma: no cover - convenience for `python -m zeinspect.t
 
 
 def fetch_packages(name: str, roots: list[str], *, without_dependencies: tuple[str, ...] = (),
-                   progress=print) -> Path:
+                   progress: Callable[[str], Any] = print) -> Path:
     """Any Debian unstable packages (and the library closure of `roots`) unpacked into
     <toolchain dir>/<name>/root, the same way as the compiler stack; re-used when present."""
     final = toolchain_dir() / name

@@ -15,6 +15,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..model import Compiler
 from ..paths import toolchain_dir
@@ -24,7 +25,7 @@ _lock = threading.RLock()
 _memo: dict[tuple[str, str], object] = {}
 
 
-def remembered(file_name: str, key: str, compute: Callable[[], object]):
+def remembered(file_name: str, key: str, compute: Callable[[], Any]) -> Any:
     """The JSON-serialisable value kept under `key` in `file_name`, computed on first use.
 
     Computing holds a lock so that parallel compile threads ask the compiler only once."""
@@ -72,7 +73,7 @@ def device_extensions(compiler: Compiler, device: str) -> tuple[str, ...] | None
     """The OpenCL extensions this compiler says `device` (a name or an IP version) offers;
     None when it cannot say (Debian 12's ocloc has no `query`)."""
 
-    def ask():
+    def ask() -> Any:
         text = device_query(compiler, "CL_DEVICE_EXTENSIONS", device)
         return None if text is None else sorted(set(text.split()))
 
@@ -95,7 +96,7 @@ def sub_group_sizes(compiler: Compiler, device: str) -> tuple[int, ...] | None:
     when the compiler builds none of them (it does not know the target)."""
     from .ocloc import compile_argv
 
-    def ask():
+    def ask() -> Any:
         found = []
         for n in SUB_GROUP_CANDIDATES:
             with tempfile.TemporaryDirectory(prefix="zeinspect-subgroup-") as tmp:

@@ -23,7 +23,9 @@ never taken as met or unmet silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..inputs.sycl_image import ImageInfo, aspect_label, aspect_name
 from ..model import Compiler
@@ -119,7 +121,7 @@ def check(info: ImageInfo, target: str, ip: str, compilers: list[Compiler]) -> R
     return RequirementCheck(tuple(unmet), tuple(unchecked), reason)
 
 
-def _ask(ip: str, compilers: list[Compiler], question):
+def _ask(ip: str, compilers: list[Compiler], question: Callable[[Compiler, str], Any]) -> Any:
     for compiler in compilers:
         if compiler.knows(ip):
             found = question(compiler, ip)

@@ -91,7 +91,7 @@ def _canonical_name(ip: str, compilers: list[Compiler]) -> str | None:
     return None
 
 
-def plan_targets(specs, compilers: list[Compiler]) -> TargetPlan:
+def plan_targets(specs: list[str] | tuple[str, ...] | str | None, compilers: list[Compiler]) -> TargetPlan:
     """Resolve -t specs against the compilers (newest first) into a plan."""
     if not compilers:
         raise ToolchainError("no Intel GPU compiler (ocloc) found; run `zeinspect toolchain fetch` "
@@ -99,7 +99,7 @@ def plan_targets(specs, compilers: list[Compiler]) -> TargetPlan:
     targets: list[Target] = []
     compiler_for_ip: dict[str, Compiler] = {}
 
-    def add(name: str, ip: str, compiler: Compiler):
+    def add(name: str, ip: str, compiler: Compiler) -> None:
         if all(t.name != name for t in targets):
             targets.append(Target(name=name, ip=ip))
         compiler_for_ip.setdefault(ip, compiler)

@@ -16,7 +16,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
-from ..model import KernelReport, Status
+from ..model import InputId, KernelReport, Status
 from ..paths import build_cache_dir
 from ..probes.aot import AotConfig, probe
 from ..probes.results import Collection, Progress
@@ -118,7 +118,8 @@ def _audit_build(run: _Run, b: TritonBuild) -> None:
     for key, r in final.items():
         own = dc_replace(part, first_build=first[key].to_json()) if key[0] in rules else part
         said = pointer_note(carried) if r.uses_scratch or not r.built else None
-        reports.append(_with_launch_figures(r, b).replace(input=run.kernel.label, extra={"triton": own},
+        reports.append(_with_launch_figures(r, b).replace(input=run.kernel.label, origin=InputId(run.kernel.file),
+                                                          extra={"triton": own},
                                                           notes=r.notes + tuple(notes) + ((said,) if said else ())))
     run.out.extend(got, reports=reports)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .ttgir import ELEM_BYTES, SSA, parse_tensor, split_top
 
@@ -106,7 +107,7 @@ class Module:
             if d:
                 self.defs[d["res"]] = i
 
-    def op(self, name: str):
+    def op(self, name: str) -> tuple[int, str, str] | None:
         i = self.defs.get(name)
         if i is None:
             return None
@@ -230,7 +231,8 @@ def _k_tile(k_dim: int, a_row_bytes: int) -> int:
     return k_tile
 
 
-def _judge(mod: Module, line_no: int, d, caps: dict, slm_total: int, shared_in_use: int):
+def _judge(mod: Module, line_no: int, d: re.Match, caps: dict, slm_total: int, shared_in_use: int
+           ) -> tuple[Any, ...]:
     res = d["res"]
     body, loc = _strip_loc(d["rest"])
     decision = DotDecision(result=res, applied=False)

@@ -24,7 +24,7 @@ def document(runs: list, stats: dict) -> dict:
     return doc
 
 
-def _rank_key(item) -> tuple:
+def _rank_key(item: tuple[int, tuple[Any, Any]]) -> tuple:
     index, (_, got) = item
     blocked = sum(1 for r in got.reports if r.applicable and not r.built)
     scratch = [r for r in got.reports if r.built and r.uses_scratch]
@@ -74,7 +74,7 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
     return "\n".join(out) + "\n"
 
 
-def _slm(report) -> str:
+def _slm(report: Any) -> str:
     return f" +{report.slm_bytes // 1024}K" if report is not None and report.slm_bytes and report.slm_bytes >= 1024 \
         else ""
 
