@@ -10,6 +10,8 @@ target lists zeinspect uses by default.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 def parse_ip(ip: str) -> tuple[int, int, int]:
     """'12.70.4' -> (12, 70, 4); raises ValueError on anything else."""
@@ -146,3 +148,46 @@ SIMULATED = {
 # Targets with a 256-register mode, one per generation, to establish a compiler's
 # register-file option spellings on (dg2-g10, mtl-u, bmg-g21).
 LARGE_GRF_PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")
+
+
+# -- what Triton-XPU's driver says about a device ---------------------------------------------
+
+# The `arch` name Triton-XPU gives a device (get_current_target().arch["arch"], from its arch
+# parser over SYCL's architecture enumeration).  triton-xpu 3.3.0b1's backends/intel/
+# arch_parser.c names pvc, bmg (G21), lnl (M), dg2 (G10) and mtl (H); later versions add
+# arl_h, arl_s and ptl_h (issue 22's reading of third_party/intel/backend at a current commit).
+# Any other device is "", as both parsers answer for an architecture they do not know.
+TRITON_ARCH = {"pvc": "pvc", "bmg-g21": "bmg", "bmg-g31": "bmg", "lnl-m": "lnl", "dg2-g10": "dg2",
+               "acm-g10": "dg2", "dg2-g11": "dg2", "acm-g11": "dg2", "dg2-g12": "dg2", "acm-g12": "dg2",
+               "mtl-u": "mtl", "mtl-h": "mtl", "arl-h": "arl_h", "arl-s": "arl_s", "ptl-h": "ptl_h"}
+
+
+@dataclass(frozen=True)
+class Device:
+    """The figures of a whole part a driver reports, for targets built offline.
+
+    From Intel's product specifications of the largest part of each name (Xe-cores, or
+    sub-slices before Xe-HPG; the highest graphics clock; the memory interface) and NEO's
+    device limits (1024 work-items per work-group; 64 KiB of shared local memory per
+    work-group, 128 KiB on Xe-HPC).  They only answer what a module asks the driver while it
+    loads (the softmax tutorial sizes its launch grid by them); no figure zeinspect reports
+    comes from them."""
+
+    xe_cores: int
+    core_clock_mhz: int
+    mem_clock_mhz: int
+    mem_bus_width: int
+    max_shared_mem: int = 65536
+    max_work_group_size: int = 1024
+
+
+DEVICES = {
+    "tgllp": Device(6, 1350, 2133, 128), "adl-s": Device(2, 1450, 2400, 128), "adl-p": Device(6, 1400, 2600, 128),
+    "adl-n": Device(2, 1250, 2400, 64), "rpl-s": Device(2, 1650, 2800, 128), "rpl-p": Device(6, 1500, 2600, 128),
+    "dg2-g10": Device(32, 2400, 2187, 256), "acm-g10": Device(32, 2400, 2187, 256),
+    "dg2-g11": Device(8, 2450, 1937, 96), "acm-g11": Device(8, 2450, 1937, 96),
+    "dg2-g12": Device(16, 2050, 1937, 128), "acm-g12": Device(16, 2050, 1937, 128),
+    "mtl-u": Device(4, 1950, 3200, 128), "mtl-h": Device(8, 2350, 3733, 128), "arl-s": Device(4, 2000, 3200, 128),
+    "arl-h": Device(8, 2350, 4266, 128), "lnl-m": Device(8, 2050, 4266, 128), "bmg-g21": Device(20, 2670, 2375, 192),
+    "bmg-g31": Device(32, 2600, 2375, 256), "pvc": Device(128, 1600, 1600, 8192, max_shared_mem=131072),
+}

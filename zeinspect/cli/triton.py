@@ -14,9 +14,12 @@ from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile
 @click.argument("spec", metavar="FILE.py:KERNEL")
 @click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
 @click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
-@click.option("--num-warps", type=click.IntRange(1, 64), default=4)
-@click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default="32")
-@click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default="default")
+@click.option("--num-warps", type=click.IntRange(1, 64), default=None,
+              help="Warps per program (default: as the module launches the kernel, else 4).")
+@click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default=None,
+              help="Threads per warp (default: as the module launches the kernel, else 32).")
+@click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default=None,
+              help="Triton-XPU's register file mode (default: as the module launches the kernel, else default).")
 @click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
 @click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
 @click.option("--autotune", is_flag=True, help="Screen every config of the kernel's @triton.autotune.")
@@ -29,7 +32,8 @@ from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile
               help="Also show which Python lines spill, and how full the register file is on each.")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
-def triton(spec: str, signature: str, constexprs: str, num_warps: int, threads_per_warp: str, grf_mode: str,
+def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, threads_per_warp: str | None,
+           grf_mode: str | None,
            stage: bool, artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
            as_json: bool, compile: CompileOptions) -> None:
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
@@ -43,9 +47,12 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int, threads_p
     from ..triton.kernel import TritonKernel, parse_pairs, parse_spec
 
     path, name = parse_spec(spec)
+    given = {"num_warps": num_warps, "threads_per_warp": int(threads_per_warp) if threads_per_warp else None,
+             "grf_mode": grf_mode}
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
-                          constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps,
-                          threads_per_warp=int(threads_per_warp), grf_mode=grf_mode)
+                          constexprs=parse_pairs(constexprs, "constexprs"),
+                          options_given=frozenset(k for k, v in given.items() if v is not None),
+                          **{k: v for k, v in given.items() if v is not None})
     config = compile.config(default_targets=TRITON_TARGETS)
     got = compile.run("compiling", lambda p: app.screen(
         kernel, config, autotune=autotune, fix=fix_configs, stage=stage, explain=explain, policy=build_policy,

@@ -29,14 +29,16 @@ from typing import Any
 
 from ..errors import InputError, ToolchainError, UsageError
 from ..fileio import atomic_write
+from ..hardware import DEVICES, TRITON_ARCH, Device
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import Compiler
 from ..paths import build_cache_dir
-from ..toolchain.knowledge import device_extensions, remembered
+from ..toolchain.knowledge import device_extensions, remembered, sub_group_sizes
 from ..toolchain.targets import TargetPlan
 from . import loader
-from .kernel import TritonKernel, signature_for
+from .discover import Launch
+from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, signature_for
 from .staging import StagingResult
 
 EXTENSIONS_WANTED = {
@@ -46,7 +48,10 @@ EXTENSIONS_WANTED = {
     "has_subgroup_2d_block_io": "cl_intel_subgroup_2d_block_io",
     "has_bfloat16_conversions": "cl_intel_bfloat16_conversions",
 }
-GRF_MODES = ("default", "small", "large", "auto")
+COMPILE_CAPABILITIES = (*EXTENSIONS_WANTED, "sub_group_sizes")
+"""What Triton-XPU's lowering reads of a target (compiler.py make_ttgir: the smallest sub-group
+size, 2D block IO, DPAS, bf16 conversions); the rest of its properties only answer the module."""
+GRF_MODES = TRITON_GRF_MODES
 SLM_BYTES = 65536  # every target in the default list offers 64 KiB of SLM per work-group
 
 TRITON_LOCK = threading.Lock()
@@ -121,7 +126,9 @@ def _offline_backend_class() -> type:
 
 
 def capabilities(compiler: Compiler, target: str) -> dict:
-    """What the real compiler says the target offers (kept with the toolchains)."""
+    """What the real compiler says the target offers: its extensions (`ocloc query
+    CL_DEVICE_EXTENSIONS`) and the sub-group sizes a kernel can require there (a probe
+    compile, toolchain.knowledge.sub_group_sizes); kept with the toolchains."""
 
     def ask() -> dict:
         found = device_extensions(compiler, target)
@@ -129,11 +136,14 @@ def capabilities(compiler: Compiler, target: str) -> dict:
             raise ToolchainError(f"{compiler.id} cannot list the extensions of {target}")
         extensions = set(found)
         caps: dict[str, object] = {flag: ext in extensions for flag, ext in EXTENSIONS_WANTED.items()}
-        major = int(compiler.ips(target)[0].split(".")[0]) if compiler.ips(target) else 12
-        caps["sub_group_sizes"] = [16, 32] if major >= 20 else [8, 16, 32]
+        sizes = sub_group_sizes(compiler, target)
+        if sizes is None:
+            raise ToolchainError(f"{compiler.id} builds no sub-group size for {target}")
+        caps["sub_group_sizes"] = list(sizes)
+        caps["has_fp64"] = "cl_khr_fp64" in extensions
         return caps
 
-    return remembered("capabilities.json", f"{compiler.id}|{target}", ask)
+    return remembered("capabilities-2.json", f"{compiler.id}|{target}", ask)
 
 
 @dataclass
@@ -151,9 +161,32 @@ class TritonBuild:
 
 
 def gpu_target(caps: dict, name: str, threads_per_warp: int) -> Any:
+    """The target as Triton-XPU's driver builds it for a device (driver.py get_current_target:
+    the device's capability dict, with `arch` from its arch parser): the compiler's
+    capabilities, and the part's figures of the device table (hardware.DEVICES)."""
     from triton.backends.compiler import GPUTarget
 
-    return GPUTarget("xpu", {"name": name, **caps}, threads_per_warp)
+    return GPUTarget("xpu", {"name": name, "arch": TRITON_ARCH.get(name, ""), **caps, **_device_figures(caps, name)},
+                     threads_per_warp)
+
+
+def _device_figures(caps: dict, name: str) -> dict:
+    part = DEVICES.get(name)
+    if part is None:
+        return {}
+    return {"max_work_group_size": part.max_work_group_size, "max_shared_mem": part.max_shared_mem,
+            "max_num_sub_groups": part.max_work_group_size // min(caps.get("sub_group_sizes") or [16]),
+            "gpu_subslice_count": part.xe_cores}
+
+
+def device_properties(caps: dict, name: str) -> dict:
+    """What `driver.active.utils.get_device_properties()` answers for the target (Triton-XPU's
+    driver.c, from zeDeviceGetProperties and its compute and memory properties)."""
+    part = DEVICES.get(name) or Device(8, 2000, 2000, 128)
+    return {"max_shared_mem": part.max_shared_mem, "multiprocessor_count": part.xe_cores,
+            "sm_clock_rate": part.core_clock_mhz, "mem_clock_rate": part.mem_clock_mhz,
+            "mem_bus_width": part.mem_bus_width, "max_work_group_size": part.max_work_group_size,
+            "sub_group_sizes": tuple(caps.get("sub_group_sizes") or ())}
 
 
 def _options(kernel: TritonKernel) -> dict:
@@ -181,21 +214,73 @@ def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int
         if not Path(path).is_file():
             raise InputError("no such Triton source file", path=path)
         with offline():
-            _MODULES[key] = loader.load(path, gpu_target(caps, target_name, threads_per_warp))
+            _MODULES[key] = loader.load(path, gpu_target(caps, target_name, threads_per_warp),
+                                        device_properties(caps, target_name))
     return _MODULES[key]
+
+
+_LAUNCHES: dict[tuple, dict[str, Launch]] = {}
+
+
+def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> dict[str, Launch]:
+    """kernel name -> how the module's own host code launches it on this target (triton.discover),
+    asked once per module and target, and kept in the build cache with the module's bytes."""
+    key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+    if key not in _LAUNCHES:
+        target = gpu_target(caps, target_name, threads_per_warp)
+        spec = {"name": target_name, "target": dict(target.arch), "threads_per_warp": threads_per_warp,
+                "properties": device_properties(caps, target_name)}
+        digest = hashlib.sha256(Path(path).read_bytes() + json.dumps([DISCOVER_VERSION, spec],
+                                                                     sort_keys=True).encode()).hexdigest()
+        kept = build_cache_dir() / "triton-launches" / f"{digest}.json"
+        try:
+            found = {k: Launch(**v) for k, v in json.loads(kept.read_text()).items()}
+        except (OSError, ValueError, TypeError):
+            found = discover([spec], path=path).get(target_name, {})
+            try:
+                atomic_write(kept, json.dumps({k: dataclasses.asdict(v) for k, v in found.items()}).encode())
+            except OSError:
+                pass  # a read-only cache only costs the next run a discovery
+        _LAUNCHES[key] = found
+    return _LAUNCHES[key]
+
+
+def _discover(targets: list[dict], *, path: str) -> dict[str, dict[str, Launch]]:
+    from .discover import discover as run
+
+    return run(path, targets, loader.LOAD_TIMEOUT)
+
+
+discover = _discover
+DISCOVER_VERSION = 1
 
 
 def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
     """(TTGIR text, SPIR-V, metadata) of one Triton compile."""
     with offline() as triton:
+        asked: list[Launch | None] = []
+
+        def launch() -> Launch | None:
+            if not asked:
+                asked.append(launches(kernel.file, caps, target_name, kernel.threads_per_warp).get(kernel.kernel))
+            return asked[0]
+
+        if set(LAUNCH_OPTIONS) - kernel.options_given:
+            kernel, said = kernel.as_launched(launch())
+        else:
+            said = []
         module = loaded_module(kernel.file, caps, target_name, kernel.threads_per_warp)
         fn = loader.jit_function(module.kernel(kernel.kernel))
-        signature, constexprs, notes = signature_for(fn, kernel)
+        signature, constexprs, notes = signature_for(fn, kernel, launch)
+        notes = said + notes
         src = triton.compiler.ASTSource(fn, signature, constexprs=constexprs)
         try:
             compiled = triton.compile(src, target=gpu_target(caps, target_name, kernel.threads_per_warp),
                                       options=_options(kernel))
         except Exception as exc:  # noqa: BLE001 - Triton's own compile errors are the user's to read
+            needed = module.unbound_needed(str(exc))
+            if needed is not None:  # a global the kernel reads is a statement that did not run
+                raise InputError(f"{kernel.kernel}: {needed}", path=kernel.file) from None
             raise InputError(f"Triton could not compile it: {' '.join(str(exc).split())[:400]}",
                              path=kernel.label) from None
     return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes}
@@ -223,7 +308,8 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
     for target in plan.targets:
         compiler = plan.compiler_for_ip[target.ip]
         caps = capabilities(compiler, target.name)
-        key = json.dumps(caps, sort_keys=True)
+        # Targets share a Triton compile when what Triton's lowering reads of them is the same.
+        key = json.dumps({k: v for k, v in caps.items() if k in COMPILE_CAPABILITIES}, sort_keys=True)
         if key in groups:
             groups[key].targets.append(target.name)
             continue

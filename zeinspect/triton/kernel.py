@@ -9,12 +9,18 @@ Offline there is no tensor to type an argument, so the signature comes from the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
 from ..pairs import parse_pairs
+from .discover import Launch
 from .source import pointer_arguments
+
+LAUNCH_OPTIONS = ("num_warps", "threads_per_warp", "grf_mode", "num_stages")
+TRITON_GRF_MODES = ("default", "small", "large", "auto")
+"""The register-file modes of the installed triton-xpu (3.3.0b1: XPUOptions.grf_mode)."""
 
 __all__ = ["AutotuneConfig", "TritonKernel", "constexpr_value", "parse_pairs", "parse_spec", "signature_for"]
 
@@ -32,10 +38,39 @@ class TritonKernel:
     grf_mode: str = "default"
     num_stages: int | None = None
     """Software pipelining depth; None: Triton's default."""
+    options_given: frozenset[str] = frozenset(LAUNCH_OPTIONS)
+    """The launch options above that were asked for; the others are as the module's own code
+    launches the kernel (triton.discover), where it does."""
 
     @property
     def label(self) -> str:
         return f"{self.file}:{self.kernel}"
+
+    def as_launched(self, launch: Launch | None) -> tuple[TritonKernel, list[str]]:
+        """The request with the launch options it leaves open taken from the module's own launch,
+        and a note for each."""
+        if launch is None:
+            return self, []
+        changes: dict[str, Any] = {}
+        options = dict(launch.options)
+        if "warp_size" in options and "threads_per_warp" not in options:
+            options["threads_per_warp"] = options.pop("warp_size")
+        for name in LAUNCH_OPTIONS:
+            if name not in self.options_given and name in options and options[name] is not None:
+                changes[name] = options[name]
+        if not changes:
+            return self, []
+        said = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in changes.items())
+        notes = [f"launch options {said}: {launch.describe()}"]
+        if changes.get("grf_mode") not in (None, *TRITON_GRF_MODES):
+            # Newer Triton-XPU spells register counts ('256'); this one passes an unknown word to
+            # its options and adds no register-file flag (backends/intel/compiler.py).
+            import triton
+
+            notes.append(f"grf_mode={changes['grf_mode']!r} is not a mode triton-xpu {triton.__version__} knows "
+                         f"({', '.join(TRITON_GRF_MODES)}): it builds with its default register file")
+            changes["grf_mode"] = "default"
+        return dataclasses.replace(self, **changes), notes
 
 
 @dataclass(frozen=True)
@@ -101,11 +136,19 @@ def pointers_by_use(fn: Any) -> list[str]:
     return found or []
 
 
-def signature_for(fn: Any, kernel: TritonKernel) -> tuple[dict, dict, list[str]]:
+def _launched_type(launch: Launch | None, arg: str, pointer: bool) -> str | None:
+    """The Triton type the module's own launch passes for `arg`, if it agrees on pointerness."""
+    typed = launch.args.get(arg) if launch is not None else None
+    return typed if isinstance(typed, str) and typed.startswith("*") == pointer else None
+
+
+def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | None] = lambda: None
+                  ) -> tuple[dict, dict, list[str]]:
     """(signature, constexprs, notes): types as given, pointers (named *ptr*, or used as
     pointers in the source) from `*TYPE`, constexprs from --constexprs or their defaults in the
-    source, other scalars i32 (said in the notes)."""
-    signature, constexprs, defaulted = {}, {}, []
+    source; what is still open from the module's own launch of the kernel (`launch`, asked only
+    then); other scalars i32 (each said in the notes)."""
+    signature, constexprs, defaulted, launched = {}, {}, [], []
     used = pointers_by_use(fn)
     for param in fn.params:
         arg = param.name
@@ -117,11 +160,20 @@ def signature_for(fn: Any, kernel: TritonKernel) -> tuple[dict, dict, list[str]]
         elif param.is_constexpr and param.has_default:
             signature[arg], constexprs[arg] = "constexpr", param.default
         elif param.is_constexpr:
-            raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value in --constexprs")
+            found = launch()
+            if found is None or arg not in found.args:
+                raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value: --constexprs {arg}=... (it has "
+                                 "no default, no autotune config sets it, and the module's own code does not "
+                                 "launch the kernel)")
+            signature[arg], constexprs[arg] = "constexpr", found.args[arg]
+            launched.append(f"{arg}={found.args[arg]!r}")
         elif arg in kernel.signature:
             signature[arg] = kernel.signature[arg]
         elif pointer and "*" in kernel.signature:
             signature[arg] = kernel.signature["*"]
+        elif (typed := _launched_type(launch(), arg, pointer)) is not None:
+            signature[arg] = typed
+            launched.append(f"{arg}: {typed}")
         elif pointer:
             raise UsageError(f"{kernel.label}: pointer {arg!r} needs a type: --signature '*fp16' (every pointer) "
                              f"or {arg}=*TYPE")
@@ -129,6 +181,8 @@ def signature_for(fn: Any, kernel: TritonKernel) -> tuple[dict, dict, list[str]]
             signature[arg] = "i32"
             defaulted.append(arg)
     notes = [f"scalar arguments typed i32 by default: {', '.join(defaulted)}"] if defaulted else []
+    if launched:
+        notes.append(f"{', '.join(launched)}: {launch().describe()}")  # type: ignore[union-attr]
     unnamed = [a for a in used if not is_pointer(a) and a not in kernel.signature and a not in constexprs]
     if unnamed:
         notes.append(f"pointers by use (the kernel loads from or stores to them): {', '.join(unnamed)}")
