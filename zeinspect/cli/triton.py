@@ -47,12 +47,12 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
     from ..triton.kernel import TritonKernel, parse_pairs, parse_spec
 
     path, name = parse_spec(spec)
-    given = {"num_warps": num_warps, "threads_per_warp": int(threads_per_warp) if threads_per_warp else None,
-             "grf_mode": grf_mode}
+    given = {"num_warps": num_warps, "threads_per_warp": threads_per_warp, "grf_mode": grf_mode}
+    # Options not given are as the module's own code launches the kernel (triton.discover).
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
-                          constexprs=parse_pairs(constexprs, "constexprs"),
-                          options_given=frozenset(k for k, v in given.items() if v is not None),
-                          **{k: v for k, v in given.items() if v is not None})
+                          constexprs=parse_pairs(constexprs, "constexprs"), num_warps=num_warps or 4,
+                          threads_per_warp=int(threads_per_warp or 32), grf_mode=grf_mode or "default",
+                          options_given=frozenset(k for k, v in given.items() if v is not None))
     config = compile.config(default_targets=TRITON_TARGETS)
     got = compile.run("compiling", lambda p: app.screen(
         kernel, config, autotune=autotune, fix=fix_configs, stage=stage, explain=explain, policy=build_policy,
