@@ -112,6 +112,15 @@ ALIASES = {"rpl-s": "adl-s", "rpl-p": "adl-p", "acm-g10": "dg2-g10", "acm-g11": 
            "arl-s": "mtl-u"}
 
 
+def slm_per_work_group(ip: str | None) -> int:
+    """The shared local memory one work-group can have (NEO's capability table, slmSize): 64 KiB
+    on Xe-LP, Xe-HPG and Xe-LPG, 128 KiB on Xe-HPC, Xe2 and later; 64 KiB when the IP is unknown."""
+    if ip is None or not is_ip(ip):
+        return 64 * 1024
+    major, minor, _ = parse_ip(ip)
+    return 128 * 1024 if major >= 20 or (12, 60) <= (major, minor) < (12, 70) else 64 * 1024
+
+
 def ip_for_name(name: str) -> str | None:
     """The IP version of a product name by the tables above (no compiler asked)."""
     name = ALIASES.get(name, name)
@@ -168,8 +177,7 @@ class Device:
 
     From Intel's product specifications of the largest part of each name (Xe-cores, or
     sub-slices before Xe-HPG; the highest graphics clock; the memory interface) and NEO's
-    device limits (1024 work-items per work-group; 64 KiB of shared local memory per
-    work-group, 128 KiB on Xe-HPC).  They only answer what a module asks the driver while it
+    device limit of 1024 work-items per work-group.  They only answer what a module asks the driver while it
     loads (the softmax tutorial sizes its launch grid by them); no figure zeinspect reports
     comes from them."""
 
@@ -177,7 +185,6 @@ class Device:
     core_clock_mhz: int
     mem_clock_mhz: int
     mem_bus_width: int
-    max_shared_mem: int = 65536
     max_work_group_size: int = 1024
 
 
@@ -189,5 +196,5 @@ DEVICES = {
     "dg2-g12": Device(16, 2050, 1937, 128), "acm-g12": Device(16, 2050, 1937, 128),
     "mtl-u": Device(4, 1950, 3200, 128), "mtl-h": Device(8, 2350, 3733, 128), "arl-s": Device(4, 2000, 3200, 128),
     "arl-h": Device(8, 2350, 4266, 128), "lnl-m": Device(8, 2050, 4266, 128), "bmg-g21": Device(20, 2670, 2375, 192),
-    "bmg-g31": Device(32, 2600, 2375, 256), "pvc": Device(128, 1600, 1600, 8192, max_shared_mem=131072),
+    "bmg-g31": Device(32, 2600, 2375, 256), "pvc": Device(128, 1600, 1600, 8192),
 }

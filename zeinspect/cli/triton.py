@@ -11,7 +11,7 @@ from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile
 
 
 @cli.command()
-@click.argument("spec", metavar="FILE.py:KERNEL")
+@click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR")
 @click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
 @click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
 @click.option("--num-warps", type=click.IntRange(1, 64), default=None,
@@ -36,17 +36,21 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
            grf_mode: str | None,
            stage: bool, artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
            as_json: bool, compile: CompileOptions) -> None:
-    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it.
+    """Compile a @triton.jit kernel offline for each target and audit what IGC made of it;
+    with FILE.py or DIR, every kernel the modules launch.
 
     The module is loaded without running its program code (zeinspect.triton.loader): torch
-    and other packages that are not installed do not stop it.  `--signature '*fp16'` types
-    every pointer; other scalars default to i32, as the output says."""
+    and other packages that are not installed do not stop it.  Values not given are the
+    kernel's defaults, its autotune configs', or those its module's own code launches it with;
+    `--signature '*fp16'` types every pointer.  KERNEL.NAME=VALUE gives a value to one kernel."""
     from pathlib import Path
 
     from ..triton import app, views
-    from ..triton.kernel import TritonKernel, parse_pairs, parse_spec
+    from ..triton.kernel import TritonKernel, parse_pairs
 
-    path, name = parse_spec(spec)
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or Path(spec).exists():
+        path, name = spec, ""
     given = {"num_warps": num_warps, "threads_per_warp": threads_per_warp, "grf_mode": grf_mode}
     # Options not given are as the module's own code launches the kernel (triton.discover).
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
@@ -54,6 +58,15 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
                           threads_per_warp=int(threads_per_warp or 32), grf_mode=grf_mode or "default",
                           options_given=frozenset(k for k, v in given.items() if v is not None))
     config = compile.config(default_targets=TRITON_TARGETS)
+    if not name:
+        from ..triton import package
+
+        found = compile.run("compiling", lambda p: package.screen_package(path, kernel, config, progress=p,
+                                                                          policy=build_policy))
+        _write(views.package_text(found, path) if not as_json else
+               views.package_document(found, _own_stats(found.collection.stats)))
+        _incidents(found.collection.incidents)
+        sys.exit(found.exit_code)
     got = compile.run("compiling", lambda p: app.screen(
         kernel, config, autotune=autotune, fix=fix_configs, stage=stage, explain=explain, policy=build_policy,
         artifacts_dir=Path(artifacts) if artifacts else None, progress=p))

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InputError, ToolchainError, UsageError
 from ..fileio import atomic_write
-from ..hardware import DEVICES, TRITON_ARCH, Device
+from ..hardware import DEVICES, TRITON_ARCH, Device, ip_for_name, slm_per_work_group
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import Compiler
@@ -38,7 +38,7 @@ from ..toolchain.knowledge import device_extensions, remembered, sub_group_sizes
 from ..toolchain.targets import TargetPlan
 from . import loader
 from .discover import Launch
-from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, signature_for
+from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, known_grf_mode, signature_for
 from .staging import StagingResult
 
 EXTENSIONS_WANTED = {
@@ -52,7 +52,6 @@ COMPILE_CAPABILITIES = (*EXTENSIONS_WANTED, "sub_group_sizes")
 """What Triton-XPU's lowering reads of a target (compiler.py make_ttgir: the smallest sub-group
 size, 2D block IO, DPAS, bf16 conversions); the rest of its properties only answer the module."""
 GRF_MODES = TRITON_GRF_MODES
-SLM_BYTES = 65536  # every target in the default list offers 64 KiB of SLM per work-group
 
 TRITON_LOCK = threading.Lock()
 """Triton's own compiles run one at a time in a process (one MLIR context); ocloc's do not."""
@@ -174,7 +173,7 @@ def _device_figures(caps: dict, name: str) -> dict:
     part = DEVICES.get(name)
     if part is None:
         return {}
-    return {"max_work_group_size": part.max_work_group_size, "max_shared_mem": part.max_shared_mem,
+    return {"max_work_group_size": part.max_work_group_size, "max_shared_mem": slm_per_work_group(ip_for_name(name)),
             "max_num_sub_groups": part.max_work_group_size // min(caps.get("sub_group_sizes") or [16]),
             "gpu_subslice_count": part.xe_cores}
 
@@ -183,7 +182,7 @@ def device_properties(caps: dict, name: str) -> dict:
     """What `driver.active.utils.get_device_properties()` answers for the target (Triton-XPU's
     driver.c, from zeDeviceGetProperties and its compute and memory properties)."""
     part = DEVICES.get(name) or Device(8, 2000, 2000, 128)
-    return {"max_shared_mem": part.max_shared_mem, "multiprocessor_count": part.xe_cores,
+    return {"max_shared_mem": slm_per_work_group(ip_for_name(name)), "multiprocessor_count": part.xe_cores,
             "sm_clock_rate": part.core_clock_mhz, "mem_clock_rate": part.mem_clock_mhz,
             "mem_bus_width": part.mem_bus_width, "max_work_group_size": part.max_work_group_size,
             "sub_group_sizes": tuple(caps.get("sub_group_sizes") or ())}
@@ -269,6 +268,8 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
             kernel, said = kernel.as_launched(launch())
         else:
             said = []
+        kernel, unknown_mode = known_grf_mode(kernel)
+        said += unknown_mode
         module = loaded_module(kernel.file, caps, target_name, kernel.threads_per_warp)
         fn = loader.jit_function(module.kernel(kernel.kernel))
         signature, constexprs, notes = signature_for(fn, kernel, launch)
@@ -283,7 +284,8 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
                 raise InputError(f"{kernel.kernel}: {needed}", path=kernel.file) from None
             raise InputError(f"Triton could not compile it: {' '.join(str(exc).split())[:400]}",
                              path=kernel.label) from None
-    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes}
+    # The request as built (its launch options resolved): a staged TTGIR is lowered with the same.
+    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes, "kernel": kernel}
 
 
 def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
@@ -314,14 +316,16 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             groups[key].targets.append(target.name)
             continue
         ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
+        built = meta.pop("kernel", kernel)
         b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))
         if stage:
-            result = staging_pass(ttgir, caps, slm_total=SLM_BYTES, shared_in_use=meta.get("shared") or 0)
+            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(target.ip),
+                                  shared_in_use=meta.get("shared") or 0)
             b.staging = result
             if result.changed:
                 b.ttgir = result.ttgir
-                b.spirv, b.metadata = compile_ttgir(result.ttgir, kernel, caps, target.name, meta["name"])
+                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, target.name, meta["name"])
         groups[key] = b
     builds = list(groups.values())
     artifacts_dir.mkdir(parents=True, exist_ok=True)

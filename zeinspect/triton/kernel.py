@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
@@ -62,14 +62,6 @@ class TritonKernel:
             return self, []
         said = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in changes.items())
         notes = [f"launch options {said}: {launch.describe()}"]
-        if changes.get("grf_mode") not in (None, *TRITON_GRF_MODES):
-            # Newer Triton-XPU spells register counts ('256'); this one passes an unknown word to
-            # its options and adds no register-file flag (backends/intel/compiler.py).
-            import triton
-
-            notes.append(f"grf_mode={changes['grf_mode']!r} is not a mode triton-xpu {triton.__version__} knows "
-                         f"({', '.join(TRITON_GRF_MODES)}): it builds with its default register file")
-            changes["grf_mode"] = "default"
         return dataclasses.replace(self, **changes), notes
 
 
@@ -81,6 +73,10 @@ class AutotuneConfig:
     num_warps: int
     num_stages: int | None
     grf_mode: str | None
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What of the config Triton-XPU ignores offline (maxnreg, pre_hook, num_ctas), one line each."""
+    unusable: str | None = field(default=None, compare=False)
+    """Why the config cannot be built here (a value that comes from a package not installed)."""
 
     def describe(self) -> str:
         parts = [f"{k}={v}" for k, v in self.constexprs.items()] + [f"num_warps={self.num_warps}"]
@@ -94,14 +90,42 @@ class AutotuneConfig:
 
     @classmethod
     def of(cls, config: Any) -> AutotuneConfig:
-        """From a `triton.Config` (a `grf_mode` among its kwargs is Triton-XPU's launch option)."""
-        return cls(constexprs={k: v for k, v in config.kwargs.items() if k != "grf_mode"},
-                   num_warps=config.num_warps, num_stages=config.num_stages, grf_mode=config.kwargs.get("grf_mode"))
+        """From a `triton.Config`, read as Triton-XPU reads it: a `grf_mode` among its kwargs is
+        its launch option; maxnreg is CUDA's (XPUOptions has none), a pre_hook runs at launch, and
+        more than one CTA per program is NVIDIA's clusters: each is said, not built."""
+        from .loader import Placeholder
+
+        constexprs = {k: v for k, v in config.kwargs.items() if k != "grf_mode"}
+        notes = []
+        if getattr(config, "maxnreg", None) is not None:
+            notes.append(f"maxnreg={config.maxnreg} ignored: a CUDA option Triton-XPU does not have")
+        if getattr(config, "pre_hook", None) is not None:
+            notes.append("pre_hook not run: it runs at launch, before the kernel, and does not change its build")
+        if getattr(config, "num_ctas", 1) not in (1, None):
+            notes.append(f"num_ctas={config.num_ctas} ignored: Triton-XPU builds one CTA per program")
+        unknown = [k for k, v in constexprs.items() if isinstance(v, Placeholder)]
+        unusable = (f"{', '.join(unknown)} comes from {constexprs[unknown[0]].__name__.split('.')[0]}, which is not "
+                    "installed here" if unknown else None)
+        return cls(constexprs=constexprs, num_warps=config.num_warps, num_stages=config.num_stages,
+                   grf_mode=config.kwargs.get("grf_mode"), notes=tuple(notes), unusable=unusable)
 
     def applied_to(self, kernel: TritonKernel) -> TritonKernel:
         return dataclasses.replace(kernel, constexprs={**kernel.constexprs, **self.constexprs},
                                    num_warps=self.num_warps, num_stages=self.num_stages,
                                    grf_mode=self.grf_mode or kernel.grf_mode)
+
+
+def known_grf_mode(kernel: TritonKernel) -> tuple[TritonKernel, list[str]]:
+    """A register-file word the installed Triton-XPU does not know (newer ones spell counts,
+    '256') is passed to its options unchanged and selects no register-file flag: built as its
+    default, and said."""
+    if kernel.grf_mode in TRITON_GRF_MODES:
+        return kernel, []
+    import triton
+
+    return dataclasses.replace(kernel, grf_mode="default"), [
+        f"grf_mode={kernel.grf_mode!r} is not a mode triton-xpu {triton.__version__} knows "
+        f"({', '.join(TRITON_GRF_MODES)}): it builds with its default register file"]
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -149,6 +173,7 @@ def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | N
     source; what is still open from the module's own launch of the kernel (`launch`, asked only
     then); other scalars i32 (each said in the notes)."""
     signature, constexprs, defaulted, launched = {}, {}, [], []
+    missing_values, missing_types = [], []
     used = pointers_by_use(fn)
     for param in fn.params:
         arg = param.name
@@ -162,9 +187,8 @@ def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | N
         elif param.is_constexpr:
             found = launch()
             if found is None or arg not in found.args:
-                raise UsageError(f"{kernel.label}: constexpr {arg!r} needs a value: --constexprs {arg}=... (it has "
-                                 "no default, no autotune config sets it, and the module's own code does not "
-                                 "launch the kernel)")
+                missing_values.append(arg)
+                continue
             signature[arg], constexprs[arg] = "constexpr", found.args[arg]
             launched.append(f"{arg}={found.args[arg]!r}")
         elif arg in kernel.signature:
@@ -175,11 +199,20 @@ def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | N
             signature[arg] = typed
             launched.append(f"{arg}: {typed}")
         elif pointer:
-            raise UsageError(f"{kernel.label}: pointer {arg!r} needs a type: --signature '*fp16' (every pointer) "
-                             f"or {arg}=*TYPE")
+            missing_types.append(arg)
         else:
             signature[arg] = "i32"
             defaulted.append(arg)
+    if missing_values or missing_types:
+        said = []
+        if missing_values:
+            said.append(f"constexpr {', '.join(repr(a) for a in missing_values)} needs a value: --constexprs "
+                        f"{','.join(f'{a}=...' for a in missing_values)} (no default, no autotune config sets it, "
+                        "and the module's own code does not launch the kernel)")
+        if missing_types:
+            said.append(f"pointer {', '.join(repr(a) for a in missing_types)} needs a type: --signature '*fp16' "
+                        f"(every pointer) or {missing_types[0]}=*TYPE")
+        raise UsageError(f"{kernel.label}: " + "; ".join(said))
     notes = [f"scalar arguments typed i32 by default: {', '.join(defaulted)}"] if defaulted else []
     if launched:
         notes.append(f"{', '.join(launched)}: {launch().describe()}")  # type: ignore[union-attr]

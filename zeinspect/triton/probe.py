@@ -16,13 +16,14 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
+from ..hardware import slm_per_work_group
 from ..model import InputId, KernelReport, Status
 from ..paths import build_cache_dir
 from ..probes.aot import AotConfig, probe
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..toolchain.targets import TargetPlan
-from .backend import SLM_BYTES, TritonBuild, as_input, build
+from .backend import TritonBuild, as_input, build
 from .kernel import TritonKernel
 from .policy import LARGE_GRF_FLAG, BuildPolicy, policy_rebuilds
 from .ttgir import loop_carried, pointer_note
@@ -129,8 +130,9 @@ def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
     shared = b.metadata.get("shared")
     if shared is None:
         return report
-    if report.status is Status.OK and shared > SLM_BYTES:
+    limit = slm_per_work_group(report.ip)
+    if report.status is Status.OK and shared > limit:
         return report.replace(slm_bytes=shared, status=Status.SLM_OVERFLOW,
                               reason=f"asks for {shared} bytes of shared local memory per work-group at launch, over "
-                                     f"the {SLM_BYTES} bytes a work-group can have")
+                                     f"the {limit} bytes a work-group can have on {report.target}")
     return report.replace(slm_bytes=shared)

@@ -62,10 +62,13 @@ def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config: 
 
     def one(item: tuple[AutotuneConfig, tuple[str, ...] | None]) -> tuple[AutotuneConfig, Collection]:
         c, on = item
+        if c.unusable is not None:  # nothing to build: the table shows it n/a, with why
+            return c, Collection(notes=[f"not screened: {c.unusable}"])
         got = probe_triton(c.applied_to(kernel), dataclasses.replace(config, targets=on) if on else config, session,
                            stage=False, policy=policy, triton_lock=TRITON_LOCK)
         if on:
             got.notes.append(f"in the module's configs for {', '.join(on)} only")
+        got.notes.extend(c.notes)
         done.append(c)
         if progress:
             progress(len(done), len(configs))

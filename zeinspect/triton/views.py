@@ -26,6 +26,8 @@ def document(runs: list, stats: dict) -> dict:
 
 def _rank_key(item: tuple[int, tuple[Any, Any]]) -> tuple:
     index, (_, got) = item
+    if not got.reports:  # a config that could not be screened ranks after every screened one
+        return 1 << 30, 0, 0, index
     blocked = sum(1 for r in got.reports if r.applicable and not r.built)
     scratch = [r for r in got.reports if r.built and r.uses_scratch]
     return blocked, len(scratch), sum(r.scratch_bytes or 0 for r in scratch), index
@@ -60,6 +62,9 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
         for r in got.reports:
             if r.applicable and not r.built:
                 out.append(f"#{n} on {r.target}: {r.status.value}: {safe(r.reason or '')}")
+    for n, (tuned, _) in enumerate(screen, start=1):
+        for note in [*tuned.notes] + ([f"not screened: {tuned.unusable}"] if tuned.unusable else []):
+            out.append(f"#{n}: {safe(note)}")
     for n, (_, got) in enumerate(screen, start=1):
         said = next((note for r in got.reports if (r.uses_scratch or not r.built) and (part := triton_part(r))
                      and (note := pointer_note(part.loop_carried))), None)
@@ -119,3 +124,25 @@ def render(result: Any, *, as_json: bool, stats: dict) -> str:
             doc["explain"] = explain_fmt.document(result.explained)
         return dumps(doc)
     return text(result.runs) + (explain_fmt.section(result.explained) if result.explained is not None else "")
+
+
+def package_text(found: Any, path: str) -> str:
+    """`zeinspect triton FILE.py|DIR`: the summary, then the findings as `inspect` lists them."""
+    from ..formats.text import table
+    from .package import summary
+
+    out = summary(found, path)
+    if found.reports:
+        out += table(found.reports, verbose=False)
+    return out
+
+
+def package_document(found: Any, stats: dict) -> str:
+    from ..formats.json import dumps
+
+    doc = report_document(found.reports, found.collection.compilers, stats=stats, notes=found.collection.notes,
+                          incidents=found.collection.incidents)
+    doc["screened"] = found.screened
+    doc["unscreened"] = [u.to_json() for u in found.unscreened]
+    doc["load_errors"] = found.load_errors
+    return dumps(doc)

@@ -1,0 +1,190 @@
+"""A module or a package at once: every @triton.jit kernel that is launched, screened.
+
+`zeinspect triton FILE.py` and `zeinspect triton DIR/` find the kernels of each module (a
+kernel another kernel calls is a helper, not launched on its own), and end each one of three
+ways:
+  - screened: built on every target with the values it is launched with (the user's, the
+    kernel's defaults, its autotune configs, or its module's own launch: triton.discover);
+  - a named value the user must give (`--constexprs BLOCK_SIZE=...`, `--signature '*fp16'`);
+  - a one-line reason it cannot build here (what the installed Triton or the Intel backend
+    does not have).
+`--constexprs` and `--signature` take NAME=VALUE for every kernel and KERNEL.NAME=VALUE for one.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..app.outcome import exit_code
+from ..errors import EXIT_INPUT, InputError, ToolchainError, UsageError
+from ..model import KernelReport
+from ..probes.aot import AotConfig
+from ..probes.executor import Executor
+from ..probes.results import Collection, Progress
+from .kernel import TritonKernel
+
+
+@dataclass
+class Unscreened:
+    kernel: str
+    """`FILE.py:KERNEL`"""
+    reason: str
+    needs: list[str] = field(default_factory=list)
+    """The values the user must give, by name (empty: it cannot build here)."""
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "reason": self.reason, "needs": self.needs}
+
+
+@dataclass
+class PackageScreen:
+    modules: int = 0
+    screened: list[str] = field(default_factory=list)
+    unscreened: list[Unscreened] = field(default_factory=list)
+    collection: Collection = field(default_factory=Collection)
+    load_errors: list[str] = field(default_factory=list)
+    """Modules that did not load (not Python, a syntax error, a load that did not finish)."""
+
+    @property
+    def reports(self) -> list[KernelReport]:
+        return self.collection.reports
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a screened kernel did not build or cannot launch, 2 when no module loaded."""
+        if self.load_errors and not self.modules:
+            return EXIT_INPUT
+        return exit_code(self.reports, self.collection.incidents)
+
+
+def modules_under(path: Path) -> list[Path]:
+    """The Triton modules of a file or a folder (those that mention triton.jit), in name order."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise InputError("no such Triton source file or folder", path=str(path))
+    found = []
+    for p in sorted(path.rglob("*.py")):
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "jit" in text and "triton" in text:
+            found.append(p)
+    return found
+
+
+def launched(module: Any) -> list[tuple[str, Any]]:
+    """The module's kernels that are launched: those no other kernel of the module calls."""
+    from .loader import jit_function
+
+    kernels = module.kernels()
+    called: set[str] = set()
+    for _, obj in kernels:
+        fn = jit_function(obj)
+        try:
+            tree = ast.parse(textwrap.dedent(fn.src))
+        except (SyntaxError, TypeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called.add(f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "")
+    return [(name, obj) for name, obj in kernels if name not in called]
+
+
+def _for_kernel(pairs: dict, kernel: str) -> dict:
+    """NAME=VALUE pairs for every kernel, with KERNEL.NAME=VALUE for this one taking precedence."""
+    out = {k: v for k, v in pairs.items() if "." not in k or k == "*"}
+    out.update({k.split(".", 1)[1]: v for k, v in pairs.items() if "." in k and k.split(".", 1)[0] == kernel})
+    return out
+
+
+_NEEDS = re.compile(r"(?:constexpr|pointer) '(\w+)' needs (?:a value|a type)")
+_CANNOT = (
+    (re.compile(r"make_tensor_descriptor|tensor_descriptor|TensorDescriptor|_experimental_descriptor"),
+     "uses tensor descriptors (TMA, tl.make_tensor_descriptor), which this Triton does not have"),
+    (re.compile(r"\bcuda\b|nvidia|\bptx\b|inline_asm", re.I), "uses an NVIDIA-only intrinsic"),
+    (re.compile(r"\bhip\b|\bamd\b|cdna|\bmfma\b", re.I), "takes a path for AMD (CDNA) GPUs only"),
+)
+
+
+def classify(message: str) -> str:
+    """A compile failure in one line: what the installed Triton or the Intel backend lacks."""
+    text = " ".join(message.split())
+    for pattern, why in _CANNOT:
+        if pattern.search(text):
+            return f"{why}: {text[:200]}"
+    return text[:300]
+
+
+def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress: Progress | None = None,
+                   backend: Callable[[], Executor] | None = None, policy: str = "jit") -> PackageScreen:
+    """Every launched kernel of the module or package at `path` (see the module docstring)."""
+    from ..app.session import open_session
+    from .backend import capabilities, loaded_module
+    from .probe import probe_triton
+    from .screen import screen_autotune
+
+    session = open_session(config, backend=backend)
+    plan = session.plan(config.targets)
+    first = plan.targets[0]
+    caps = capabilities(plan.compiler_for_ip[first.ip], first.name)
+    out = PackageScreen()
+    for file in modules_under(Path(path)):
+        try:
+            module = loaded_module(str(file), caps, first.name, base.threads_per_warp)
+        except InputError as exc:
+            out.load_errors.append(exc.one_line())
+            continue
+        out.modules += 1
+        for name, obj in launched(module):
+            kernel = dataclasses.replace(base, file=str(file), kernel=name,
+                                         signature=_for_kernel(base.signature, name),
+                                         constexprs=_for_kernel(base.constexprs, name))
+            try:
+                if getattr(obj, "configs", None):
+                    got = Collection()
+                    for n, (tuned, result) in enumerate(screen_autotune(kernel, config, session, policy=policy,
+                                                                        progress=progress), start=1):
+                        label = f"{kernel.label}[config {n}: {tuned.describe()}]"
+                        got.extend(result, reports=[r.replace(input=label) for r in result.reports])
+                else:
+                    got = probe_triton(kernel, config, session, stage=False, policy=policy, progress=progress)
+            except UsageError as exc:
+                needs = _NEEDS.findall(str(exc))
+                out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),
+                                                 needs))
+                continue
+            except (InputError, ToolchainError) as exc:
+                out.unscreened.append(Unscreened(kernel.label, classify(str(exc))))
+                continue
+            out.screened.append(kernel.label)
+            out.collection.extend(got)
+    return out
+
+
+def summary(screen: PackageScreen, path: str) -> str:
+    """The summary `zeinspect triton FILE.py|DIR` prints first."""
+    lines = [f"{path}: {screen.modules} module(s), {len(screen.screened) + len(screen.unscreened)} launched "
+             f"kernel(s): {len(screen.screened)} screened, "
+             f"{sum(1 for u in screen.unscreened if u.needs)} need values, "
+             f"{sum(1 for u in screen.unscreened if not u.needs)} cannot build here"]
+    for u in screen.unscreened:
+        if u.needs:
+            given = ", ".join(f"{n}=..." for n in u.needs)
+            lines.append(f"  needs values: {u.kernel}: {', '.join(u.needs)} ({given} with --constexprs or "
+                         f"--signature, or {u.kernel.rpartition(':')[2]}.NAME=... for this kernel alone)")
+    for u in screen.unscreened:
+        if not u.needs:
+            lines.append(f"  cannot build here: {u.kernel}: {u.reason}")
+    for error in screen.load_errors:
+        lines.append(f"  did not load: {error}")
+    return "\n".join(lines) + "\n"
