@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -218,6 +219,23 @@ def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int
     return _MODULES[key]
 
 
+_CANNOT = (
+    (re.compile(r"make_tensor_descriptor|tensor_descriptor|TensorDescriptor|_experimental_descriptor"),
+     "uses tensor descriptors (TMA, tl.make_tensor_descriptor), which this Triton does not have"),
+    (re.compile(r"\bcuda\b|nvidia|\bptx\b|inline_asm", re.I), "uses an NVIDIA-only intrinsic"),
+    (re.compile(r"\bhip\b|\bamd\b|cdna|\bmfma\b", re.I), "takes a path for AMD (CDNA) GPUs only"),
+)
+
+
+def classify(message: str) -> str:
+    """A compile failure in one line: what the installed Triton or the Intel backend lacks."""
+    text = " ".join(message.split())
+    for pattern, why in _CANNOT:
+        if pattern.search(text):
+            return f"{why}: {text[:200]}"
+    return text[:300]
+
+
 _LAUNCHES: dict[tuple, dict[str, Launch]] = {}
 
 
@@ -282,8 +300,7 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
             needed = module.unbound_needed(str(exc))
             if needed is not None:  # a global the kernel reads is a statement that did not run
                 raise InputError(f"{kernel.kernel}: {needed}", path=kernel.file) from None
-            raise InputError(f"Triton could not compile it: {' '.join(str(exc).split())[:400]}",
-                             path=kernel.label) from None
+            raise InputError(f"Triton could not compile it: {classify(str(exc))}", path=kernel.label) from None
     # The request as built (its launch options resolved): a staged TTGIR is lowered with the same.
     return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes, "kernel": kernel}
 

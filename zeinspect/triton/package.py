@@ -108,23 +108,6 @@ def _for_kernel(pairs: dict, kernel: str) -> dict:
 
 
 _NEEDS = re.compile(r"(?:constexpr|pointer) '(\w+)' needs (?:a value|a type)")
-_CANNOT = (
-    (re.compile(r"make_tensor_descriptor|tensor_descriptor|TensorDescriptor|_experimental_descriptor"),
-     "uses tensor descriptors (TMA, tl.make_tensor_descriptor), which this Triton does not have"),
-    (re.compile(r"\bcuda\b|nvidia|\bptx\b|inline_asm", re.I), "uses an NVIDIA-only intrinsic"),
-    (re.compile(r"\bhip\b|\bamd\b|cdna|\bmfma\b", re.I), "takes a path for AMD (CDNA) GPUs only"),
-)
-
-
-def classify(message: str) -> str:
-    """A compile failure in one line: what the installed Triton or the Intel backend lacks."""
-    text = " ".join(message.split())
-    for pattern, why in _CANNOT:
-        if pattern.search(text):
-            return f"{why}: {text[:200]}"
-    return text[:300]
-
-
 def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress: Progress | None = None,
                    backend: Callable[[], Executor] | None = None, policy: str = "jit") -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring)."""
@@ -164,7 +147,8 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
                                                  needs))
                 continue
             except (InputError, ToolchainError) as exc:
-                out.unscreened.append(Unscreened(kernel.label, classify(str(exc))))
+                out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: ")
+                                                 .removeprefix("Triton could not compile it: ")))
                 continue
             out.screened.append(kernel.label)
             out.collection.extend(got)
