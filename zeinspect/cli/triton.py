@@ -30,12 +30,14 @@ from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile
               "native-code path (native), or its first build only (first).")
 @click.option("--explain", "explain", is_flag=True,
               help="Also show which Python lines spill, and how full the register file is on each.")
+@click.option("--list", "list_only", is_flag=True,
+              help="With FILE.py or DIR: list the launched kernels and the values each needs, compiling nothing.")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
 def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, threads_per_warp: str | None,
            grf_mode: str | None,
            stage: bool, artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
-           as_json: bool, compile: CompileOptions) -> None:
+           list_only: bool, as_json: bool, compile: CompileOptions) -> None:
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it;
     with FILE.py or DIR, every kernel the modules launch.
 
@@ -62,7 +64,7 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
         from ..triton import package
 
         found = compile.run("compiling", lambda p: package.screen_package(path, kernel, config, progress=p,
-                                                                          policy=build_policy))
+                                                                          policy=build_policy, build=not list_only))
         _write(views.package_text(found, path) if not as_json else
                views.package_document(found, _own_stats(found.collection.stats)))
         _incidents(found.collection.incidents)

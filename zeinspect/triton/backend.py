@@ -205,6 +205,8 @@ def _metadata(compiled: Any) -> dict:
 
 
 _MODULES: dict[tuple, loader.LoadedModule] = {}
+_OWN: dict[tuple, dict] = {}
+"""(package root, target) -> the package's modules loaded so far: shared by the modules of a package."""
 
 
 def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int) -> loader.LoadedModule:
@@ -213,9 +215,11 @@ def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int
     if key not in _MODULES:
         if not Path(path).is_file():
             raise InputError("no such Triton source file", path=path)
+        root = str(loader._package_root(Path(path).resolve())[0])
+        own = _OWN.setdefault((root, *key[1:]), {})
         with offline():
             _MODULES[key] = loader.load(path, gpu_target(caps, target_name, threads_per_warp),
-                                        device_properties(caps, target_name))
+                                        device_properties(caps, target_name), own)
     return _MODULES[key]
 
 
@@ -239,36 +243,52 @@ def classify(message: str) -> str:
 _LAUNCHES: dict[tuple, dict[str, Launch]] = {}
 
 
-def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> dict[str, Launch]:
-    """kernel name -> how the module's own host code launches it on this target (triton.discover),
-    asked once per module and target, and kept in the build cache with the module's bytes."""
-    key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
-    if key not in _LAUNCHES:
-        target = gpu_target(caps, target_name, threads_per_warp)
-        spec = {"name": target_name, "target": dict(target.arch), "threads_per_warp": threads_per_warp,
-                "properties": device_properties(caps, target_name)}
-        digest = hashlib.sha256(Path(path).read_bytes() + json.dumps([DISCOVER_VERSION, spec],
-                                                                     sort_keys=True).encode()).hexdigest()
-        kept = build_cache_dir() / "triton-launches" / f"{digest}.json"
+def _launch_spec(caps: dict, target_name: str, threads_per_warp: int) -> dict:
+    target = gpu_target(caps, target_name, threads_per_warp)
+    return {"name": target_name, "target": dict(target.arch), "threads_per_warp": threads_per_warp,
+            "properties": device_properties(caps, target_name)}
+
+
+def _kept(path: str, spec: dict) -> Path:
+    digest = hashlib.sha256(Path(path).read_bytes() + json.dumps([DISCOVER_VERSION, spec],
+                                                                 sort_keys=True).encode()).hexdigest()
+    return build_cache_dir() / "triton-launches" / f"{digest}.json"
+
+
+def prime_launches(paths: list[str], caps: dict, target_name: str, threads_per_warp: int) -> None:
+    """Find how each module's own host code launches its kernels on this target (triton.discover),
+    all the modules not yet known in one child, and keep the answers in the build cache with
+    the module's bytes."""
+    spec = _launch_spec(caps, target_name, threads_per_warp)
+    todo = []
+    for path in paths:
+        key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+        if key in _LAUNCHES:
+            continue
         try:
-            found = {k: Launch(**v) for k, v in json.loads(kept.read_text()).items()}
+            _LAUNCHES[key] = {k: Launch(**v) for k, v in json.loads(_kept(path, spec).read_text()).items()}
         except (OSError, ValueError, TypeError):
-            found = discover([spec], path=path).get(target_name, {})
-            try:
-                atomic_write(kept, json.dumps({k: dataclasses.asdict(v) for k, v in found.items()}).encode())
-            except OSError:
-                pass  # a read-only cache only costs the next run a discovery
-        _LAUNCHES[key] = found
-    return _LAUNCHES[key]
+            todo.append((path, key))
+    if not todo:
+        return
+    from .discover import discover
+
+    found = discover([p for p, _ in todo], [spec], loader.LOAD_TIMEOUT)
+    for path, key in todo:
+        launches = found.get(key[0], {}).get(target_name, {})
+        _LAUNCHES[key] = launches
+        try:
+            atomic_write(_kept(path, spec), json.dumps({k: dataclasses.asdict(v) for k, v in launches.items()}).encode())
+        except OSError:
+            pass  # a read-only cache only costs the next run a discovery
 
 
-def _discover(targets: list[dict], *, path: str) -> dict[str, dict[str, Launch]]:
-    from .discover import discover as run
+def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> dict[str, Launch]:
+    """kernel name -> how the module's own host code launches it on this target."""
+    prime_launches([path], caps, target_name, threads_per_warp)
+    return _LAUNCHES[(str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)]
 
-    return run(path, targets, loader.LOAD_TIMEOUT)
 
-
-discover = _discover
 DISCOVER_VERSION = 1
 
 

@@ -44,14 +44,15 @@ class Launch:
         return f"as the module's own code launches it (line {self.line})"
 
 
-def discover(path: str, targets: list[dict], timeout: float) -> dict[str, dict[str, Launch]]:
-    """target name -> kernel name -> Launch, for each of `targets` ({name, target: GPUTarget
-    fields, properties}); {} where the child failed or found no launch."""
-    request = json.dumps({"path": str(Path(path).resolve()), "targets": targets})
+def discover(paths: list[str], targets: list[dict], timeout: float) -> dict[str, dict[str, dict[str, Launch]]]:
+    """module path -> target name -> kernel name -> Launch, for each of `targets` ({name,
+    target: GPUTarget fields, properties}), in one child for all the modules; a module gets
+    `timeout` seconds; {} where the child failed or a module reached no launch."""
+    request = json.dumps({"paths": [str(Path(p).resolve()) for p in paths], "targets": targets, "timeout": timeout})
     with tempfile.TemporaryDirectory(prefix="zeinspect-discover-") as tmp:
         try:
             proc = subprocess.run([sys.executable, "-m", "zeinspect.triton.discover"], input=request,
-                                  capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                                  capture_output=True, text=True, timeout=timeout * (len(paths) + 1), cwd=tmp,
                                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         except subprocess.TimeoutExpired:
             return {}
@@ -59,7 +60,8 @@ def discover(path: str, targets: list[dict], timeout: float) -> dict[str, dict[s
         doc = json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else {}
     except ValueError:
         return {}
-    return {target: {kernel: Launch(**launch) for kernel, launch in kernels.items()} for target, kernels in doc.items()}
+    return {path: {target: {kernel: Launch(**launch) for kernel, launch in kernels.items()}
+                   for target, kernels in by_target.items()} for path, by_target in doc.items()}
 
 
 # -- the child --------------------------------------------------------------------------------
@@ -94,8 +96,26 @@ def _record(fn: Any, args: tuple, kwargs: dict, line: int, found: dict) -> None:
 
 
 def _child() -> None:
+    import signal
+
     request = json.loads(sys.stdin.read())
-    print(json.dumps({spec["name"]: _launches(spec, request["path"]) for spec in request["targets"]}))
+
+    def give_up(signum: int, frame: Any) -> None:  # noqa: ARG001 - a signal handler's arguments
+        raise TimeoutError()
+
+    signal.signal(signal.SIGALRM, give_up)
+    out: dict[str, dict] = {}
+    for path in request["paths"]:
+        out[path] = {}
+        for spec in request["targets"]:
+            signal.setitimer(signal.ITIMER_REAL, request["timeout"])
+            try:
+                out[path][spec["name"]] = _launches(spec, path)
+            except TimeoutError:
+                out[path][spec["name"]] = {}
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    print(json.dumps(out))
 
 
 def _launches(spec: dict, path: str) -> dict[str, dict]:
@@ -166,6 +186,8 @@ def _run_module(path: str, current: dict) -> None:
         current["line"] = stmt.lineno
         try:
             exec(compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec"), module.__dict__)  # noqa: S102
+        except TimeoutError:
+            raise
         except BaseException:  # noqa: BLE001 - a launch stops here by design; anything else just ends the statement
             continue
 

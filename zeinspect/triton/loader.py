@@ -472,11 +472,11 @@ def _filtered_try(stmt: ast.Try, module: _Module) -> ast.Try:
 class _Loader:
     """One load: the module and the modules of its own package it imports."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, own: dict[str, types.ModuleType] | None = None) -> None:
         self.path = path
         self.root, self.top = _package_root(path)
-        self.own_modules: dict[str, types.ModuleType] = {}
-        self.own_names: set[str] = set()
+        self.own_modules: dict[str, types.ModuleType] = own if own is not None else {}
+        self.own_names: set[str] = {m.__name__ for m in self.own_modules.values()}
         self.deadline = time.monotonic() + LOAD_TIMEOUT
         self._strict = threading.local()
 
@@ -643,18 +643,23 @@ LOADED: dict[str, types.ModuleType] = {}
 _LOCK = threading.Lock()
 
 
-def load(path: str, target: Any, device_properties: dict | None = None) -> LoadedModule:
-    """The module at `path`, loaded for `target` (a triton GPUTarget) as the docstring says."""
+def load(path: str, target: Any, device_properties: dict | None = None,
+         own: dict[str, types.ModuleType] | None = None) -> LoadedModule:
+    """The module at `path`, loaded for `target` (a triton GPUTarget) as the docstring says.
+    `own` holds the modules of its package already loaded for the same target (a package's
+    modules share their helpers, as one process would)."""
     import triton
 
     p = Path(path).resolve()
     tree = _parse(p)
-    loader = _Loader(p)
+    loader = _Loader(p, own)
     name, package = _module_name(p, loader.root, loader.top)
     module = _Module(loader, p, name, package)
     LOADED[module.module.__name__] = module.module
     sys.modules[module.module.__name__] = module.module  # Triton reads a kernel's source through its module
     if loader.top is not None:
+        if name in loader.own_modules:  # a module a sibling imported first: load it afresh, as the one asked
+            del loader.own_modules[name]
         loader.own_modules[name] = module.module
         loader.own_names.add(module.module.__name__)
     with _LOCK:  # one load at a time: the active driver and the launch guard are the process's
@@ -666,9 +671,9 @@ def load(path: str, target: Any, device_properties: dict | None = None) -> Loade
                              "$ZEINSPECT_LOAD_TIMEOUT sets the limit", path=path) from None
         finally:
             triton.runtime.driver.reset_active()
-    for own in loader.own_modules.values():
-        LOADED[own.__name__] = own
-        sys.modules[own.__name__] = own
+    for sibling in loader.own_modules.values():
+        LOADED[sibling.__name__] = sibling
+        sys.modules[sibling.__name__] = sibling
     return LoadedModule(path=path, namespace=module.ns, unbound=module.unbound)
 
 

@@ -107,12 +107,19 @@ def _for_kernel(pairs: dict, kernel: str) -> dict:
     return out
 
 
-_NEEDS = re.compile(r"(?:constexpr|pointer) '(\w+)' needs (?:a value|a type)")
+_NEEDS = re.compile(r"(?:constexpr|pointer) ((?:'\w+'(?:, )?)+) needs (?:a value|a type)")
+
+
+def needed(message: str) -> list[str]:
+    """The names a `signature_for` refusal asks the user for."""
+    return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
 def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress: Progress | None = None,
-                   backend: Callable[[], Executor] | None = None, policy: str = "jit") -> PackageScreen:
-    """Every launched kernel of the module or package at `path` (see the module docstring)."""
+                   backend: Callable[[], Executor] | None = None, policy: str = "jit",
+                   build: bool = True) -> PackageScreen:
+    """Every launched kernel of the module or package at `path` (see the module docstring);
+    with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`)."""
     from ..app.session import open_session
-    from .backend import capabilities, loaded_module
+    from .backend import capabilities, loaded_module, prime_launches
     from .probe import probe_triton
     from .screen import screen_autotune
 
@@ -121,7 +128,9 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
     first = plan.targets[0]
     caps = capabilities(plan.compiler_for_ip[first.ip], first.name)
     out = PackageScreen()
-    for file in modules_under(Path(path)):
+    files = modules_under(Path(path))
+    prime_launches([str(f) for f in files], caps, first.name, base.threads_per_warp)
+    for file in files:
         try:
             module = loaded_module(str(file), caps, first.name, base.threads_per_warp)
         except InputError as exc:
@@ -132,6 +141,9 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
             kernel = dataclasses.replace(base, file=str(file), kernel=name,
                                          signature=_for_kernel(base.signature, name),
                                          constexprs=_for_kernel(base.constexprs, name))
+            if not build:
+                _list(out, kernel, obj, caps, first.name)
+                continue
             try:
                 if getattr(obj, "configs", None):
                     got = Collection()
@@ -142,7 +154,7 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
                 else:
                     got = probe_triton(kernel, config, session, stage=False, policy=policy, progress=progress)
             except UsageError as exc:
-                needs = _NEEDS.findall(str(exc))
+                needs = needed(str(exc))
                 out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),
                                                  needs))
                 continue
@@ -155,17 +167,37 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
     return out
 
 
+def _list(out: PackageScreen, kernel: TritonKernel, obj: Any, caps: dict, target: str) -> None:
+    """What a kernel needs before it can be built, without building it."""
+    from .backend import launches
+    from .kernel import AutotuneConfig, signature_for
+    from .loader import jit_function
+
+    configs = getattr(obj, "configs", None) or []
+    tuned = AutotuneConfig.of(configs[0]).applied_to(kernel) if configs else kernel
+    try:
+        signature_for(jit_function(obj), tuned, lambda: launches(kernel.file, caps, target,
+                                                                  kernel.threads_per_warp).get(kernel.kernel))
+    except UsageError as exc:
+        out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),
+                                         needed(str(exc))))
+        return
+    out.screened.append(kernel.label)
+
+
 def summary(screen: PackageScreen, path: str) -> str:
     """The summary `zeinspect triton FILE.py|DIR` prints first."""
+    done = "screened" if screen.reports or not screen.screened else "ready to screen"
     lines = [f"{path}: {screen.modules} module(s), {len(screen.screened) + len(screen.unscreened)} launched "
-             f"kernel(s): {len(screen.screened)} screened, "
+             f"kernel(s): {len(screen.screened)} {done}, "
              f"{sum(1 for u in screen.unscreened if u.needs)} need values, "
              f"{sum(1 for u in screen.unscreened if not u.needs)} cannot build here"]
     for u in screen.unscreened:
         if u.needs:
-            given = ", ".join(f"{n}=..." for n in u.needs)
-            lines.append(f"  needs values: {u.kernel}: {', '.join(u.needs)} ({given} with --constexprs or "
-                         f"--signature, or {u.kernel.rpartition(':')[2]}.NAME=... for this kernel alone)")
+            lines.append(f"  needs values: {u.kernel}: {', '.join(u.needs)}")
+    if any(u.needs for u in screen.unscreened):
+        lines.append("  (give them with --constexprs NAME=VALUE and --signature NAME=TYPE or '*TYPE' for every "
+                     "pointer; KERNEL.NAME=... gives a value to one kernel)")
     for u in screen.unscreened:
         if not u.needs:
             lines.append(f"  cannot build here: {u.kernel}: {u.reason}")
