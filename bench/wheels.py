@@ -57,3 +57,21 @@ def library(package: str, version: str | None, name: str) -> Path:
             tmp.write_bytes(z.read(member))
             tmp.replace(out)
     return out
+
+
+def unpacked(package: str, version: str | None, folder: str) -> Path:
+    """The wheel's top-level Python package that holds `folder`, extracted once (whole, as pip
+    installs it: a module's own package imports resolve in it); the path of `folder`."""
+    whl = wheel(package, version)
+    out_dir = store() / f"{whl.stem}-pkg"
+    target = out_dir / folder
+    if not target.is_dir():
+        top = folder.split("/")[0]
+        with tempfile.TemporaryDirectory(dir=store()) as tmp, zipfile.ZipFile(whl) as z:
+            members = [n for n in z.namelist() if n.startswith(top + "/")]
+            if not members:
+                raise SystemExit(f"{whl.name} holds no {folder}/")
+            z.extractall(tmp, members)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            Path(tmp, folder.split("/")[0]).replace(out_dir / folder.split("/")[0])
+    return target

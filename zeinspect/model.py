@@ -181,6 +181,9 @@ class Status(enum.StrEnum):
     OK = "ok"
     SCRATCH_OVERFLOW = "scratch_overflow"
     BUILD_FAILED = "build_failed"
+    WG_OVERFLOW = "wg_overflow"
+    """Builds, but its work-group (required, or the one Triton launches it with) is larger than
+    its register file and SIMD width let one work-group be: it cannot launch (zeinspect.occupancy)."""
     SLM_OVERFLOW = "slm_overflow"
     """Builds, but asks for more shared local memory per work-group than the target has: it
     cannot launch (Triton kernels, whose shared memory is known at compile time)."""
@@ -236,6 +239,10 @@ class KernelFigures:
     """What zeKernelGetProperties.privateMemSize would say, where it differs (Xe-LP with IGC 2.x
     reports 0 for private memory that lives in scratch); None: the same as private_bytes."""
     notes: tuple[str, ...] = ()
+    required_work_group_size: tuple[int, ...] | None = None
+    """The work-group size the kernel requires (reqd_work_group_size), as .ze_info says it."""
+    eu_thread_count: int | None = None
+    """Hardware threads per EU at this kernel's register count, as IGC wrote it (.ze_info)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +287,10 @@ class KernelReport:
     """For `not_applicable`: the image's device requirements the target does not meet."""
     unchecked_requirements: tuple[str, ...] = ()
     """Device requirements zeinspect cannot decide offline: assumed met, and said so."""
+    work_group_size: int | None = None
+    """Work-items per work-group the kernel requires (or Triton launches it with); None: unknown."""
+    eu_thread_count: int | None = None
+    """Hardware threads per EU at its register count, as IGC wrote it (.ze_info)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
     """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
@@ -328,6 +339,12 @@ class KernelReport:
             return None
         return self.scratch_limit_bytes - used
 
+    def occupancy_json(self) -> dict | None:
+        from .occupancy import of
+
+        found = of(self)
+        return found.to_json() if found is not None else None
+
     def replace(self, **changes: Any) -> KernelReport:
         return dataclasses.replace(self, **changes)
 
@@ -363,7 +380,10 @@ class KernelReport:
             "options": self.options,
             "unmet_requirements": list(self.unmet_requirements),
             "unchecked_requirements": list(self.unchecked_requirements),
+            "work_group_size": self.work_group_size,
+            "eu_thread_count": self.eu_thread_count,
             "origin": (self.origin or InputId(self.input)).to_json(),
+            "occupancy": self.occupancy_json(),
             # The older field: the unmet aspects alone.
             "missing_aspects": [r.removeprefix("aspect ") for r in self.unmet_requirements if r.startswith("aspect ")],
         }

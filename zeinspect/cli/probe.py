@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..errors import EXIT_OK, EXIT_TOOLCHAIN
-from .common import CompileOptions, _emit, _incidents, _own_stats, _write, cli, probe_options
+from .common import CompileOptions, _emit, _incidents, _own_stats, _write, cli, compile_options, probe_options
 
 
 def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, view: str,
@@ -124,3 +124,31 @@ def extract(file: str, out_dir: str) -> None:
     sys.exit(EXIT_OK)
 
 
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")
+@click.option("--wg-size", type=click.IntRange(1, 1 << 20), default=None,
+              help="What if the work-group had this many work-items.")
+@click.option("--slm", "slm_bytes", type=click.IntRange(0, 1 << 24), default=None,
+              help="What if a work-group used this many bytes of shared local memory.")
+@click.option("--grf", "grf_count", type=click.IntRange(32, 512), default=None,
+              help="What if the kernel had this many registers (no recompile).")
+@click.option("--json", "as_json", is_flag=True)
+@compile_options
+def occupancy(paths: tuple, kernels: tuple, wg_size: int | None, slm_bytes: int | None, grf_count: int | None,
+              as_json: bool, compile: CompileOptions) -> None:
+    """Show what each kernel's registers, SIMD width and shared local memory cost an Xe-core, and
+    whether its work-group can launch, by the driver's and the compiler's own rules (no GPU)."""
+    from ..app.occupancy import WhatIf
+    from ..app.occupancy import occupancy as run
+    from ..formats import occupancy as occupancy_fmt
+    from ..formats.json import dumps
+
+    what_if = WhatIf(wg_size=wg_size, slm_bytes=slm_bytes, grf_count=grf_count)
+    got = compile.run("compiling", lambda p: run(list(paths), compile.config(kernels=tuple(kernels)), what_if,
+                                                 explicit_targets=bool(compile.targets), progress=p))
+    _write(dumps(occupancy_fmt.document(got)) if as_json else occupancy_fmt.text(got))
+    _incidents(got.inspected.collection.incidents)
+    sys.exit(got.exit_code)

@@ -15,6 +15,7 @@ MARK_OVERFLOW = "OVER"
 MARK_FAILED = "FAIL"
 MARK_NOT_APPLICABLE = "n/a"
 MARK_SLM = "SLM"
+MARK_WG = "WG"
 
 
 def cell(report: KernelReport | None) -> str:
@@ -26,6 +27,8 @@ def cell(report: KernelReport | None) -> str:
         return MARK_FAILED
     if report.status is Status.SLM_OVERFLOW:
         return MARK_SLM
+    if report.status is Status.WG_OVERFLOW:
+        return MARK_WG
     if report.status is Status.NOT_APPLICABLE:
         return MARK_NOT_APPLICABLE
     # The driver's figures; the compiler's scratch reservation only when the driver
@@ -96,22 +99,29 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
                  f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
-                 f"(cannot launch); {MARK_FAILED} did not build; "
+                 f"(cannot launch); {MARK_WG} a work-group larger than the kernel can launch; {MARK_FAILED} did not "
+                 "build; "
                  f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet")
     return "\n".join(lines) + "\n"
 
 
 def _row(r: KernelReport) -> list[str]:
+    from ..occupancy import of
+
     headroom = r.headroom_bytes
+    occupancy = of(r) if r.applicable else None
     return [
         safe(r.target), r.ip or "?", r.status.value, fmt_opt(r.simd), fmt_opt(r.grf), fmt_opt(r.spill_bytes),
         fmt_opt(r.private_bytes), fmt_opt(r.scratch_bytes), fmt_opt(r.slm_bytes),
         "-" if r.log_spilled_regs is None and r.built else fmt_opt(r.log_spilled_regs),
         "?" if headroom is None else str(headroom),
+        "?" if occupancy is None else str(occupancy.threads_per_eu),
+        "?" if occupancy is None else str(occupancy.max_work_group_size),
     ]
 
 
-CARD_COLUMNS = ["target", "ip", "status", "simd", "grf", "spill", "private", "scratch", "slm", "log-regs", "headroom"]
+CARD_COLUMNS = ["target", "ip", "status", "simd", "grf", "spill", "private", "scratch", "slm", "log-regs", "headroom",
+                "thr/EU", "max-wg"]
 
 
 def _grid(rows: list[list[str]]) -> list[str]:
@@ -131,7 +141,8 @@ def cards(reports: list[KernelReport]) -> str:
         if names.short(kernel) != kernel:
             out.append(f"  symbol {safe(kernel)}")
         out.append("  figures per hardware thread in bytes; log-regs = registers the build log says spilled; "
-                   "headroom = bytes left below the scratch cap")
+                   "headroom = bytes left below the scratch cap; thr/EU = hardware threads per EU at its register "
+                   "count; max-wg = the largest work-group it can launch")
         out.extend("  " + line for line in _grid([CARD_COLUMNS] + [_row(r) for r in group]))
         seen_ip: set = set()
         for r in group:

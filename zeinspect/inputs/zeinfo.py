@@ -121,6 +121,10 @@ def _kernel_figures(kernel: Any, version: tuple[int, int], xe_hp_or_later: bool 
     required = env.get("required_sub_group_size") or (
         attrs.get("intel_reqd_sub_group_size") if isinstance(attrs, dict) else None
     )
+    work_group = env.get("required_work_group_size")
+    if not (isinstance(work_group, list) and len(work_group) == 3 and all(isinstance(d, int) for d in work_group)):
+        work_group = None
+    threads = env.get("eu_thread_count")
     return KernelFigures(
         name=name,
         simd=simd,
@@ -134,6 +138,8 @@ def _kernel_figures(kernel: Any, version: tuple[int, int], xe_hp_or_later: bool 
         has_stack_calls=bool(env.get("has_stack_calls")),
         driver_private_bytes=driver_private,
         notes=tuple(notes),
+        required_work_group_size=tuple(work_group) if work_group else None,
+        eu_thread_count=threads if isinstance(threads, int) and threads > 0 else None,
     )
 
 

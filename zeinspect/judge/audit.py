@@ -112,7 +112,7 @@ def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> 
         if report.status is Status.SCRATCH_OVERFLOW:
             return Judgement(Verdict.OVERFLOW, f"{_where(report)} is over the per-thread scratch cap{detail}",
                              report, entry)
-        if report.status is Status.SLM_OVERFLOW:  # cannot launch: the gate treats it as a scratch overflow
+        if report.status in (Status.SLM_OVERFLOW, Status.WG_OVERFLOW):  # cannot launch: judged as an overflow
             return Judgement(Verdict.OVERFLOW, f"{_where(report)} cannot launch{detail}", report, entry)
         return Judgement(Verdict.FAILED, f"{_where(report)} did not build{detail}", report, entry)
     private, spill = measured(report)

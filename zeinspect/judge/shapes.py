@@ -89,8 +89,18 @@ class Row:
     def constraints(self) -> tuple[int, int]:
         return rank(self.levers, self.shape, self.written)
 
+    @property
+    def threads_per_eu(self) -> int:
+        """Hardware threads per EU, summed over the targets (zeinspect.occupancy): a register file
+        that removes a spill but halves the threads costs occupancy."""
+        from ..occupancy import of
+
+        return sum(o.threads_per_eu for c in self.cells if c.report is not None and (o := of(c.report)) is not None)
+
     def key(self) -> tuple:
-        return (not self.builds_everywhere, len(self.scratch_targets), self.total_scratch, self.constraints)
+        # Among shapes that clear the scratch alike, the one that keeps more threads per EU first.
+        occupancy = -self.threads_per_eu if not self.scratch_targets else 0
+        return (not self.builds_everywhere, len(self.scratch_targets), self.total_scratch, occupancy, self.constraints)
 
 
 @dataclass
@@ -144,6 +154,9 @@ class Search:
                 cost = f"leaves scratch on {len(r.scratch_targets)} target(s)"
             elif r.total_scratch != w.total_scratch:
                 cost = f"uses {r.total_scratch} bytes of scratch in all"
+            elif r.threads_per_eu != w.threads_per_eu and not w.scratch_targets:
+                cost = (f"runs fewer hardware threads per EU ({r.threads_per_eu} against {w.threads_per_eu}, summed "
+                        "over the targets)")
             else:
                 cost = "is as good but constrains the kernel more"
             parts.append(f"; the runner-up, {r.shape.describe()}, {cost}")

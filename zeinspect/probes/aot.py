@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import shlex
 import sys
 
@@ -35,6 +36,7 @@ from ..model import (
     scratch_limit_for_ip,
     slot_overflow,
 )
+from ..occupancy import max_work_group_size
 from ..toolchain.requirements import RequirementCheck
 from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan
@@ -177,6 +179,10 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         if not fig.spill_bytes:
             spill_bytes = log_spill_bytes
     notes.append(sys.intern(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}"))
+    work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
+    if status is Status.OK and work_group and fig.grf and fig.simd and (why := cannot_launch(
+            job.ip, fig.grf, fig.simd, work_group, "requires")) is not None:
+        status, reason = Status.WG_OVERFLOW, why
     return KernelReport(
         input=job.input.path, origin=job.input.origin, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
@@ -185,8 +191,18 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
-        options=merge_options(job.options, job.internal_options),
+        options=merge_options(job.options, job.internal_options), work_group_size=work_group,
+        eu_thread_count=fig.eu_thread_count,
     )
+
+
+def cannot_launch(ip: str, grf: int, simd: int, work_group: int, how: str) -> str | None:
+    """Why a kernel's work-group of `work_group` work-items cannot launch (zeinspect.occupancy), or None."""
+    most = max_work_group_size(ip, grf, simd)
+    if work_group <= most:
+        return None
+    return (f"{how} {work_group} work-items per work-group, and at {grf} registers and SIMD{simd} a work-group "
+            f"can have at most {most}: it cannot launch (ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)")
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: list[LogEvent], command: str

@@ -104,6 +104,8 @@ class DeviceInfo:
     slices: int
     subslices_per_slice: int
     eus_per_subslice: int
+    threads_per_eu: int = 0
+    max_work_group_size: int = 0
 
     def to_json(self) -> dict:
         return self.__dict__ | {"device_id": f"0x{self.device_id:04x}"}
@@ -176,7 +178,8 @@ class LevelZero:
             vendor_id=props.vendorId, ip_version=ip,
             sub_group_sizes=[compute.subGroupSizes[i] for i in range(min(compute.numSubGroupSizes, 8))],
             slm_bytes=compute.maxSharedLocalMemory, eu_simd_width=props.physicalEUSimdWidth, slices=props.numSlices,
-            subslices_per_slice=props.numSubslicesPerSlice, eus_per_subslice=props.numEUsPerSubslice)
+            subslices_per_slice=props.numSubslicesPerSlice, eus_per_subslice=props.numEUsPerSubslice,
+            threads_per_eu=props.numThreadsPerEU, max_work_group_size=compute.maxTotalGroupSize)
 
     def context(self, driver: Any) -> Any:
         desc = self.ffi.new("ze_context_desc_t*", {"stype": STYPE_CONTEXT_DESC})

@@ -15,20 +15,22 @@ Device capabilities come from the compiler, never from a hand list of targets:
   libur_adapter_level_zero.so and _v2.so of intel-cmplr-lib-ur 2026.2.0), and an extension
   outside that set is never listed there whatever the OpenCL driver says;
 - sub-group sizes from a probe compile (knowledge.sub_group_sizes).
-A requirement zeinspect cannot decide offline (USM, images, joint_matrix, a work-group size
-against the device maximum, an aspect number it cannot name) is assumed met, so the image is
+A requirement zeinspect cannot decide offline (USM, images, joint_matrix, an aspect number it
+cannot name) is assumed met, so the image is
 still audited, and it is named in the report's `unchecked_requirements` and counted apart:
 never taken as met or unmet silently.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..inputs.sycl_image import ImageInfo, aspect_label, aspect_name
 from ..model import Compiler
+from ..occupancy import device_max_work_group_size
 from .knowledge import device_extensions, sub_group_sizes
 
 # Aspects the runtime decides with device_impl::has_extension (libsycl.so.9's
@@ -109,7 +111,14 @@ def check(info: ImageInfo, target: str, ip: str, compilers: list[Compiler]) -> R
             unmet.append(f"reqd_sub_group_size {req.reqd_sub_group_size} (target offers {sizes})")
             why.append(f"{target} offers sub-group sizes {sizes}")
     if req.reqd_work_group_size:
-        unchecked.append("reqd_work_group_size " + "x".join(map(str, req.reqd_work_group_size)))
+        # The program manager checks the product against the device's max_work_group_size
+        # (checkDevSupportDeviceRequirements); the device's is NEO's (zeinspect.occupancy).
+        size = math.prod(req.reqd_work_group_size)
+        most = device_max_work_group_size(ip)
+        if size > most:
+            spelled = "x".join(map(str, req.reqd_work_group_size))
+            unmet.append(f"reqd_work_group_size {spelled} (target offers at most {most} work-items)")
+            why.append(f"{target}'s work-groups have at most {most} work-items")
     for name, value in (("joint_matrix", req.joint_matrix), ("joint_matrix_mad", req.joint_matrix_mad)):
         if value:
             unchecked.append(f"{name} {value}")

@@ -81,23 +81,28 @@ def modules_under(path: Path) -> list[Path]:
     return found
 
 
-def launched(module: Any) -> list[tuple[str, Any]]:
-    """The module's kernels that are launched: those no other kernel of the module calls."""
+def _calls_and_returns(obj: Any) -> tuple[set[str], bool]:
+    """(the names a JIT function's body calls, whether it returns a value)."""
     from .loader import jit_function
 
-    kernels = module.kernels()
-    called: set[str] = set()
-    for _, obj in kernels:
-        fn = jit_function(obj)
-        try:
-            tree = ast.parse(textwrap.dedent(fn.src))
-        except (SyntaxError, TypeError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                f = node.func
-                called.add(f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "")
-    return [(name, obj) for name, obj in kernels if name not in called]
+    try:
+        tree = ast.parse(textwrap.dedent(jit_function(obj).src))
+    except (SyntaxError, TypeError, ValueError):
+        return set(), False
+    called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr if isinstance(n.func, ast.Attribute) else ""
+              for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    returns = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+    return called, returns
+
+
+def launched(modules: list[Any]) -> list[list[tuple[str, Any]]]:
+    """Per module, its kernels that are launched: not called by another kernel of the package,
+    and returning nothing (a @triton.jit function that returns a value is a device function)."""
+    kernels = [m.kernels() for m in modules]
+    facts = [[_calls_and_returns(obj) for _, obj in ks] for ks in kernels]
+    called = {name for per in facts for calls, _ in per for name in calls}
+    return [[(name, obj) for (name, obj), (_, returns) in zip(ks, per) if name not in called and not returns]
+            for ks, per in zip(kernels, facts)]
 
 
 def _for_kernel(pairs: dict, kernel: str) -> dict:
@@ -130,14 +135,15 @@ def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress
     out = PackageScreen()
     files = modules_under(Path(path))
     prime_launches([str(f) for f in files], caps, first.name, base.threads_per_warp)
+    loaded = []
     for file in files:
         try:
-            module = loaded_module(str(file), caps, first.name, base.threads_per_warp)
+            loaded.append((file, loaded_module(str(file), caps, first.name, base.threads_per_warp)))
         except InputError as exc:
             out.load_errors.append(exc.one_line())
-            continue
-        out.modules += 1
-        for name, obj in launched(module):
+    out.modules = len(loaded)
+    for (file, _), kernels in zip(loaded, launched([m for _, m in loaded])):
+        for name, obj in kernels:
             kernel = dataclasses.replace(base, file=str(file), kernel=name,
                                          signature=_for_kernel(base.signature, name),
                                          constexprs=_for_kernel(base.constexprs, name))

@@ -19,7 +19,7 @@ from typing import Any
 from ..hardware import slm_per_work_group
 from ..model import InputId, KernelReport, Status
 from ..paths import build_cache_dir
-from ..probes.aot import AotConfig, probe
+from ..probes.aot import AotConfig, cannot_launch, probe
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..toolchain.targets import TargetPlan
@@ -126,8 +126,14 @@ def _audit_build(run: _Run, b: TritonBuild) -> None:
 
 
 def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
-    """Triton's shared memory is what the launch asks for; over the target's SLM it cannot launch."""
+    """What Triton launches the kernel with: its shared memory (over the target's SLM it cannot
+    launch) and a work-group of num_warps x threads_per_warp work-items (larger than the build's
+    register file and SIMD width allow, it cannot launch: the check applies to the build Triton's
+    own rule ends with, so a config the 256-register retry made unlaunchable is named as such)."""
     shared = b.metadata.get("shared")
+    warps, lanes = b.metadata.get("num_warps"), b.metadata.get("threads_per_warp")
+    work_group = warps * lanes if isinstance(warps, int) and isinstance(lanes, int) else None
+    report = report.replace(work_group_size=work_group) if work_group else report
     if shared is None:
         return report
     limit = slm_per_work_group(report.ip)
@@ -135,4 +141,8 @@ def _with_launch_figures(report: KernelReport, b: TritonBuild) -> KernelReport:
         return report.replace(slm_bytes=shared, status=Status.SLM_OVERFLOW,
                               reason=f"asks for {shared} bytes of shared local memory per work-group at launch, over "
                                      f"the {limit} bytes a work-group can have on {report.target}")
+    if report.status is Status.OK and work_group and report.ip and report.grf and report.simd and \
+            (why := cannot_launch(report.ip, report.grf, report.simd, work_group,
+                                  f"launches {warps} warps x {lanes} threads =")) is not None:
+        return report.replace(slm_bytes=shared, status=Status.WG_OVERFLOW, reason=why)
     return report.replace(slm_bytes=shared)

@@ -57,7 +57,7 @@ def test_the_cliff_and_its_remedy_through_the_cli(cli, sid_compiler):
     assert bmg["extra"]["triton"]["staging"]["dots"][0]["gate"] == 1
 
 
-@pytest.mark.parametrize("case", mx.GROUP_A, ids=mx.case_id)
+@pytest.mark.parametrize("case", mx.TESTED_A, ids=mx.case_id)
 def test_group_a_overflows_and_builds_staged(tools, case):
 
     kernel = mx.kernel(case)
@@ -72,7 +72,7 @@ def test_group_a_overflows_and_builds_staged(tools, case):
     _equivalent(kernel, case)
 
 
-@pytest.mark.parametrize("case", mx.GROUP_B, ids=mx.case_id)
+@pytest.mark.parametrize("case", mx.TESTED_B, ids=mx.case_id)
 def test_group_b_spill_is_reduced(tools, case):
     kernel = mx.kernel(case)
     before = audit_target(kernel, mx.FMA_TARGET, tools, stage=False)
@@ -82,8 +82,7 @@ def test_group_b_spill_is_reduced(tools, case):
     _equivalent(kernel, case)
 
 
-@pytest.mark.parametrize("target, case", mx.GROUP_C_DPAS + mx.GROUP_C_SMALL,
-                         ids=[f"{t}-{mx.case_id(c)}" for t, c in mx.GROUP_C_DPAS + mx.GROUP_C_SMALL])
+@pytest.mark.parametrize("target, case", mx.TESTED_C, ids=[f"{t}-{mx.case_id(c)}" for t, c in mx.TESTED_C])
 def test_group_c_is_byte_identical(tools, tmp_path, target, case):
     from dataclasses import replace
 

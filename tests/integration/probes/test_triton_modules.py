@@ -71,7 +71,7 @@ def screen(tmp_path_factory, sid_compiler, session_cache):
     return json.loads(proc.stdout)
 
 
-def test_every_config_is_screened_and_one_that_cannot_launch_is_flagged(screen):
+def test_every_config_is_screened_and_what_cannot_launch_is_flagged(screen):
     assert len(screen["configs"]) == 4 and len(screen["reports"]) == 4
     for report in screen["reports"]:
         assert set(report["config"]) == {"constexprs", "num_warps", "num_stages", "grf_mode"}
@@ -80,10 +80,13 @@ def test_every_config_is_screened_and_one_that_cannot_launch_is_flagged(screen):
         over = report["status"] == Status.SLM_OVERFLOW.value
         limit = slm_per_work_group(report["ip"])  # 64 KiB up to Xe-LPG, 128 KiB on Xe2
         assert over == (shared > limit and report["status"] not in ("scratch_overflow", "build_failed"))
-    assert any(r["status"] == "slm_overflow" for r in screen["reports"])
+    # Config 4 asks for 80 KiB: over what Xe-LPG has, within bmg-g21's 128 KiB (the real
+    # tutorial's config that cannot launch on bmg-g21 is in tests/integration/triton/).
+    assert any(r["slm_bytes"] > 64 * 1024 for r in screen["reports"])
     # The K loop carries a_ptrs and b_ptrs: tensors of pointers, read from the TTGIR.
     assert all(r["extra"]["triton"]["loop_carried"]["pointer_bytes_per_lane"] > 0 for r in screen["reports"])
-    assert screen["ranking"][-1] in {r["config_index"] for r in screen["reports"] if r["status"] == "slm_overflow"}
+    worst = {r["config_index"] for r in screen["reports"] if r["status"] != "ok"}
+    assert not worst or screen["ranking"][-1] in worst
 
 
 def test_explain_covers_every_config_that_uses_scratch(screen):
@@ -161,11 +164,20 @@ def session_cache_env(monkeypatch, session_cache):
 
 
 def test_the_prune_hook_keeps_exactly_the_configs_without_a_finding(screen, sid_compiler, session_cache_env):
+    import os
+    import sys
+
+    from triton.backends import backends
+
     import zeinspect.triton
 
     tuner = _autotuner(_tutorial_configs(), zeinspect.triton.prune_configs(
         targets=("bmg-g21",), max_spill_bytes=0, signature="*fp16", compiler=sid_compiler.id))
+    before = (os.environ.get("TRITON_CACHE_DIR"), backends["intel"], set(sys.modules))
     kept = tuner.prune_configs({})
+    # The hook runs inside the user's Triton process: it leaves it as it found it.
+    assert (os.environ.get("TRITON_CACHE_DIR"), backends["intel"]) == before[:2]
+    assert not {m for m in set(sys.modules) - before[2] if m.startswith("zeinspect_triton_")}
     clean = [n for n in range(len(screen["configs"]))
              if all(r["status"] == "ok" and not r["spill_bytes"] for r in screen["reports"] if r["config_index"] == n)]
     assert clean and len(clean) < len(screen["configs"])  # the premise: some configs have findings
@@ -210,8 +222,15 @@ def test_a_gate_entry_with_autotune_judges_every_config(cli, screen, sid_compile
 
     verdicts = json.loads(res.out)["verdicts"]
     assert len({v["report"]["input"] for v in verdicts}) == len(screen["configs"])
-    by_status = {v["report"]["status"]: v["verdict"] for v in verdicts}
-    assert by_status.get("slm_overflow") == "OVERFLOW"  # a config that cannot launch fails the gate
+    for v in verdicts:  # a config that cannot launch or build fails as an overflow; a new scratch user as new
+        report = v["report"]
+        if report["status"] in ("slm_overflow", "wg_overflow", "scratch_overflow"):
+            assert v["verdict"] == "OVERFLOW"
+        elif report["spill_bytes"] or report["private_bytes"]:
+            assert v["verdict"] == "NEW"
+        else:
+            assert v["verdict"] == "CLEAN"
+    assert any(v["verdict"] == "NEW" for v in verdicts)
 
 
 def test_explain_names_the_python_line_that_spills(cli, sid_compiler, screen):

@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -64,6 +63,7 @@ def test_a_tutorial_kernel_is_screened_with_the_values_its_module_launches_it_wi
 def test_every_xpu_config_of_the_matmul_tutorial_is_screened_and_the_retry_rule_holds(session_cache, sid_compiler):
     from triton.backends.compiler import GPUTarget
 
+    from zeinspect.hardware import slm_per_work_group
     from zeinspect.triton import loader
     from zeinspect.triton.backend import offline
 
@@ -82,6 +82,12 @@ def test_every_xpu_config_of_the_matmul_tutorial_is_screened_and_the_retry_rule_
             assert LARGE in r["options"]
         elif r["status"] == "ok" and LARGE not in (r["options"] or ""):
             assert r["spill_bytes"] <= 1000
+        # Shared local memory at launch against the target's per-work-group limit.
+        assert (r["status"] == "slm_overflow") == (r["slm_bytes"] > slm_per_work_group(r["ip"]))
+    # BLOCK 256x512x64 asks for 131,584 bytes: more than even Xe2's 128 KiB; it cannot launch,
+    # and ranks last.
+    over = {r["config_index"] for r in doc["reports"] if r["status"] == "slm_overflow"}
+    assert over and doc["ranking"][-1] in over
 
 
 def test_a_kernel_this_triton_cannot_build_says_why_in_one_line(session_cache, sid_compiler):

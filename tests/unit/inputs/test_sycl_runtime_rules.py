@@ -102,8 +102,17 @@ def test_what_cannot_be_decided_offline_is_assumed_met_and_named(device):
         "reqd_work_group_size": _u32s(64, 1, 1), "joint_matrix": b"matrix_type::bf16,use::a,8,16\0",
         "some_future_requirement": 1}))
     assert found.unmet == ()
-    assert found.unchecked == ("aspect usm_device_allocations", aspect_label(4321, 9), "reqd_work_group_size 64x1x1",
+    assert found.unchecked == ("aspect usm_device_allocations", aspect_label(4321, 9),
                                "joint_matrix matrix_type::bf16,use::a,8,16", "requirement some_future_requirement")
+
+
+def test_a_required_work_group_is_checked_against_the_devices_maximum(device):
+    from zeinspect.occupancy import device_max_work_group_size
+
+    most = device_max_work_group_size("20.1.0")  # the IP _check asks for (bmg-g21)
+    assert _check(image(extra={"reqd_work_group_size": _u32s(most, 1, 1)})).unmet == ()
+    found = _check(image(extra={"reqd_work_group_size": _u32s(most, 2, 1)}))
+    assert found.unmet == (f"reqd_work_group_size {most}x2x1 (target offers at most {most} work-items)",)
 
 
 def test_a_compiler_that_cannot_say_leaves_the_requirement_unchecked(monkeypatch):
