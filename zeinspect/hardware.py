@@ -10,9 +10,11 @@ target lists zeinspect uses by default.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
+@functools.lru_cache(maxsize=256)  # a library audit asks for the same few IPs millions of times
 def parse_ip(ip: str) -> tuple[int, int, int]:
     """'12.70.4' -> (12, 70, 4); raises ValueError on anything else."""
     parts = ip.split(".")

@@ -33,6 +33,7 @@ The rules, and where each comes from:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ WORK_ITEMS_MAX_XE_LP = 512
 """Xe-LP's (NEO's maxTotalGroupSize on its tgllp device)."""
 
 
+@functools.lru_cache(maxsize=256)
 def family(ip: str) -> str:
     """xe-lp | xe-hpg | xe-lpg | xe-hpc | xe2 | xe3 (the rules differ by these)."""
     if not is_ip(ip):
@@ -135,6 +137,7 @@ class Occupancy:
                 "next_step": self.next_step}
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and a library's kernels share a few figures
 def limits(ip: str, *, grf_count: int, simd: int, slm_bytes: int = 0, wg_size: int | None = None,
            eu_thread_count: int | None = None) -> Occupancy:
     """Occupancy of one Xe-core by work-groups of `wg_size` work-items (None: the largest the

@@ -16,6 +16,8 @@ import json
 import math
 
 from .. import names
+from ..hardware import is_ip
+from ..occupancy import limits
 from ..probes.explain import ExplainResult, Explanation
 from .explain import (
     WEIGHT_NOTE,
@@ -28,6 +30,7 @@ from .explain import (
     variable_groups,
     variables_text,
 )
+from .occupancy import summary
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -117,6 +120,13 @@ def _row_id(n: int, view: KernelView, key: Key) -> str:
     return f"k{n}-f{view.files().index(key[0])}-l{key[1]}"
 
 
+def _occupancy(e: Explanation) -> str:
+    """The occupancy its register count and SIMD width give (zeinspect.occupancy)."""
+    if not e.isa.grf or not e.isa.simd or not is_ip(e.ip):
+        return summary(None)
+    return summary(limits(e.ip, grf_count=e.isa.grf, simd=e.isa.simd))
+
+
 def _listing(n: int, view: KernelView, top: int) -> list[str]:
     targets = [e.target for e in view.explanations]
     grf = {e.target: e.isa.grf for e in view.explanations}
@@ -127,7 +137,8 @@ def _listing(n: int, view: KernelView, top: int) -> list[str]:
            "<ul class='totals'>"]
     for e in view.explanations:
         out.append(f"<li><b>{html.escape(e.target)}</b> ({html.escape(e.ip)}): "
-                   f"{html.escape(spill_figures(e.isa))}; {html.escape(shape_figures(e.isa, main))}</li>")
+                   f"{html.escape(spill_figures(e.isa))}; {html.escape(shape_figures(e.isa, main))}; "
+                   f"{html.escape(_occupancy(e))}</li>")
     out.append("</ul>")
     for file in view.files():
         out.append(f"<p class='meta'>{html.escape(file or '(no file named)')}</p>")

@@ -19,7 +19,9 @@ import shlex
 
 from ..judge.audit import AuditResult, measured
 from ..model import Compiler, KernelReport, Verdict, family_label
+from ..occupancy import of
 from .audit import counts
+from .occupancy import summary
 
 # One letter per verdict in the page's data.
 _CODE = {Verdict.OVERFLOW: "O", Verdict.FAILED: "F", Verdict.NEW: "N", Verdict.GREW: "G", Verdict.LISTED: "L",
@@ -31,7 +33,7 @@ def _cell_detail(report: KernelReport, message: str) -> dict:
             "simd": report.simd, "grf": report.grf, "limit": report.scratch_limit_bytes,
             "needed": report.needed_scratch_bytes, "message": message, "command": report.command,
             "log": list(report.log[:12]), "compiler": report.compiler, "options": report.options,
-            "explain": _explain_command(report)}
+            "explain": _explain_command(report), "occupancy": summary(of(report))}
 
 
 def _explain_command(report: KernelReport) -> str | None:
@@ -226,7 +228,8 @@ rows.addEventListener("click", e => {
   if (d) {
     lines.push(d.message, "status " + d.status + ", SIMD " + d.simd + ", GRF " + d.grf + ", spill " + d.spill +
       ", private " + d.private + (d.needed ? ", needs " + d.needed + " of " + d.limit : ""),
-      "compiler: " + d.compiler, "options: " + (d.options || "(none)"), "reproduce: " + (d.command || "-"));
+      "occupancy: " + d.occupancy, "compiler: " + d.compiler, "options: " + (d.options || "(none)"),
+      "reproduce: " + (d.command || "-"));
     if (d.explain) lines.push("which lines spill: " + d.explain);
     if (d.log.length) lines.push("log:", ...d.log);
   }

@@ -18,6 +18,16 @@ def _cells(o: Any) -> list[str]:
             f"{o.xe_core_occupancy:.0%}", o.limited_by]
 
 
+def summary(o: Any) -> str:
+    """One line for a report's detail: `4 of 8 threads per EU, max work-group 512, ... limited by grf`."""
+    if o is None:
+        return "occupancy unknown (no register count or SIMD width)"
+    line = (f"{o.threads_per_eu} of {o.max_threads_per_eu} threads per EU, max work-group {o.max_work_group_size}"
+            + (f", work-group {o.work_group_size}" if o.work_group_size is not None else "")
+            + f": {o.work_groups_per_core} per Xe-core, {o.xe_core_occupancy:.0%} occupancy, limited by {o.limited_by}")
+    return line + (f"; next step: {o.next_step}" if o.next_step else "")
+
+
 def text(result: Any) -> str:
     rows = [COLUMNS + (["what if"] if result.what_if.asked else [])]
     steps = []

@@ -10,6 +10,8 @@ import shutil
 
 from conftest import KERNELS, ROOT
 
+from zeinspect import occupancy
+
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 
 
@@ -27,6 +29,12 @@ def test_the_explain_page_outlines_the_hottest_line(cli, sid_compiler, browser, 
     assert hottest_file == str(KERNELS / "sg32_accumulate.cl")
     browser.get(page.as_uri())
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    # Each target's totals give the occupancy of its register count and SIMD width.
+    totals = browser.find_element("css selector", "ul.totals").text
+    for report in doc["reports"]:
+        o = occupancy.limits(report["ip"], grf_count=report["totals"]["grf"], simd=report["totals"]["simd"])
+        assert f"{o.threads_per_eu} of {o.max_threads_per_eu} threads per EU, max work-group {o.max_work_group_size}" \
+            in totals
     outlined = browser.find_elements("css selector", "tr.hottest")
     assert [int(r.get_attribute("data-line")) for r in outlined] == [hottest]
     assert browser.execute_script("return window.zeinspect.hottest") == [{"file": hottest_file, "line": hottest}]

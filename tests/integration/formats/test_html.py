@@ -63,6 +63,13 @@ def test_a_filter_narrows_the_rows_and_a_click_shows_details(audited, browser):
     detail = browser.find_element("id", "detail").text
     assert "fma_tile on " in detail and "reproduce:" in detail
     assert "which lines spill: zeinspect explain " in detail and " -k fma_tile -t " in detail
+    # The occupancy its register count gives, as the report's JSON has it.
+    target = detail.split("fma_tile on ", 1)[1].split()[0]
+    (report,) = [v["report"] for v in doc["verdicts"]
+                 if v["report"] and v["report"]["kernel"] == "fma_tile" and v["report"]["target"] == target]
+    o = report["occupancy"]
+    assert (f"occupancy: {o['threads_per_eu']} of {o['max_threads_per_eu']} threads per EU, "
+            f"max work-group {o['max_work_group_size']}") in detail
 
 
 def test_the_sarif_of_a_real_audit_is_valid(audited):
