@@ -91,3 +91,24 @@ def test_the_drivers_hardware_free_device_agrees_with_the_model(cli, product):
     assert device["threads_per_eu"] == occupancy.max_threads_per_eu(ip)
     assert device["eus_per_subslice"] == occupancy.eus_per_core(ip)
     assert device["slm_bytes"] == occupancy.slm_per_work_group(ip)
+
+
+def test_the_occupancy_command_answers_what_if_beside_the_kernel_as_built(cli, sid_compiler):
+    kernel = ROOT / "build" / "occupancy-big.cl"
+    kernel.parent.mkdir(exist_ok=True)
+    kernel.write_text(KERNEL)
+    args = ("occupancy", kernel, "-t", "bmg-g21", "--compiler", sid_compiler.id, "--options",
+            "-cl-intel-256-GRF-per-thread", "--json")
+    res = cli(*args, "--wg-size", "256")
+    [row] = json.loads(res.out)["kernels"]
+    built, asked = row["occupancy"], row["what_if"]
+    # As built: the 1024 work-items it requires, which 256 registers do not allow.
+    assert (built["work_group_size"], built["max_work_group_size"], built["limited_by"]) == (1024, 512, "work_group_size")
+    assert built["work_groups_per_core"] == 0
+    # Asked: 256 work-items launch; the Xe-core's threads at 256 registers bound them.
+    assert asked["work_group_size"] == 256 and asked["work_groups_per_core"] > 0
+    assert asked["threads_per_eu"] == row["occupancy"]["threads_per_eu"] == 4
+    # At 128 registers (no recompile) the required work-group launches.
+    [row] = json.loads(cli(*args, "--grf", "128").out)["kernels"]
+    assert row["what_if"]["threads_per_eu"] == 8 and row["what_if"]["max_work_group_size"] >= 1024
+    assert row["what_if"]["work_group_size"] == 1024 and row["what_if"]["work_groups_per_core"] > 0

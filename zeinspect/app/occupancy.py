@@ -52,7 +52,7 @@ def occupancy(paths: list[str], config: AotConfig, what_if: WhatIf, *, explicit_
     for r in got.collection.reports:
         if not r.applicable:
             continue
-        base = of(r, what_if.wg_size)
+        base = of(r)  # as built: its required (or launched) work-group; the what-if is beside it
         changed = None
         if what_if.asked and r.ip and r.grf and r.simd:
             grf = what_if.grf_count or r.grf

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -224,11 +225,42 @@ def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int
 
 
 _CANNOT = (
-    (re.compile(r"make_tensor_descriptor|tensor_descriptor|TensorDescriptor|_experimental_descriptor"),
+    (re.compile(r"make_tensor_descriptor|tensor_descriptor|TensorDescriptor|_experimental_descriptor"
+                r"|'tensor' object has no attribute '(load|store)'"),
      "uses tensor descriptors (TMA, tl.make_tensor_descriptor), which this Triton does not have"),
     (re.compile(r"\bcuda\b|nvidia|\bptx\b|inline_asm", re.I), "uses an NVIDIA-only intrinsic"),
     (re.compile(r"\bhip\b|\bamd\b|cdna|\bmfma\b", re.I), "takes a path for AMD (CDNA) GPUs only"),
 )
+
+
+def compile_error_text(exc: BaseException, first_line: int | None = None) -> str:
+    """Triton's compile error as one line: the kernel line it is on and its message, without the
+    dozen lines of source Triton's CompilationError prints before them (the message is taken
+    from the error that caused it where Triton's own is empty).  `first_line`: the kernel's
+    first source line, since Triton numbers lines from there."""
+    where = None
+    lineno = getattr(getattr(exc, "node", None), "lineno", None) if hasattr(exc, "src") else None
+    if isinstance(lineno, int):
+        where = f"line {lineno + first_line - 1}" if first_line else f"line {lineno} of the kernel"
+    current: BaseException | None = exc
+    for _ in range(8):
+        if current is None:
+            break
+        message = getattr(current, "error_message", None) if hasattr(current, "src") else str(current).strip()
+        if message:
+            return f"{where}: {message}" if where else str(message)
+        current = current.__cause__
+    return where or type(exc).__name__
+
+
+def _def_line(fn: Any) -> int | None:
+    """The file line of a JIT function's `def` (Triton numbers its error lines from there: it
+    drops the decorators from the source it compiles)."""
+    try:
+        lines, start = inspect.getsourcelines(fn.fn)
+    except (AttributeError, OSError, TypeError):
+        return None
+    return next((start + i for i, line in enumerate(lines) if re.match(r"\s*(async\s+)?def\b", line)), None)
 
 
 def classify(message: str) -> str:
@@ -320,7 +352,8 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
             needed = module.unbound_needed(str(exc))
             if needed is not None:  # a global the kernel reads is a statement that did not run
                 raise InputError(f"{kernel.kernel}: {needed}", path=kernel.file) from None
-            raise InputError(f"Triton could not compile it: {classify(str(exc))}", path=kernel.label) from None
+            text = compile_error_text(exc, _def_line(fn))
+            raise InputError(f"Triton could not compile it: {classify(text)}", path=kernel.label) from None
     # The request as built (its launch options resolved): a staged TTGIR is lowered with the same.
     return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes, "kernel": kernel}
 
