@@ -20,7 +20,7 @@ from typing import Any
 
 from .fileio import atomic_write
 
-CACHE_FORMAT = 3  # bumped when cached figures change shape
+CACHE_FORMAT = 4  # bumped when cached figures change shape (4: work-group, threads per EU, code size)
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 

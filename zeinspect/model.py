@@ -111,6 +111,10 @@ class InputId:
     """The member of a static archive that held the image."""
     image: str | None = None
     """Where in the file the image was found (`.tgtimg[471]`, a section, an OffloadBinary entry)."""
+    variant: str | None = None
+    """What sets a SYCL image apart from the file's other images of the same kernels, whatever
+    its index: its target, ESIMD, register file, required aspects and sub-group size (what
+    `diff` pairs images by across builds)."""
 
     @property
     def label(self) -> str:
@@ -118,7 +122,7 @@ class InputId:
         return self.file + (f"({self.member})" if self.member else "") + (f"[{self.image}]" if self.image else "")
 
     def to_json(self) -> dict:
-        return {"file": self.file, "member": self.member, "image": self.image}
+        return {"file": self.file, "member": self.member, "image": self.image, "variant": self.variant}
 
 
 class ShapeLike(Protocol):
@@ -243,6 +247,9 @@ class KernelFigures:
     """The work-group size the kernel requires (reqd_work_group_size), as .ze_info says it."""
     eu_thread_count: int | None = None
     """Hardware threads per EU at this kernel's register count, as IGC wrote it (.ze_info)."""
+    code_bytes: int | None = None
+    """The size of the kernel's code (its `.text.<kernel>` section): what `diff` compares as
+    the instruction count's stand-in (16 bytes an instruction, 8 compacted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +298,8 @@ class KernelReport:
     """Work-items per work-group the kernel requires (or Triton launches it with); None: unknown."""
     eu_thread_count: int | None = None
     """Hardware threads per EU at its register count, as IGC wrote it (.ze_info)."""
+    code_bytes: int | None = None
+    """The size of its code in the zebin (`.text.<kernel>`)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
     """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
@@ -382,6 +391,7 @@ class KernelReport:
             "unchecked_requirements": list(self.unchecked_requirements),
             "work_group_size": self.work_group_size,
             "eu_thread_count": self.eu_thread_count,
+            "code_bytes": self.code_bytes,
             "origin": (self.origin or InputId(self.input)).to_json(),
             "occupancy": self.occupancy_json(),
             # The older field: the unmet aspects alone.

@@ -189,6 +189,15 @@ def _wg_step(ip: str, grf_count: int, simd: int, wg_size: int) -> str:
     return f"a work-group of at most {max_work_group_size(ip, grf_count, simd)} work-items launches"
 
 
+def cannot_launch(ip: str, grf: int, simd: int, work_group: int, how: str) -> str | None:
+    """Why a kernel's work-group of `work_group` work-items cannot launch, or None."""
+    most = max_work_group_size(ip, grf, simd)
+    if work_group <= most:
+        return None
+    return (f"{how} {work_group} work-items per work-group, and at {grf} registers and SIMD{simd} a work-group "
+            f"can have at most {most}: it cannot launch (ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)")
+
+
 def of(report: Any, wg_size: int | None = None) -> Occupancy | None:
     """The occupancy of a zeinspect KernelReport (None where it has no GRF count or SIMD width),
     for `wg_size`, else the work-group it requires or is launched with."""

@@ -37,3 +37,29 @@ def source(name: str) -> GateSource:
         raise ToolchainError(f"the gate configuration has {name} kernels, and zeinspect.{name} is not "
                              "available: pip install 'zeinspect[triton]'")
     return SOURCES[name]
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """A kind of input another package builds (zeinspect.triton's modules), for commands that
+    take any input (`diff`)."""
+
+    name: str
+    claims: Callable[[str], bool]
+    """Whether a path (or FILE.py:KERNEL spec) is this source's."""
+    probe: Callable[..., Any]
+    """(path, config, progress) -> Collection of reports."""
+    default_targets: tuple[str, ...] = ()
+    """What to build for when no targets are given."""
+
+
+INPUTS: dict[str, InputSource] = {}
+
+
+def register_input(source: InputSource) -> None:
+    INPUTS[source.name] = source
+
+
+def input_source(path: str) -> InputSource | None:
+    """The registered source that claims `path`, if any."""
+    return next((s for s in INPUTS.values() if s.claims(path)), None)

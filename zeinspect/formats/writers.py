@@ -125,6 +125,44 @@ AUDIT: dict[str, Writer] = {"text": _audit_text, "json": _audit_json, "github": 
                             "sarif": _audit_sarif, "junit": _audit_junit, "html": _audit_html}
 
 
+# -- diff -------------------------------------------------------------------------------------
+
+def _diff_text(run: Any, opts: Options) -> Iterator[str]:
+    from .diff import text
+
+    yield text(run, verbose=opts.verbose)
+
+
+def _diff_markdown(run: Any, opts: Options) -> Iterator[str]:
+    from .diff import markdown
+
+    yield markdown(run)
+
+
+def _diff_json(run: Any, opts: Options) -> Iterator[str]:
+    from .diff import dumps
+
+    yield dumps(run)
+
+
+def _diff_html(run: Any, opts: Options) -> Iterator[str]:
+    from .diff import page
+
+    yield page(run)
+
+
+def _diff_sarif(run: Any, opts: Options) -> Iterator[str]:
+    import json
+
+    from .diff import sarif
+
+    yield json.dumps(sarif(run), indent=1) + "\n"
+
+
+DIFF: dict[str, Writer] = {"text": _diff_text, "markdown": _diff_markdown, "json": _diff_json,
+                           "html": _diff_html, "sarif": _diff_sarif}
+
+
 # -- explain ----------------------------------------------------------------------------------
 
 def _explain_text(result: Any, opts: Options) -> Iterator[str]:

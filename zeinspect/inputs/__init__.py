@@ -159,7 +159,7 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
     info = {"ips": ips, "spirv": False, "images": len(images)}
     empty = 0
     for img in images:
-        origin = InputId(inp.path, img.member, img.source)
+        origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None)
         where = origin.label
         if img.skipped:
             notes.append(f"{where}: skipped: {img.skipped}")

@@ -145,6 +145,23 @@ class ImageInfo:
         return level if isinstance(level, int) else None
 
     @property
+    def variant(self) -> str | None:
+        """What sets this image apart from a host file's other images of the same kernels,
+        whatever its index or offset: `spir64; esimd; grf 256; aspects fp64; sub-group 16`.
+        What `diff` pairs images by across two builds (never compile options, which a
+        compiler or a release may spell differently)."""
+        req = self.requirements
+        parts = [self.target_spec] if self.target_spec else []
+        parts += ["esimd"] * self.is_esimd + ([f"grf {self.grf_size}"] if self.grf_size else [])
+        if req.aspects:
+            parts.append("aspects " + ",".join(sorted(aspect_label(a, self.sycl_abi) for a in req.aspects)))
+        if req.reqd_sub_group_size is not None:
+            parts.append(f"sub-group {req.reqd_sub_group_size}")
+        if req.reqd_work_group_size:
+            parts.append("work-group " + "x".join(map(str, req.reqd_work_group_size)))
+        return "; ".join(parts) or None
+
+    @property
     def has_spec_constants(self) -> bool:
         return bool(self.properties.get("SYCL/specialization constants"))
 

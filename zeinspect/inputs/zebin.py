@@ -9,6 +9,7 @@ generation, and the caller usually knows the exact target.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import struct
 import zlib
@@ -171,6 +172,7 @@ def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None
     build_options = None
     has_spirv = False
     text_sections = 0
+    code: dict[str, int] = {}
     for name, kind, content in _zebin_sections(data, what):
         if name == ".ze_info" or kind == SHT_ZEBIN_ZEINFO:
             zeinfo_text = content
@@ -182,6 +184,7 @@ def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None
             has_spirv = True
         elif name.startswith(".text."):
             text_sections += 1
+            code[name[len(".text."):]] = len(content)
     if zeinfo_text is None:
         # Old "LTS" drivers: IGC exited 0 on a PTSS overflow and wrote a zebin without
         # .text/.ze_info; users then saw ZE_RESULT_ERROR_INVALID_KERNEL_NAME.
@@ -215,7 +218,7 @@ def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None
         xe_hp_or_later=xe_hp,
         zebin_version=zebin_version,
         zeinfo_version=version,
-        kernels=tuple(kernels),
+        kernels=tuple(dataclasses.replace(k, code_bytes=code[k.name]) if k.name in code else k for k in kernels),
         build_options=build_options,
         has_spirv=has_spirv,
     )

@@ -36,7 +36,7 @@ from ..model import (
     scratch_limit_for_ip,
     slot_overflow,
 )
-from ..occupancy import max_work_group_size
+from ..occupancy import cannot_launch
 from ..toolchain.requirements import RequirementCheck
 from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan
@@ -192,17 +192,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
         options=merge_options(job.options, job.internal_options), work_group_size=work_group,
-        eu_thread_count=fig.eu_thread_count,
+        eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
     )
-
-
-def cannot_launch(ip: str, grf: int, simd: int, work_group: int, how: str) -> str | None:
-    """Why a kernel's work-group of `work_group` work-items cannot launch (zeinspect.occupancy), or None."""
-    most = max_work_group_size(ip, grf, simd)
-    if work_group <= most:
-        return None
-    return (f"{how} {work_group} work-items per work-group, and at {grf} registers and SIMD{simd} a work-group "
-            f"can have at most {most}: it cannot launch (ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)")
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: list[LogEvent], command: str

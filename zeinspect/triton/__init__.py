@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..app import plugins
+from ..hardware import TRITON_TARGETS
 
 
 def prune_configs(**kwargs: Any) -> Any:
@@ -46,4 +47,18 @@ def _fix(*args: Any) -> dict:
     return gate_fix(*args)
 
 
+def _claims(path: str) -> bool:
+    """A Triton module, a FILE.py:KERNEL spec (what `diff` builds through Triton)."""
+    file = path.rpartition(":")[0] if ".py:" in path else path
+    return file.endswith(".py")
+
+
+def _probe(path: str, config: Any, progress: Any) -> Any:
+    from .app import module_reports
+
+    return module_reports(path, config, progress)
+
+
 plugins.register(plugins.GateSource(name="triton", audit=_audit, fix=_fix))
+plugins.register_input(plugins.InputSource(name="triton", claims=_claims, probe=_probe,
+                                           default_targets=TRITON_TARGETS))

@@ -85,6 +85,29 @@ def screen(kernel: TritonKernel, config: AotConfig, *, autotune: bool = False, f
     return out
 
 
+def module_reports(spec: str, config: AotConfig, progress: Progress | None = None) -> Collection:
+    """Every launched kernel of a module (FILE.py) or one of them (FILE.py:KERNEL), each config
+    of its autotune, with the values it is launched with; a kernel that cannot be screened is
+    a note (what `diff` compares)."""
+    from ..errors import InputError
+    from .package import screen_package
+
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        path, name = spec, ""
+    found = screen_package(path, TritonKernel(file=path, kernel="", signature={}, constexprs={}, options_given=frozenset()),
+                           config, progress=progress)
+    out = Collection()
+    keep = [r for r in found.collection.reports if not name or r.kernel == name]
+    out.extend(found.collection, reports=keep)
+    out.notes += [f"{u.kernel}: not screened: {u.reason}" for u in found.unscreened
+                  if not name or u.kernel.endswith(f":{name}")]
+    out.notes += found.load_errors
+    if name and not keep and not any(u.kernel.endswith(f":{name}") for u in found.unscreened):
+        raise InputError(f"no launched kernel {name!r}", path=path)
+    return out
+
+
 def kernel_of(entry: TritonEntry) -> TritonKernel:
     spec = entry.kernel
     return TritonKernel(file=spec.file, kernel=spec.kernel, signature=spec.signature, constexprs=spec.constexprs,

@@ -18,8 +18,9 @@ from typing import Any
 
 from ..hardware import slm_per_work_group
 from ..model import InputId, KernelReport, Status
+from ..occupancy import cannot_launch
 from ..paths import build_cache_dir
-from ..probes.aot import AotConfig, cannot_launch, probe
+from ..probes.aot import AotConfig, probe
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..toolchain.targets import TargetPlan

@@ -1,0 +1,228 @@
+"""`zeinspect diff`: two builds, two compilers or two settings, compared kernel by kernel.
+
+Each side is a saved zeinspect JSON document (read, nothing compiled) or an input built now:
+anything `inspect` reads, or a source another package claims (zeinspect.triton's modules,
+app.plugins.INPUTS).  One input with two compilers, two option strings or two shapes makes
+two sides of the same input.  Both sides become report JSON and judge.diff compares them.
+
+Targets: those asked for; else, against a saved document, the document's; else the targets
+both compilers know, of the default ones (`--compiler A --compiler B`); else the default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import InputError, UsageError
+from ..hardware import DEFAULT_TARGETS
+from ..judge.diff import DiffResult, Thresholds, compare, side
+from ..levers import Shape
+from ..probes.aot import AotConfig
+from ..probes.executor import Executor
+from ..probes.results import Collection, Progress
+from . import plugins
+from .inspect import explain_paths, probe_paths
+
+SCHEMAS = ("zeinspect.report/", "zeinspect.audit/")
+
+
+@dataclass
+class Side:
+    label: str
+    reports: list[dict] = field(default_factory=list)
+    crashed: set[int] = field(default_factory=set)
+    """Indexes of reports whose compile crashed or hung (their figures are unreadable)."""
+    compilers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    """What was built (empty for a saved document: nothing to explain)."""
+    config: AotConfig | None = None
+    schema: str | None = None
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    old: str
+    new: str | None
+    """None: `old` built twice, with the two values of one of the pairs below."""
+    config: AotConfig
+    explicit_targets: bool = False
+    compilers: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    shapes: tuple[Shape, ...] = ()
+    thresholds: Thresholds = Thresholds()
+    explain: bool = False
+
+
+@dataclass
+class DiffRun:
+    result: DiffResult
+    old: Side
+    new: Side
+    explained: dict = field(default_factory=dict)
+    """(identity) -> (old ExplainResult, new ExplainResult) for regressions, with --explain."""
+    seconds: float = 0.0
+
+
+def is_document(path: str) -> bool:
+    return path.endswith(".json") and Path(path).is_file()
+
+
+def read_document(path: str) -> Side:
+    """A saved `--json` document of `kernel`, `inspect`, `triton` or `audit`; one line and exit
+    2 when it is not one, never a traceback."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read it ({exc.strerror})", path=path) from None
+    except UnicodeDecodeError:
+        raise InputError("is not a JSON document (not UTF-8 text)", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"is not a complete JSON document ({exc.msg} at line {exc.lineno})", path=path) from None
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if not isinstance(schema, str) or not schema.startswith(SCHEMAS):
+        raise InputError(f"is not a zeinspect report or audit document (schema {schema!r})", path=path)
+    if isinstance(doc.get("reports"), list):
+        reports = doc["reports"]
+    elif isinstance(doc.get("verdicts"), list):  # an audit: each verdict carries its report
+        reports = [v["report"] for v in doc["verdicts"] if isinstance(v, dict) and isinstance(v.get("report"), dict)]
+    else:
+        raise InputError("has no reports (neither `reports` nor `verdicts`)", path=path)
+    reports = [r for r in reports if isinstance(r, dict)]
+    incidents = [str(i) for i in doc.get("incidents", []) if isinstance(i, str)]
+    compilers = [str(c.get("id")) for c in doc.get("compilers", []) if isinstance(c, dict)]
+    return Side(label=path, reports=reports, crashed=_crashed(reports, incidents), compilers=compilers,
+                incidents=[f"{path}: {i}" for i in incidents], schema=schema)
+
+
+def _crashed(reports: list[dict], incidents: list[str]) -> set[int]:
+    """Reports whose failure is one of the run's incidents (a compiler crash or hang)."""
+    if not incidents:
+        return set()
+    return {i for i, r in enumerate(reports)
+            if r.get("status") == "build_failed" and r.get("reason") and any(str(r["reason"]) in x for x in incidents)}
+
+
+def build_side(path: str, config: AotConfig, label: str, *, explicit_targets: bool,
+               progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> Side:
+    source = plugins.input_source(path)
+    if source is not None:
+        if not explicit_targets and source.default_targets:
+            config = replace(config, targets=source.default_targets)
+        got: Collection = source.probe(path, config, progress)
+    else:
+        got = probe_paths([path], config, explicit_targets=explicit_targets, progress=progress,
+                          backend=backend).collection
+    if not got.reports and not got.incidents:
+        raise InputError("has no kernels to compare (no device images, no kernels)", path=path)
+    reports = [r.to_json() for r in got.reports]
+    return Side(label=label, reports=reports, crashed=_crashed(reports, got.incidents),
+                compilers=[c.id for c in got.compilers], notes=list(got.notes), incidents=list(got.incidents),
+                paths=[path], config=config)
+
+
+def _targets_of(side: Side) -> tuple[str, ...]:
+    return tuple(sorted({str(r.get("target")) for r in side.reports if r.get("target")}))
+
+
+def _common_targets(request: DiffRequest) -> tuple[str, ...]:
+    """The default targets both compilers know (`diff INPUT --compiler A --compiler B`)."""
+    from ..toolchain.compilers import resolve
+
+    known = []
+    for spec in request.compilers:
+        found = resolve(spec, request.config.timeout)
+        known.append({t for c in found for t in DEFAULT_TARGETS if c.knows(t)})
+    both = set.intersection(*known) if known else set(DEFAULT_TARGETS)
+    if not both:
+        raise UsageError(f"the compilers {', '.join(request.compilers)} know no default target in common: "
+                         "name targets with -t")
+    return tuple(t for t in DEFAULT_TARGETS if t in both)
+
+
+def _pairs(request: DiffRequest) -> list[tuple[str, AotConfig, str]]:
+    """(path, config, label) for each side."""
+    c = request.config
+    if request.new is not None:
+        if len(request.compilers) > 1 or len(request.options) > 1 or len(request.shapes) > 1:
+            raise UsageError("two inputs are compared under one compiler and one setting: give --compiler, "
+                             "--options or a shape option once, or compare one input under two")
+        one = replace(c, compiler=request.compilers[0] if request.compilers else c.compiler,
+                      options=request.options[0] if request.options else c.options,
+                      shape=request.shapes[0] if request.shapes else c.shape)
+        return [(request.old, one, request.old), (request.new, one, request.new)]
+    given = [(name, values) for name, values in (("--compiler", request.compilers), ("--options", request.options),
+                                                 ("shape", request.shapes)) if len(values) == 2]
+    if len(given) != 1 or any(len(v) > 2 for v in (request.compilers, request.options, request.shapes)):
+        raise UsageError("one input is compared under two of exactly one setting: --compiler A --compiler B, "
+                         "--options A --options B, or a shape option given twice")
+    if len(request.compilers) == 2:
+        configs = [replace(c, compiler=v) for v in request.compilers]
+        described = [f"--compiler {v}" for v in request.compilers]
+    elif len(request.options) == 2:
+        configs = [replace(c, options=v) for v in request.options]
+        described = [f"--options {v!r}" for v in request.options]
+    else:
+        configs = [replace(c, shape=v) for v in request.shapes]
+        described = [v.describe() for v in request.shapes]
+    return [(request.old, cfg, f"{request.old} ({text})") for cfg, text in zip(configs, described)]
+
+
+def diff(request: DiffRequest, *, progress: Progress | None = None,
+         backend: Callable[[], Executor] | None = None) -> DiffRun:
+    started = time.monotonic()
+    pairs = _pairs(request)
+    sides: list[Side | None] = [read_document(p) if is_document(p) else None for p, _, _ in pairs]
+    targets = request.config.targets
+    explicit = request.explicit_targets
+    if not explicit:
+        saved = [s for s in sides if s is not None]
+        if saved:
+            targets, explicit = tuple(sorted(set.union(*(set(_targets_of(s)) for s in saved)))), True
+        elif request.compilers and request.new is None:
+            targets, explicit = _common_targets(request), True
+    built = []
+    for (path, config, label), got in zip(pairs, sides):
+        if got is None:
+            got = build_side(path, replace(config, targets=targets), label, explicit_targets=explicit,
+                             progress=progress, backend=backend)
+        built.append(got)
+    old, new = built
+    result = compare(side(old.reports, old.crashed), side(new.reports, new.crashed), request.thresholds,
+                     old_label=old.label, new_label=new.label)
+    result.incidents = old.incidents + new.incidents
+    if old.schema and new.schema and old.schema != new.schema:
+        result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "
+                            "figures are compared")
+    for s in (old, new):
+        result.notes += [f"{s.label}: {n}" for n in s.notes]
+    out = DiffRun(result, old, new)
+    if request.explain:
+        out.explained = _explain(out)
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def _explain(run: DiffRun) -> dict:
+    """Which lines spill, in both builds, for each regression of a side built here."""
+    out: dict = {}
+    if not (run.old.config and run.new.config):
+        return out
+    for entry in run.result.worst()[:10]:
+        ident = entry.identity
+        pair = []
+        for s, figures in ((run.old, entry.old), (run.new, entry.new)):
+            assert s.config is not None
+            config = replace(s.config, targets=(ident.target,), kernels=(ident.kernel,))
+            path = figures.input.split("[", 1)[0] if figures else s.paths[0]
+            pair.append(explain_paths([path if Path(path).exists() else s.paths[0]], config))
+        out[ident] = tuple(pair)
+    return out
+
+
+__all__ = ["DiffRequest", "DiffRun", "Side", "build_side", "diff", "read_document"]

@@ -1,0 +1,322 @@
+"""Two sets of reports -> which kernels got worse, per target, and by how much.  Pure.
+
+Both sides are reports in their JSON form (zeinspect.report/1's `reports`, or what a live run
+gives through `KernelReport.to_json`), so a saved document and a fresh build are compared by
+one code path.
+
+Identity.  A kernel is the same kernel in both builds when its symbol, its target and its
+place are: the place is its file relative to its side's root (the common folder of the
+side's files, so `old/` and `new/`, or two releases of one library, pair up), the archive
+member, the SYCL image's variant (its target, ESIMD, register file, required aspects and
+sub-group size: `InputId.variant`) and, for Triton, the kernel and config in the label;
+never the image's index or its order in the file.  Several images with one identity make
+one row with a count, judged by its worst copy.
+
+Values.  Each figure is a number, `n/a` (the kernel did not build, or the probe has no such
+figure), or `unreadable` (the side's document has a value of the wrong kind, or its compile
+crashed).  Only `unreadable` makes a comparison untrustworthy: its verdict is `unreadable`.
+
+Verdicts, per kernel and target: `added`, `removed` (a kernel present on one side only, or
+applicable there only), `worse`, `better`, `same`, `unreadable`.  `worse` is any of: more
+scratch (by more than `min_bytes` and `min_ratio` of the old figure), a status that can no
+longer build or launch, fewer threads per EU, or a largest work-group below the one the
+kernel requires.  `better` is the reverse of any of those with none of them.  Everything else
+that changed (registers, SIMD width, code size, Triton's retry) is listed with the figures,
+and is `same`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+UNREADABLE = "unreadable"
+NA = "n/a"
+FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
+"""Statuses that cannot build or cannot launch."""
+FIELDS = ("status", "spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes",
+          "threads_per_eu", "max_work_group_size", "work_group_size", "triton_retry")
+NUMBERS = ("spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes", "threads_per_eu",
+           "max_work_group_size", "work_group_size")
+
+
+class Change(enum.StrEnum):
+    WORSE = "worse"
+    BETTER = "better"
+    SAME = "same"
+    ADDED = "added"
+    REMOVED = "removed"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, order=True)
+class Identity:
+    where: str
+    """The kernel's place within its side: file relative to the side's root, member, variant,
+    Triton config ("" for a side that is one file)."""
+    kernel: str
+    target: str
+
+    def to_json(self) -> dict:
+        return {"where": self.where, "kernel": self.kernel, "target": self.target}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One side's figures for one identity: a number, NA or UNREADABLE per field."""
+
+    values: dict
+    count: int = 1
+    input: str = ""
+    compiler: str | None = None
+    reason: str | None = None
+
+    def get(self, name: str) -> Any:
+        return self.values.get(name, NA)
+
+    @property
+    def status(self) -> str:
+        return str(self.values.get("status", UNREADABLE))
+
+    def to_json(self) -> dict:
+        return {**self.values, "count": self.count, "input": self.input, "compiler": self.compiler,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Entry:
+    identity: Identity
+    change: Change
+    old: Figures | None
+    new: Figures | None
+    why: tuple[str, ...] = ()
+    """What made it worse or better, or could not be read: `scratch 0 -> 4096 bytes`."""
+    changed: tuple[str, ...] = ()
+    """Every field whose value differs."""
+
+    @property
+    def scratch_delta(self) -> int:
+        old = self.old.get("scratch_bytes") if self.old else 0
+        new = self.new.get("scratch_bytes") if self.new else 0
+        return (new if isinstance(new, int) else 0) - (old if isinstance(old, int) else 0)
+
+    def to_json(self) -> dict:
+        return {"identity": self.identity.to_json(), "change": self.change.value,
+                "old": self.old.to_json() if self.old else None, "new": self.new.to_json() if self.new else None,
+                "why": list(self.why), "changed": list(self.changed)}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_bytes: int = 0
+    """A scratch increase of fewer bytes than this is not a regression."""
+    min_ratio: float = 0.0
+    """Nor is one smaller than this fraction of the old figure (0.1: ten per cent)."""
+
+
+@dataclass
+class DiffResult:
+    entries: list[Entry] = field(default_factory=list)
+    old_label: str = "old"
+    new_label: str = "new"
+    only_old_targets: tuple[str, ...] = ()
+    only_new_targets: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    """Why a side could not be compared in part (a crashed compile, an unreadable document)."""
+
+    def counts(self) -> dict[str, int]:
+        out = {c.value: 0 for c in Change}
+        for e in self.entries:
+            out[e.change.value] += 1
+        return out
+
+    def of(self, change: Change) -> list[Entry]:
+        return [e for e in self.entries if e.change is change]
+
+    def worst(self) -> list[Entry]:
+        """Regressions, the largest scratch growth first (then by status, then by name)."""
+        return sorted(self.of(Change.WORSE), key=lambda e: (-e.scratch_delta, e.identity))
+
+    def likely_renames(self) -> list[tuple[Entry, Entry]]:
+        """Removed and added kernels on one target whose names are alike (for the text view:
+        a guess, said as one)."""
+        added = [e for e in self.of(Change.ADDED) if e.old is None]
+        pairs = []
+        for gone in (e for e in self.of(Change.REMOVED) if e.new is None):
+            same_target = [a for a in added if a.identity.target == gone.identity.target]
+            if not same_target or len(same_target) > 200:  # a guess for a few renames, not for a rewrite
+                continue
+            best = max(same_target, key=lambda a: _likeness(gone.identity.kernel, a.identity.kernel))
+            if _likeness(gone.identity.kernel, best.identity.kernel) >= 0.8:
+                pairs.append((gone, best))
+                added.remove(best)
+        return pairs
+
+    @property
+    def regressed(self) -> bool:
+        return any(e.change is Change.WORSE for e in self.entries)
+
+    @property
+    def trusted(self) -> bool:
+        return not self.incidents and not any(e.change is Change.UNREADABLE for e in self.entries)
+
+
+def _likeness(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def _number(report: dict, name: str) -> Any:
+    value = report.get(name)
+    if value is None:
+        return NA
+    if isinstance(value, bool) or not isinstance(value, int):
+        return UNREADABLE
+    return value
+
+
+def figures_of(report: dict, crashed: bool = False) -> dict:
+    """The compared figures of one report (its JSON form)."""
+    status = report.get("status")
+    values: dict[str, Any] = {"status": status if isinstance(status, str) else UNREADABLE}
+    occupancy: dict = report["occupancy"] if isinstance(report.get("occupancy"), dict) else {}
+    for name in NUMBERS:
+        source = occupancy if name in ("threads_per_eu", "max_work_group_size") else report
+        values[name] = _number(source, name)
+    if values["scratch_bytes"] == NA and isinstance(report.get("scratch_space_bytes"), int) \
+            and report.get("scratch_space_bytes"):
+        values["scratch_bytes"] = report["scratch_space_bytes"]
+    if report.get("scratch_unknown"):
+        values["scratch_bytes"] = UNREADABLE
+    triton = (report.get("extra") or {}).get("triton") if isinstance(report.get("extra"), dict) else None
+    values["triton_retry"] = (bool(triton.get("first_build")) if isinstance(triton, dict) else NA)
+    if crashed:
+        values = {name: (UNREADABLE if name != "status" else values["status"]) for name in values}
+        values["status"] = UNREADABLE
+    return values
+
+
+def _root(files: Iterable[str]) -> str:
+    distinct = sorted(set(files))
+    if len(distinct) <= 1:
+        return distinct[0] if distinct else ""
+    return os.path.commonpath(distinct) if all(f.startswith("/") for f in distinct) or \
+        not any(f.startswith("/") for f in distinct) else ""
+
+
+def _place(report: dict, root: str) -> str:
+    origin: dict = report["origin"] if isinstance(report.get("origin"), dict) else {}
+    file = str(origin.get("file") or report.get("input") or "")
+    label = file + (f"({origin['member']})" if origin.get("member") else "") + (
+        f"[{origin['image']}]" if origin.get("image") else "")
+    text = str(report.get("input") or "")
+    suffix = text[len(label):] if text.startswith(label) else ""  # Triton: `:kernel[config 2: ...]`
+    kernel = f":{report.get('kernel')}"
+    if suffix.startswith(kernel):  # the kernel is the identity's own field; keep its config
+        suffix = suffix[len(kernel):]
+        suffix = suffix[1:-1] if suffix.startswith("[") and suffix.endswith("]") else suffix
+    rel = "" if file == root else os.path.relpath(file, root) if root else file
+    member = f"({origin['member']})" if origin.get("member") else ""
+    variant = f"{{{origin['variant']}}}" if origin.get("variant") else ""
+    return " ".join(p for p in (rel + member + variant, suffix) if p)
+
+
+_BADNESS = {"ok": 0, "not_applicable": -1}
+
+
+def _worse_copy(a: dict, b: dict) -> bool:
+    """Whether figures `a` are worse than `b` (what a row of several images is judged by)."""
+    def rank(v: dict) -> tuple:
+        scratch = v.get("scratch_bytes")
+        return (v.get("status") == UNREADABLE, _BADNESS.get(str(v.get("status")), 1),
+                scratch if isinstance(scratch, int) else 0)
+    return rank(a) > rank(b)
+
+
+def side(reports: list[dict], crashed: set[int] | None = None) -> dict[Identity, Figures]:
+    """One side's rows: its reports by identity, several copies as one row (the worst, counted)."""
+    root = _root(str((r.get("origin") or {}).get("file") or r.get("input") or "")
+                 for r in reports if isinstance(r.get("origin"), dict) or r.get("input"))
+    rows: dict[Identity, Figures] = {}
+    for i, r in enumerate(reports):
+        ident = Identity(_place(r, root), str(r.get("kernel") or ""), str(r.get("target") or ""))
+        values = figures_of(r, crashed=bool(crashed and i in crashed))
+        got = Figures(values, 1, str(r.get("input") or ""), r.get("compiler"), r.get("reason"))
+        if ident in rows:
+            kept = rows[ident]
+            best = got if _worse_copy(values, kept.values) else kept
+            got = Figures(best.values, kept.count + 1, best.input, best.compiler, best.reason)
+        rows[ident] = got
+    return rows
+
+
+def _grew(old: Any, new: Any, th: Thresholds) -> bool:
+    if not (isinstance(old, int) and isinstance(new, int)) or new <= old:
+        return False
+    return new - old >= max(1, th.min_bytes) and (old == 0 or (new - old) / old >= th.min_ratio)
+
+
+def judge(old: Figures, new: Figures, th: Thresholds) -> tuple[Change, tuple[str, ...], tuple[str, ...]]:
+    """Whether `new` is worse, better or the same as `old`, why, and every changed field."""
+    changed = tuple(n for n in FIELDS if old.get(n) != new.get(n))
+    compared = ("status", "scratch_bytes", "threads_per_eu", "max_work_group_size")
+    unreadable = [n for n in compared if UNREADABLE in (old.get(n), new.get(n))]
+    if unreadable:
+        return Change.UNREADABLE, tuple(f"{n} unreadable" for n in unreadable), changed
+    if (old.status == "not_applicable") != (new.status == "not_applicable"):
+        return ((Change.ADDED, ("now applicable on this target",), changed) if old.status == "not_applicable"
+                else (Change.REMOVED, ("no longer applicable on this target",), changed))
+    worse: list[str] = []
+    better: list[str] = []
+    if new.status in FAILING and old.status not in FAILING:
+        worse.append(f"status {old.status} -> {new.status}")
+    elif old.status in FAILING and new.status not in FAILING:
+        better.append(f"status {old.status} -> {new.status}")
+    o, n = old.get("scratch_bytes"), new.get("scratch_bytes")
+    o, n = (0 if o == NA and new.status == "ok" else o), (0 if n == NA and old.status == "ok" else n)
+    if _grew(o, n, th):
+        worse.append(f"scratch {o} -> {n} bytes")
+    elif _grew(n, o, th):
+        better.append(f"scratch {o} -> {n} bytes")
+    o, n = old.get("threads_per_eu"), new.get("threads_per_eu")
+    if isinstance(o, int) and isinstance(n, int) and o != n:
+        (worse if n < o else better).append(f"threads per EU {o} -> {n}")
+    o, n, need = old.get("max_work_group_size"), new.get("max_work_group_size"), new.get("work_group_size")
+    if isinstance(o, int) and isinstance(n, int) and isinstance(need, int) and n < need <= o:
+        worse.append(f"largest work-group {o} -> {n}, below the {need} it requires")
+    if worse:
+        return Change.WORSE, tuple(worse), changed
+    if better:
+        return Change.BETTER, tuple(better), changed
+    return Change.SAME, (), changed
+
+
+def compare(old: dict[Identity, Figures], new: dict[Identity, Figures], th: Thresholds = Thresholds(),
+            *, old_label: str = "old", new_label: str = "new") -> DiffResult:
+    """Every identity of either side, judged; the targets only one side has are set apart
+    (their kernels are neither added nor removed: that side did not look there)."""
+    old_targets = {i.target for i in old}
+    new_targets = {i.target for i in new}
+    both = old_targets & new_targets
+    out = DiffResult(old_label=old_label, new_label=new_label,
+                     only_old_targets=tuple(sorted(old_targets - new_targets)),
+                     only_new_targets=tuple(sorted(new_targets - old_targets)))
+    for ident in sorted(set(old) | set(new)):
+        if ident.target not in both:
+            continue
+        a, b = old.get(ident), new.get(ident)
+        if a is None or b is None:
+            present = b if a is None else a
+            applicable = present is not None and present.status != "not_applicable"
+            if not applicable:
+                continue  # n/a on the only side that has it: nothing to compare
+            out.entries.append(Entry(ident, Change.ADDED if a is None else Change.REMOVED, a, b))
+            continue
+        change, why, changed = judge(a, b, th)
+        if change in (Change.ADDED, Change.REMOVED) or a.status != "not_applicable" or b.status != "not_applicable":
+            out.entries.append(Entry(ident, change, a, b, why, changed))
+    return out
