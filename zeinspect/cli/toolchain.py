@@ -21,9 +21,11 @@ def toolchain_list(as_json: bool) -> None:
     """Show each compiler found: path, ocloc and IGC versions, known targets."""
     from ..formats import toolchain as toolchain_fmt
     from ..toolchain.compilers import discover_report
+    from ..toolchain.knowledge import has_multi
 
     found = discover_report()
-    _write(toolchain_fmt.dumps(found) if as_json else toolchain_fmt.text(found))
+    multi = {c.id: has_multi(c) for c, _ in found if c is not None}
+    _write(toolchain_fmt.dumps(found, multi) if as_json else toolchain_fmt.text(found, multi))
     sys.exit(EXIT_OK if any(c for c, _ in found) else EXIT_TOOLCHAIN)
 
 

@@ -6,7 +6,8 @@ A job is a pure function of its inputs (the module's bytes, the compiler identit
 options, the IP), and a task is a few jobs of one module: as on the local pool, the IPs of a
 module are spread over the workers, and each worker compiles its share in one ocloc call
 after one shared OpenCL C front end (probes.executor.LocalExecutor, run on the worker with
-one thread).  A task is submitted under a key made of its jobs' cache keys, so a cluster
+one thread); modules built alone go several to a task, built in one `ocloc multi` process.
+A task is submitted under a key made of its jobs' cache keys, so a cluster
 runs identical work once, whoever asks.  The worker compiles with its *own* compiler of the identity the client asked
 for (found by `zeinspect toolchain list` rules on the worker: a fetched stack, Debian's, or
 $ZEINSPECT_OCLOC); a worker without it refuses the job with an error naming the worker and
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..errors import ToolchainError
 from ..model import Compiler
-from .executor import Compiled, Job, LocalExecutor, spread
+from .executor import Compiled, Job, LocalExecutor, pack, spread
 from .results import CompileStats, Progress
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
@@ -64,11 +65,15 @@ def compile_remotely(jobs: list[Job], timeout: float | None) -> list[Compiled]:
 
 
 def tasks(jobs: list[Job], workers: int) -> list[list[int]]:
-    """Jobs of one module, spread over the workers as LocalExecutor spreads them over threads."""
+    """Jobs of one module, spread over the workers as LocalExecutor spreads them over threads;
+    modules built alone packed several to a task, which the worker builds in one `ocloc multi`
+    process (executor.pack), as the local pool does."""
     groups: dict[tuple, list[int]] = {}
     for i, job in enumerate(jobs):
         groups.setdefault(job.batch_key[1:], []).append(i)
-    return [task for group in groups.values() for task in spread(group, workers)]
+    alone = [group[0] for group in groups.values() if len(group) == 1]
+    return [task for group in groups.values() if len(group) > 1 for task in spread(group, workers)] + \
+        pack(alone, jobs, workers)
 
 
 def connect(address: str) -> Any:

@@ -27,6 +27,8 @@ class CompileStats:
     """OpenCL C front-end runs shared by several targets (toolchain.front_end)."""
     shared: int = 0
     """Compiles answered by an identical compile of the same run (the same image twice)."""
+    multi_batches: int = 0
+    """`ocloc multi` processes that built several modules (probes.executor.compile_multi)."""
 
     def __add__(self, other: CompileStats) -> CompileStats:
         return CompileStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))

@@ -59,6 +59,18 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def has_multi(compiler: Compiler) -> bool:
+    """Whether this ocloc has `ocloc multi` (several builds in one process): its help names
+    the command.  Both generations here have it; one without is built one process a compile."""
+
+    def ask() -> Any:
+        with tempfile.TemporaryDirectory(prefix="zeinspect-query-") as tmp:
+            run = run_tool([compiler.path, "multi"], cwd=tmp, timeout=60)
+        return "Compiles multiple files" in run.output
+
+    return bool(remembered("multi.json", compiler.id, ask))
+
+
 def device_query(compiler: Compiler, query: str, device: str) -> str | None:
     """`ocloc query QUERY -device DEVICE`: the text it writes, or None if it cannot say."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-query-") as tmp:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from zeinspect.cache import BuildCache
 from zeinspect.inputs import Input
 from zeinspect.levers import DEFAULT_SHAPE
-from zeinspect.probes.executor import CachedExecutor, Job
+from zeinspect.probes.executor import (
+    MULTI_ALONE_BYTES,
+    MULTI_MAX_JOBS,
+    CachedExecutor,
+    Job,
+    _multi_line,
+    multi_eligible,
+    pack,
+)
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures
 
@@ -38,3 +46,33 @@ def test_a_different_module_or_ip_is_a_different_job():
     assert job("12.55.8").key != job("20.1.0").key
     assert job("12.55.8").key != job("12.55.8", b"__kernel void j() {}").key
     assert job("12.55.8").key == job("12.55.8").key
+
+
+def spirv_job(n: int, size: int = 1000, options: str = "") -> Job:
+    module = bytes([n % 256]) * size
+    inp = Input(path=f"m{n}.spv", kind="spirv", data=module)
+    return Job(inp, module, inp.kind, "12.55.8", FAKE_COMPILER, options, "", DEFAULT_SHAPE)
+
+
+def test_modules_built_alone_are_packed_to_keep_every_worker_busy():
+    jobs = [spirv_job(n) for n in range(200)]
+    batches = pack(list(range(200)), jobs, workers=2)
+    assert sorted(i for b in batches for i in b) == list(range(200))
+    assert len(batches) >= 8 and max(len(b) for b in batches) <= MULTI_MAX_JOBS
+    few = pack([0, 1, 2], jobs, workers=2)
+    assert len(few) == 3  # three jobs on two workers: no batch would keep both busy
+
+
+def test_what_cannot_be_a_line_of_a_multi_list_is_built_alone():
+    large = spirv_job(0, size=MULTI_ALONE_BYTES + 1)
+    quoted = spirv_job(1, options='-DNAME="x"')
+    source = job("12.55.8")
+    assert not any(multi_eligible(j) for j in (large, quoted, source))
+    assert multi_eligible(spirv_job(2, options="-cl-intel-256-GRF-per-thread -O2"))
+    jobs = [large, quoted, spirv_job(2), spirv_job(3)]
+    assert sorted(map(sorted, pack([0, 1, 2, 3], jobs, workers=1))) == [[0], [1], [2, 3]]
+
+
+def test_a_multi_line_quotes_values_with_spaces_as_ocloc_reads_them():
+    argv = ["ocloc", "compile", "-file", "m0.spv", "-device", "12.55.8", "-options", "-a -b", "-internal_options", ""]
+    assert _multi_line(argv) == '-file m0.spv -device 12.55.8 -options "-a -b" -internal_options ""'
