@@ -30,26 +30,108 @@ def make_key(**parts: Any) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
-class BuildCache:
-    """get/put of (metadata dict, payload bytes) by key.  `None` directory = disabled."""
+FETCH_BATCH = 256
+"""Entries asked of a shared store in one request (shared_cache: concurrent multi-object reads)."""
 
-    def __init__(self, directory: Path | None):
+
+class BuildCache:
+    """get/put of (metadata dict, payload bytes) by key.  `None` directory = no local level.
+
+    With a `store` (zeinspect.shared_cache), reads go local, then to the store (a hit there is
+    verified and copied locally); writes go local, then to the store unless it is read-only."""
+
+    def __init__(self, directory: Path | None, store: Any = None):
         self.directory = Path(directory) if directory is not None else None
+        self.store = store
         self.hits = 0
         self.misses = 0
         self.dropped = 0
         self._lock = threading.Lock()
+        self._reported = False
+        self._memory: dict[str, tuple[dict, bytes]] = {}
+        self._absent: set[str] = set()
+        """Keys the shared store was asked for in this run and did not have."""
+        """Shared entries prefetched when there is no local level (a Dask worker's)."""
 
     @property
     def enabled(self) -> bool:
-        return self.directory is not None
+        return self.directory is not None or self.store is not None
+
+    @staticmethod
+    def relative(key: str) -> str:
+        """An entry's name below a cache root, the same locally and in a shared store."""
+        return f"v{CACHE_FORMAT}/{key[:2]}/{key}.entry"
+
+    def prefetch(self, keys: list[str]) -> None:
+        """Ask the shared store, together, for the entries the local level lacks, and keep the
+        whole ones locally (a library's thousands of entries in a few requests)."""
+        if self.store is None or not self.store.working:
+            return
+        wanted = [k for k in dict.fromkeys(keys) if not self._local_has(k)]
+        for start in range(0, len(wanted), FETCH_BATCH):
+            chunk = wanted[start:start + FETCH_BATCH]
+            found = self.store.fetch([self.relative(k) for k in chunk])
+            by_name = {self.relative(k): k for k in chunk}
+            for name, blob in found.items():
+                self._adopt(by_name[name], blob)
+            if self.store.working:
+                self._absent.update(k for k in chunk if self.relative(k) not in found)
+            if not self.store.working:
+                return
+
+    def _local_has(self, key: str) -> bool:
+        path = self._path(key)
+        return path is not None and path.exists()
+
+    def _adopt(self, key: str, blob: bytes) -> tuple[dict, bytes] | None:
+        """A shared entry, verified, kept locally (or in memory when there is no local level)."""
+        entry = self._decode(blob)
+        if entry is None:
+            self.store.damaged()  # damaged or foreign: ignored, counted, rebuilt (and rewritten)
+            self._absent.add(key)
+            return None
+        path = self._path(key)
+        if path is not None:
+            try:
+                atomic_write(path, blob, durable=False)
+            except OSError:
+                pass
+        else:
+            self._memory[key] = entry
+        return entry
+
+    def flush(self) -> None:
+        """Send what waits for the shared store."""
+        if self.store is not None:
+            self.store.flush()
+
+    def take_incident(self) -> str | None:
+        """Why the shared store was turned off, once per run (for the run's notes)."""
+        if self.store is None or self.store.incident is None or self._reported:
+            return None
+        self._reported = True
+        return str(self.store.incident)
 
     def _path(self, key: str) -> Path | None:
         # Read the folder once: another thread may disable the cache (a full disk) at any moment.
         directory = self.directory
-        return None if directory is None else directory / f"v{CACHE_FORMAT}" / key[:2] / f"{key}.entry"
+        return None if directory is None else directory / self.relative(key)
 
     def get(self, key: str) -> tuple[dict, bytes] | None:
+        entry = self._get_local(key)
+        if entry is None and key in self._memory:
+            entry = self._memory.pop(key)
+            with self._lock:
+                self.hits += 1
+        if entry is None and self.store is not None and self.store.working and key not in self._absent:
+            blob = self.store.fetch([self.relative(key)]).get(self.relative(key))
+            entry = self._adopt(key, blob) if blob is not None else None
+            if entry is not None:
+                with self._lock:
+                    self.hits += 1
+        return entry
+
+    def _get_local(self, key: str) -> tuple[dict, bytes] | None:
         path = self._path(key)
         if path is None:
             return None
@@ -91,12 +173,14 @@ class BuildCache:
         return (meta, body[12 + header_len:]) if isinstance(meta, dict) else None
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
-        path = self._path(key)
-        if path is None:
-            return
         header = json.dumps(meta).encode()
         body = _MAGIC + struct.pack("<I", len(header)) + header + payload
         blob = body + hashlib.sha256(body).digest()
+        if self.store is not None:
+            self.store.put(self.relative(key), blob)
+        path = self._path(key)
+        if path is None:
+            return
         try:
             atomic_write(path, blob, durable=False)
         except OSError as exc:

@@ -56,7 +56,10 @@ def _request(paths: Sequence[Any], *, targets: Sequence[str] | str | None = None
     return AuditRequest(paths=tuple(str(p) for p in paths), logs=tuple(str(p) for p in logs),
                         ratchet=_OPTIONS.get("ratchet") or (str(ratchet) if ratchet else None),
                         targets=tuple(chosen_targets or ()), options=options,
-                        strict=bool(_OPTIONS.get("strict") or strict))
+                        strict=bool(_OPTIONS.get("strict") or strict),
+                        # A shared build cache, as the command line reads it from the environment.
+                        cache_url=os.environ.get("ZEINSPECT_CACHE_URL") or None,
+                        cache_readonly=bool(os.environ.get("ZEINSPECT_CACHE_URL_READONLY")))
 
 
 def _run(request: AuditRequest) -> tuple[AuditRun | None, str | None]:

@@ -50,6 +50,9 @@ class AuditRequest:
     simulate: str | None = None
     scheduler: str | None = None
     """A Dask scheduler address (probes.dask_executor)."""
+    cache_url: str | None = None
+    """A shared build cache (zeinspect.shared_cache)."""
+    cache_readonly: bool = False
     triton: tuple[TritonEntry, ...] = ()
     """Triton kernels from the gate configuration (judge.gate), audited by zeinspect.triton."""
 
@@ -58,7 +61,7 @@ class AuditRequest:
         """The configuration, with every override that says something taking its place."""
         req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
                   compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
-                  strict=gate.strict, triton=gate.triton, scheduler=gate.scheduler)
+                  strict=gate.strict, triton=gate.triton, scheduler=gate.scheduler, cache_url=gate.cache_url)
         changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
         if changes.get("paths"):
             # PATHs on the command line (a pre-commit hook's changed files) are what is audited:
@@ -71,7 +74,8 @@ class AuditRequest:
     def config(self) -> AotConfig:
         return AotConfig(targets=self.targets or ("default",), compiler=self.compiler, options=self.options,
                          jobs=self.jobs, use_cache=self.use_cache, timeout=self.timeout,
-                         per_module_options=dict(self.modules), scheduler=self.scheduler)
+                         per_module_options=dict(self.modules), scheduler=self.scheduler, cache_url=self.cache_url,
+                         cache_readonly=self.cache_readonly)
 
 
 def config_with_gate(config: AotConfig, gate: GateConfig, *, explicit_targets: bool) -> AotConfig:
@@ -80,7 +84,7 @@ def config_with_gate(config: AotConfig, gate: GateConfig, *, explicit_targets: b
     return replace(config, targets=config.targets if explicit_targets else gate.targets,
                    compiler=config.compiler or gate.compiler, options=config.options or gate.options,
                    per_module_options={**gate.modules, **config.per_module_options},
-                   scheduler=config.scheduler or gate.scheduler)
+                   scheduler=config.scheduler or gate.scheduler, cache_url=config.cache_url or gate.cache_url)
 
 
 @dataclass

@@ -21,7 +21,12 @@ def open_session(config: AotConfig, *, backend: Callable[[], Executor] | None = 
     """A session for `config`: the build cache unless `use_cache` is off, the compilers
     `config.compiler` selects (found on first use) or `compilers`, and `backend` or the
     executor the configuration asks for."""
-    cache = BuildCache(build_cache_dir() if config.use_cache else None)
+    store = None
+    if config.use_cache and config.cache_url:
+        from ..shared_cache import SharedStore
+
+        store = SharedStore(config.cache_url, readonly=config.cache_readonly)
+    cache = BuildCache(build_cache_dir() if config.use_cache else None, store)
     found = (lambda: list(compilers)) if compilers is not None else (lambda: resolve(config.compiler, config.timeout))
     return Session(config=config, cache=cache, backend=backend or backend_for(config), resolve=found)
 
@@ -34,7 +39,8 @@ def backend_for(config: AotConfig) -> Callable[[], Executor]:
         def dask() -> Executor:
             from ..probes.dask_executor import DaskExecutor
 
-            return DaskExecutor(scheduler, config.timeout)
+            return DaskExecutor(scheduler, config.timeout, cache_url=config.cache_url if config.use_cache else None,
+                                cache_readonly=config.cache_readonly)
 
         return dask
     return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs)

@@ -13,7 +13,7 @@ import click
 
 from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
 from ..errors import EXIT_INPUT, EXIT_OK, ZeinspectError
-from . import diff, gate, probe, toolchain, triton  # noqa: F401 - each registers its commands on `cli`
+from . import cache, diff, gate, probe, toolchain, triton  # noqa: F401 - each registers its commands on `cli`
 from .common import _fatal, cli
 
 __all__ = ["cli", "main"]

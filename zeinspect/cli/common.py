@@ -71,12 +71,15 @@ class CompileOptions:
     timeout: float | None
     quiet: bool
     scheduler: str | None = None
+    cache_url: str | None = None
+    cache_readonly: bool = False
 
     def config(self, default_targets: tuple[str, ...] = ("default",), **fields: Any) -> Any:
         from ..probes.aot import AotConfig
 
         base = dict(targets=self.targets or default_targets, compiler=self.compiler, options=self.options,
-                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout, scheduler=self.scheduler)
+                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout, scheduler=self.scheduler,
+                    cache_url=self.cache_url, cache_readonly=self.cache_readonly)
         return AotConfig(**{**base, **fields})
 
     def run(self, label: str, work: Callable[[Callable[[int, int], None] | None], Any]) -> Any:
@@ -93,9 +96,10 @@ def compile_options(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def command(*args: Any, targets: tuple, compiler: str | None, options: str, jobs: int, no_cache: bool,
-                timeout: float | None, quiet: bool, scheduler: str | None, **kwargs: Any) -> Any:
+                timeout: float | None, quiet: bool, scheduler: str | None, cache_url: str | None,
+                cache_readonly: bool, **kwargs: Any) -> Any:
         return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet,
-                                               scheduler), **kwargs)
+                                               scheduler, cache_url or None, cache_readonly), **kwargs)
 
     for option in reversed((
         click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
@@ -109,9 +113,20 @@ def compile_options(f: Callable) -> Callable:
         click.option("--quiet", "-q", is_flag=True, help="No progress display."),
         click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
                      help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
+        *cache_url_options(),
     )):
         command = option(command)
     return command
+
+
+def cache_url_options() -> tuple:
+    """The shared build cache, behind the local one (zeinspect.shared_cache)."""
+    return (click.option("--cache-url", default=None, envvar="ZEINSPECT_CACHE_URL", metavar="URL",
+                         help="A build cache many machines share: a folder or s3://bucket/prefix "
+                              "(default $ZEINSPECT_CACHE_URL; S3 needs zeinspect[remote])."),
+            click.option("--cache-url-readonly", "cache_readonly", is_flag=True,
+                         envvar="ZEINSPECT_CACHE_URL_READONLY",
+                         help="Read the shared cache, never write to it (untrusted pull-request runs)."))
 
 
 def probe_options(f: Callable) -> Callable:

@@ -8,9 +8,15 @@ from typing import Any
 import click
 
 from ..levers import MODULE_LEVERS
-from .common import TARGETS_HELP, _emit, _incidents, cli
+from .common import TARGETS_HELP, _emit, _incidents, cache_url_options, cli
 
 _LEVERS = [lv for lv in MODULE_LEVERS if lv.cli is not None]
+
+
+def _cache_url_options(f: Any) -> Any:
+    for option in reversed(cache_url_options()):
+        f = option(f)
+    return f
 
 
 def _lever_options(f: Any) -> Any:
@@ -53,10 +59,11 @@ def _lever_options(f: Any) -> Any:
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
               help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER).")
+@_cache_url_options
 def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_sets: tuple, kernels: tuple,
          min_bytes: int, min_ratio: float, view: str, as_json: bool, html_to: str | None, sarif_to: str | None,
          explain: bool, verbose: bool, jobs: int, no_cache: bool, timeout: float | None, quiet: bool,
-         scheduler: str | None, **levers: Any) -> None:
+         scheduler: str | None, cache_url: str | None, cache_readonly: bool, **levers: Any) -> None:
     """Compare kernels between two builds (OLD NEW: inputs of any kind or saved --json
     documents), or one input under two compilers (--compiler A --compiler B), two option
     strings or two shapes.  Exit 0: nothing got worse; 1: something did; 2: could not compare."""
@@ -83,7 +90,8 @@ def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_set
             base_shape = Shape(**{name: given[0]})
     config = AotConfig(targets=tuple(targets) or ("default",), compiler=compilers[0] if len(compilers) == 1 else None,
                        options=option_sets[0] if len(option_sets) == 1 else "", shape=base_shape,
-                       kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache, timeout=timeout, scheduler=scheduler)
+                       kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache, timeout=timeout, scheduler=scheduler,
+                       cache_url=cache_url or None, cache_readonly=cache_readonly)
     request = DiffRequest(old=old, new=new, config=config, explicit_targets=bool(targets),
                           compilers=tuple(compilers) if len(compilers) > 1 or new is None else (),
                           options=tuple(option_sets) if len(option_sets) > 1 or new is None else (),

@@ -18,7 +18,8 @@ def _run_audit(compile: CompileOptions, config: str | None, strict: bool = False
 
     overrides = dict(targets=compile.targets, options=compile.options, compiler=compile.compiler, strict=strict,
                      jobs=compile.jobs, use_cache=not compile.no_cache, timeout=compile.timeout,
-                     scheduler=compile.scheduler, **given)
+                     scheduler=compile.scheduler, cache_url=compile.cache_url, cache_readonly=compile.cache_readonly,
+                     **given)
     request = (AuditRequest.from_gate(load_gate(config), **overrides) if config
                else AuditRequest(**{k: v for k, v in overrides.items() if v is not None}))
     return request, compile.run("compiling", lambda p: run(request, progress=p))

@@ -11,6 +11,8 @@
     compiler: null                   # a --compiler selector
     scheduler: null                  # a Dask scheduler (tcp://HOST:PORT): compile on its cluster;
                                      # --scheduler and $ZEINSPECT_SCHEDULER take precedence
+    cache_url: null                  # a build cache many machines share (a folder, s3://bucket/prefix);
+                                     # --cache-url and $ZEINSPECT_CACHE_URL take precedence
     strict: false                    # IMPROVED and STALE fail too
     triton:                          # Triton kernels and their launch parameters
       - kernel: ../kernels/triton_dot.py:dot_kernel
@@ -34,7 +36,7 @@ from ..inputs.zeinfo import load_yaml_strictly
 from ..pairs import parse_pairs
 
 KEYS = {"targets", "ratchet", "inputs", "logs", "options", "modules", "shapes", "compiler", "strict", "triton",
-        "scheduler"}
+        "scheduler", "cache_url"}
 MODULE_KEYS = {"options"}
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 TRITON_KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets",
@@ -54,6 +56,8 @@ class GateConfig:
     compiler: str | None = None
     scheduler: str | None = None
     """A Dask scheduler address: compile on its cluster (probes.dask_executor)."""
+    cache_url: str | None = None
+    """A build cache many machines share (zeinspect.shared_cache); the command line's wins."""
     strict: bool = False
     triton: tuple[TritonEntry, ...] = ()
 
@@ -106,7 +110,7 @@ def parse(text: bytes, path: str) -> GateConfig:
         if not isinstance(options, str):
             raise InputError(f"module {name!r}: 'options' must be a string"[:200], path=path)
         modules[_rel(base, str(name))] = options
-    for key in ("options", "compiler", "ratchet", "shapes", "scheduler"):
+    for key in ("options", "compiler", "ratchet", "shapes", "scheduler", "cache_url"):
         if doc.get(key) is not None and not isinstance(doc[key], str):
             raise InputError(f"'{key}' must be a string", path=path)
     if not isinstance(doc.get("strict", False), bool):
@@ -122,6 +126,7 @@ def parse(text: bytes, path: str) -> GateConfig:
         shapes=_rel(base, doc["shapes"]) if doc.get("shapes") else None,
         compiler=doc.get("compiler"),
         scheduler=doc.get("scheduler"),
+        cache_url=doc.get("cache_url"),
         strict=bool(doc.get("strict", False)),
         triton=tuple(_triton_entries(doc.get("triton"), base, path)),
     )

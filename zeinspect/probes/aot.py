@@ -298,6 +298,8 @@ def probe(inputs: list[Input], config: AotConfig, session: Session, *, progress:
     executor.run([job for job, _ in jobs], progress=progress, on_result=take)
     result.stats = executor.stats()
     result.incidents += [failures[i] for i in sorted(failures)]
+    if (trouble := session.cache.take_incident()) is not None:
+        result.notes.append(trouble)  # a shared cache that failed is no finding: the run compiled instead
 
     seen_names: dict[str, int] = {}
     produced: list[KernelReport] = []

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ToolchainError
 from ..model import Compiler
-from .executor import Compiled, Job, LocalExecutor, pack, spread
+from .executor import CachedExecutor, Compiled, Job, LocalExecutor, pack, spread
 from .results import CompileStats, Progress
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
@@ -49,8 +49,11 @@ def _worker_compilers() -> tuple[Compiler, ...]:
     return tuple(discover())
 
 
-def compile_remotely(jobs: list[Job], timeout: float | None) -> list[Compiled]:
-    """Runs on a worker: the jobs (of one module) with this worker's compiler of the same identity."""
+def compile_remotely(jobs: list[Job], timeout: float | None, cache_url: str | None = None,
+                     cache_readonly: bool = False) -> list[Compiled]:
+    """Runs on a worker: the jobs (of one module) with this worker's compiler of the same identity;
+    with a shared build cache, what another machine already built is read from it, and what
+    this worker builds is written to it."""
     wanted = jobs[0].compiler.id
     local = next((c for c in _worker_compilers() if c.id == wanted), None)
     if local is None:
@@ -59,8 +62,16 @@ def compile_remotely(jobs: list[Job], timeout: float | None) -> list[Compiled]:
         held = ", ".join(c.id for c in _worker_compilers()) or "no compiler"
         raise WorkerIdentityError(f"worker {get_worker().address} has {held}; the job needs {wanted}")
     results: list[Compiled | None] = [None] * len(jobs)
-    LocalExecutor(timeout=timeout, workers=1).run([replace(j, compiler=local) for j in jobs], None,
-                                                  lambda i, compiled: results.__setitem__(i, compiled))
+    mine = [replace(j, compiler=local) for j in jobs]
+    backend = LocalExecutor(timeout=timeout, workers=1)
+    if cache_url:
+        from ..cache import BuildCache
+        from ..shared_cache import SharedStore
+
+        CachedExecutor(backend, BuildCache(None, SharedStore(cache_url, readonly=cache_readonly))).run(
+            mine, None, lambda i, compiled: results.__setitem__(i, compiled))
+    else:
+        backend.run(mine, None, lambda i, compiled: results.__setitem__(i, compiled))
     return results  # type: ignore[return-value]
 
 
@@ -95,6 +106,8 @@ class DaskExecutor:
 
     address: str
     timeout: float | None = None
+    cache_url: str | None = None
+    cache_readonly: bool = False
     compiles: int = 0
 
     def stats(self) -> CompileStats:
@@ -109,7 +122,8 @@ class DaskExecutor:
             futures = {}
             for task in tasks(jobs, workers):
                 key = hashlib.sha256("".join(jobs[i].key for i in task).encode()).hexdigest()
-                futures[client.submit(compile_remotely, [jobs[i] for i in task], self.timeout,
+                futures[client.submit(compile_remotely, [jobs[i] for i in task], self.timeout, self.cache_url,
+                                      self.cache_readonly,
                                       key=f"zeinspect-compile-{key}", pure=False, retries=RETRIES)] = task
             done = 0
             for future in as_completed(futures, loop=client.loop):

@@ -390,6 +390,14 @@ class CachedExecutor:
     cache_hits: int = 0
     shared: int = 0
     """Jobs answered by an identical job of the same run."""
+    _remote_start: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def _remote(self) -> tuple[int, int, int, int]:
+        store = self.cache.store
+        if store is None:
+            return (0, 0, 0, 0)
+        s = store.stats
+        return (s.hits, s.misses, s.errors, s.bytes)
 
     def run(self, jobs: list[Job], progress: Progress | None = None,
             on_result: Callable[[int, Compiled], None] | None = None) -> list[Compiled]:
@@ -418,7 +426,10 @@ class CachedExecutor:
             else:
                 first_of[job.key] = i
                 unique.append(i)
-        # Only once every twin is known: a hit is handed to all of them at once.
+        # Only once every twin is known: a hit is handed to all of them at once.  A shared
+        # store is asked for every entry the local cache lacks, together, first.
+        self._remote_start = self._remote()
+        self.cache.prefetch([jobs[i].key for i in unique])
         for i in unique:
             hit = self.cache.get(jobs[i].key)
             if hit is not None:
@@ -431,12 +442,17 @@ class CachedExecutor:
             _store(self.cache, jobs[missed[k]], compiled)
             deliver(missed[k], compiled)
 
-        if missed:
-            self.backend.run([jobs[i] for i in missed], progress, arrived)
+        try:
+            if missed:
+                self.backend.run([jobs[i] for i in missed], progress, arrived)
+        finally:
+            self.cache.flush()
         return results  # type: ignore[return-value]
 
     def stats(self) -> CompileStats:
-        return self.backend.stats() + CompileStats(cache_hits=self.cache_hits, shared=self.shared)
+        hits, misses, errors, moved = (a - b for a, b in zip(self._remote(), self._remote_start))
+        return self.backend.stats() + CompileStats(cache_hits=self.cache_hits, shared=self.shared, remote_hits=hits,
+                                                   remote_misses=misses, remote_errors=errors, remote_bytes=moved)
 
 
 ALONE, DEVICES, MULTI = "alone", "devices", "multi"

@@ -29,6 +29,13 @@ class CompileStats:
     """Compiles answered by an identical compile of the same run (the same image twice)."""
     multi_batches: int = 0
     """`ocloc multi` processes that built several modules (probes.executor.compile_multi)."""
+    remote_hits: int = 0
+    """Entries the shared build cache answered (zeinspect.shared_cache)."""
+    remote_misses: int = 0
+    remote_errors: int = 0
+    """Failed requests to the shared cache, and damaged or foreign entries it held."""
+    remote_bytes: int = 0
+    """Bytes read from and written to the shared cache."""
 
     def __add__(self, other: CompileStats) -> CompileStats:
         return CompileStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))

@@ -38,6 +38,10 @@ class AotConfig:
     """input path -> extra options (from a gate configuration)."""
     scheduler: str | None = None
     """A Dask scheduler address: compile on its cluster instead of this machine."""
+    cache_url: str | None = None
+    """A build cache many machines share, behind the local one (zeinspect.shared_cache)."""
+    cache_readonly: bool = False
+    """Read the shared cache, never write it (untrusted pull-request runs)."""
     rewrites: tuple[tuple[str, str, Any], ...] | None = None
     """(kernel, lever, value) SPIR-V rewrites to apply; None: the shape's rewrite levers for
     every kernel that `kernels` selects."""

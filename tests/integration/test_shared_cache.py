@@ -1,0 +1,224 @@
+"""The shared build cache against a real S3-compatible server on the loopback address (moto's
+server mode, in its own process) and a shared folder.
+
+Two machines (two local caches) share one store: the second compiles nothing.  A store that
+goes away mid-run, answers with errors or holds damaged objects costs compiles, never the
+audit: one warning line, the same reports.  Read-only runs write nothing; concurrent writers
+leave one whole entry per key; credentials appear nowhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import KERNELS, ROOT
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+
+SECRET = "S3cr3t-zeinspect-must-never-be-printed"
+KEY_ID = "AKIAZEINSPECTTESTKEY"
+INPUT = KERNELS / "fma_tile.cl"
+TARGETS = "tgllp,dg2-g10"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    moto = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
+    proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _env(port: int, local: Path) -> dict:
+    return {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "ZEINSPECT_CACHE_DIR": str(local),
+            "AWS_MAX_ATTEMPTS": "2"}
+
+
+def _fs(port: int):
+    import s3fs
+
+    return s3fs.S3FileSystem(key=KEY_ID, secret=SECRET, endpoint_url=f"http://127.0.0.1:{port}")
+
+
+@pytest.fixture
+def bucket(server):
+    import uuid
+
+    name = f"zeinspect-{uuid.uuid4().hex[:16]}"  # a bucket of its own per test
+    fs = _fs(server)
+    fs.mkdir(name)
+    return f"s3://{name}/ci"
+
+
+def _audit(cli, env, url, *extra, path=INPUT):
+    res = cli("inspect", path, "-t", TARGETS, "--json", "-q", "--cache-url", url, *extra, env=env)
+    assert res.code in (0, 1), res
+    return res, json.loads(res.out)
+
+
+def _objects(port, url):
+    fs = _fs(port)
+    fs.invalidate_cache()
+    return [p for p in fs.find(url.removeprefix("s3://")) if p.endswith(".entry")]
+
+
+def test_a_second_machine_compiles_nothing(cli, server, bucket, tmp_path):
+    first, a = _audit(cli, _env(server, tmp_path / "one"), bucket)
+    second, b = _audit(cli, _env(server, tmp_path / "two"), bucket)
+    assert a["stats"]["compiles"] > 0 and a["stats"]["remote_hits"] == 0
+    assert b["stats"]["compiles"] == 0 and b["stats"]["remote_hits"] == a["stats"]["compiles"]
+    assert b["stats"]["remote_bytes"] > 0 and b["stats"]["remote_errors"] == 0
+    assert a["reports"] == b["reports"]
+    assert len(_objects(server, bucket)) == a["stats"]["compiles"]
+    for res in (first, second):
+        assert SECRET not in res.out + res.err and KEY_ID not in res.out + res.err
+    for path in (tmp_path / "one").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert SECRET.encode() not in data and KEY_ID.encode() not in data
+
+
+def test_read_only_runs_write_nothing(cli, server, bucket, tmp_path):
+    _audit(cli, _env(server, tmp_path / "one"), bucket, "--cache-url-readonly")
+    assert _objects(server, bucket) == []
+
+
+def test_damaged_objects_are_ignored_counted_and_rebuilt(cli, server, bucket, tmp_path):
+    _, a = _audit(cli, _env(server, tmp_path / "one"), bucket)
+    fs = _fs(server)
+    objects = _objects(server, bucket)
+    for n, path in enumerate(objects):
+        fs.pipe_file(path, b"ZEICACHE" + b"\0" * 64 if n % 2 else b"not an entry at all")
+    res, b = _audit(cli, _env(server, tmp_path / "two"), bucket)
+    assert b["stats"]["remote_errors"] == len(objects) and b["stats"]["compiles"] == len(objects)
+    assert b["reports"] == a["reports"]
+    # The rebuilt entries replaced the damaged ones: a third machine compiles nothing.
+    _, c = _audit(cli, _env(server, tmp_path / "three"), bucket)
+    assert c["stats"]["compiles"] == 0 and c["reports"] == a["reports"]
+
+
+def test_concurrent_writers_leave_one_whole_entry_per_key(cli, server, bucket, tmp_path):
+    procs = []
+    for n in range(2):
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **_env(server, tmp_path / f"m{n}"))
+        procs.append(subprocess.Popen([sys.executable, "-m", "zeinspect", "inspect", str(INPUT), "-t", TARGETS,
+                                       "--json", "-q", "--cache-url", bucket], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    docs = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
+    assert docs[0]["reports"] == docs[1]["reports"]
+    objects = _objects(server, bucket)
+    assert len(objects) == docs[0]["stats"]["compiles"] + docs[0]["stats"]["cache_hits"]
+    from zeinspect.cache import BuildCache
+
+    fs = _fs(server)
+    assert all(BuildCache._decode(fs.cat_file(p)) is not None for p in objects)
+
+
+class _Proxy:
+    """A TCP proxy to the server that misbehaves on cue: `dies_on_put` closes everything at the
+    first upload (the store goes away mid-run); `errors` answers every request with HTTP 500."""
+
+    def __init__(self, port: int, *, dies_on_put: bool = False, errors: bool = False):
+        self.target, self.dies_on_put, self.errors = port, dies_on_put, errors
+        self.dead = threading.Event()
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.dead.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        if self.errors:
+            client.recv(65536)
+            client.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            client.close()
+            return
+        upstream = socket.create_connection(("127.0.0.1", self.target))
+
+        def pump(src, dst, watch):
+            try:
+                while not self.dead.is_set():
+                    data = src.recv(65536)
+                    if not data:
+                        break
+                    if watch and self.dies_on_put and data.startswith(b"PUT "):
+                        self.dead.set()
+                        self.listener.close()
+                        break
+                    dst.sendall(data)
+            except OSError:
+                pass
+            for s in (src, dst):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+        threading.Thread(target=pump, args=(upstream, client, False), daemon=True).start()
+        pump(client, upstream, True)
+
+
+@pytest.mark.parametrize("trouble", ["goes away", "errors"])
+def test_a_store_in_trouble_costs_compiles_never_the_audit(cli, server, bucket, tmp_path, trouble):
+    _, plain = _audit(cli, {"ZEINSPECT_CACHE_DIR": str(tmp_path / "plain")}, str(tmp_path / "unused-store"))
+    proxy = _Proxy(server, dies_on_put=trouble == "goes away", errors=trouble == "errors")
+    env = _env(proxy.port, tmp_path / "local")
+    res, doc = _audit(cli, env, bucket)
+    assert doc["reports"] == plain["reports"] and res.code == 0
+    warnings = [x for x in res.err.splitlines() if "shared build cache" in x]
+    assert len(warnings) == 1 and warnings[0].startswith("zeinspect: warning:"), res.err
+    assert doc["stats"]["remote_errors"] >= 1 and any("shared build cache" in n for n in doc["notes"])
+    assert SECRET not in res.err + res.out and KEY_ID not in res.err + res.out
+    if trouble == "goes away":
+        assert proxy.dead.is_set()  # it did go away, mid-run (after the reads, at the first upload)
+
+
+def test_a_shared_folder_is_a_store_too(cli, tmp_path):
+    store = tmp_path / "nfs" / "zeinspect"
+    _, a = _audit(cli, {"ZEINSPECT_CACHE_DIR": str(tmp_path / "one")}, str(store))
+    _, b = _audit(cli, {"ZEINSPECT_CACHE_DIR": str(tmp_path / "two")}, str(store))
+    assert a["stats"]["compiles"] > 0 and b["stats"]["compiles"] == 0 and a["reports"] == b["reports"]
+    res = cli("cache", "stats", "--cache-url", str(store), "--json", env={"ZEINSPECT_CACHE_DIR": str(tmp_path / "two")})
+    levels = {lv["level"]: lv for lv in json.loads(res.out)}
+    assert levels["shared"]["entries"] == levels["local"]["entries"] == a["stats"]["compiles"]
+    res = cli("cache", "prune", "--max-size", "0", "--cache-url", str(store), "--json",
+              env={"ZEINSPECT_CACHE_DIR": str(tmp_path / "two")})
+    levels = {lv["level"]: lv for lv in json.loads(res.out)}
+    assert levels["shared"]["removed"] == levels["local"]["removed"] == a["stats"]["compiles"]
+    assert not list(store.rglob("*.entry")) and not list((tmp_path / "two").rglob("*.entry"))

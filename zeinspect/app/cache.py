@@ -1,0 +1,161 @@
+"""`zeinspect cache stats|prune`: the build cache's two levels, measured and trimmed.
+
+The local level is `$ZEINSPECT_CACHE_DIR` (entries `v<format>/<key[:2]>/<key>.entry`), the
+shared level the store `--cache-url` names (zeinspect.shared_cache); both are pruned by the
+time each entry was written (reads are not recorded: touching each entry a warm audit reads
+would slow the warm path, and object stores do not record reads).  Entries of older cache
+formats are never read again: `prune` removes them whatever their age.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cache import CACHE_FORMAT
+from ..errors import UsageError
+from ..paths import build_cache_dir
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+
+
+def parse_size(text: str) -> int:
+    """`500M`, `2G`, `1.5GiB`, `4096` -> bytes (powers of 1024)."""
+    m = _SIZE.match(text)
+    if not m:
+        raise UsageError(f"--max-size {text!r}: a size such as 500M or 2G is expected")
+    return int(float(m[1]) * 1024 ** "bkmgt".index((m[2] or "b").lower()))
+
+
+@dataclass
+class Level:
+    name: str
+    where: str
+    entries: int = 0
+    bytes: int = 0
+    oldest: float | None = None
+    newest: float | None = None
+    older_format: int = 0
+    """Entries of older cache formats (never read again)."""
+    removed: int = 0
+    removed_bytes: int = 0
+
+    def to_json(self) -> dict:
+        return {"level": self.name, "where": self.where, "entries": self.entries, "bytes": self.bytes,
+                "oldest": self.oldest, "newest": self.newest, "older_format_entries": self.older_format,
+                "removed": self.removed, "removed_bytes": self.removed_bytes}
+
+
+@dataclass
+class CacheReport:
+    levels: list[Level] = field(default_factory=list)
+
+
+def _local_entries(root: Path) -> list[dict]:
+    out = []
+    for path in root.glob("v*/*/*.entry"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append({"path": str(path), "size": st.st_size, "mtime": st.st_mtime,
+                    "current": path.parent.parent.name == f"v{CACHE_FORMAT}"})
+    return out
+
+
+def _store_entries(store: object) -> list[dict]:
+    found = store.entries()  # type: ignore[attr-defined]
+    for e in found:
+        e["current"] = f"/v{CACHE_FORMAT}/" in "/" + str(e["path"]).replace(os.sep, "/")
+    return found
+
+
+def _level(name: str, where: str, entries: list[dict]) -> Level:
+    current = [e for e in entries if e["current"]]
+    times = [e["mtime"] for e in current if e["mtime"]]
+    return Level(name, where, len(current), sum(e["size"] for e in current), min(times) if times else None,
+                 max(times) if times else None, len(entries) - len(current))
+
+
+def _chosen(entries: list[dict], older_than_days: float | None, max_size: int | None) -> list[dict]:
+    """Entries to remove: older formats; those older than the age; then the oldest until the
+    rest fits `max_size`."""
+    now = time.time()
+    doomed = [e for e in entries if not e["current"]]
+    kept = sorted((e for e in entries if e["current"]), key=lambda e: e["mtime"])
+    if older_than_days is not None:
+        limit = now - older_than_days * 86400
+        doomed += [e for e in kept if e["mtime"] < limit]
+        kept = [e for e in kept if e["mtime"] >= limit]
+    if max_size is not None:
+        total = sum(e["size"] for e in kept)
+        while kept and total > max_size:
+            e = kept.pop(0)
+            total -= e["size"]
+            doomed.append(e)
+    return doomed
+
+
+def _open_store(url: str | None, readonly: bool = False) -> object | None:
+    if not url:
+        return None
+    from ..shared_cache import SharedStore, redact
+
+    store = SharedStore(url, readonly=readonly)
+    store.where = redact(url)  # type: ignore[attr-defined]
+    return store
+
+
+def stats(cache_url: str | None) -> CacheReport:
+    root = build_cache_dir()
+    report = CacheReport([_level("local", str(root), _local_entries(root))])
+    store = _open_store(cache_url)
+    if store is not None:
+        report.levels.append(_level("shared", store.where, _store_entries(store)))  # type: ignore[attr-defined]
+    return report
+
+
+def prune(cache_url: str | None, *, older_than_days: float | None, max_size: str | None,
+          readonly: bool = False) -> CacheReport:
+    if older_than_days is None and max_size is None:
+        raise UsageError("prune needs --older-than DAYS or --max-size SIZE")
+    size = parse_size(max_size) if max_size is not None else None
+    root = build_cache_dir()
+    entries = _local_entries(root)
+    level = _level("local", str(root), entries)
+    for e in _chosen(entries, older_than_days, size):
+        try:
+            os.unlink(e["path"])
+        except OSError:
+            continue
+        level.removed += 1
+        level.removed_bytes += e["size"]
+    report = CacheReport([level])
+    store = _open_store(cache_url, readonly)
+    if store is not None and not readonly:
+        entries = _store_entries(store)
+        shared = _level("shared", store.where, entries)  # type: ignore[attr-defined]
+        doomed = _chosen(entries, older_than_days, size)
+        store.remove([e["path"] for e in doomed])  # type: ignore[attr-defined]
+        shared.removed, shared.removed_bytes = len(doomed), sum(e["size"] for e in doomed)
+        report.levels.append(shared)
+    return report
+
+
+def text(report: CacheReport) -> str:
+    out = []
+    for lv in report.levels:
+        when = ""
+        if lv.oldest is not None and lv.newest is not None:
+            when = (f", written {time.strftime('%Y-%m-%d', time.gmtime(lv.oldest))} to "
+                    f"{time.strftime('%Y-%m-%d', time.gmtime(lv.newest))}")
+        line = f"{lv.name}: {lv.where}: {lv.entries} entries, {lv.bytes / 2**20:.1f} MiB{when}"
+        if lv.older_format:
+            line += f"; {lv.older_format} entries of older cache formats (prune removes them)"
+        if lv.removed:
+            line += f"; removed {lv.removed} entries, {lv.removed_bytes / 2**20:.1f} MiB"
+        out.append(line)
+    return "\n".join(out) + "\n"
