@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """A real SYCL library, side by side in one run: zeinspect against ocloc once per image.
 
-The library is oneMKL's RNG library from the Python package index (`onemkl-sycl-rng`,
-`libmkl_sycl_rng.so.6`: thousands of zstd-compressed SPIR-V images), downloaded with pip
-when this runs (kept in ~/.cache/zeinspect/bench).  On the same machine, cores and target:
+The library is one of oneMKL's SYCL libraries from the Python package index (`--domain`:
+rng by default, `onemkl-sycl-rng`, `libmkl_sycl_rng.so.6`: thousands of zstd-compressed
+SPIR-V images; dft, blas, ...), downloaded with pip when this runs (kept in
+~/.cache/zeinspect/bench).  On the same machine, cores and target:
 
   anchor  every SPIR-V image with kernels extracted once, then one `ocloc compile
           -spirv_input` per image, as many at once as there are cores (what a user would
           script without zeinspect; images are compiled whatever their aspects);
   same    the anchor on only the compiles zeinspect makes (each distinct image once, none
           the target cannot run): the ratio to it is zeinspect's own overhead;
-  cold    `zeinspect audit LIB -t TARGET` with an empty build cache;
+  cold    `zeinspect audit LIB -t TARGET` with an empty build cache (modules built alone
+          go several to one `ocloc multi` process: probes/executor.py);
+  single  the same with ZEINSPECT_MULTI=0 (one ocloc process per build, as before batching);
   warm    the same again (everything cached).
 
 `--all-targets` adds the 19 default targets, cold and warm (long: hours on 2 cores cold).
 Prints the figures, zeinspect's peak RSS, its verdict counts, and writes
 bench/results/sycl_library.json.  Usage:
-  .venv/bin/python bench/sycl_library.py [--target dg2-g10] [--all-targets] [--version 2026.2.0]
+  .venv/bin/python bench/sycl_library.py [--domain rng] [--target dg2-g10] [--all-targets] [--version 2026.2.0]
 """
 
 from __future__ import annotations
@@ -43,13 +46,13 @@ from zeinspect.toolchain.compilers import discover  # noqa: E402
 from zeinspect.toolchain.requirements import check  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
-PACKAGE = "onemkl-sycl-rng"
-LIBRARY = "libmkl_sycl_rng.so"
+FILE_NAMES = {"datafitting": "data_fitting"}
 
 
-def library(version: str) -> Path:
+def library(domain: str, version: str) -> Path:
     """The library from the wheel, downloaded with pip (the system's pip settings apply)."""
-    return wheels.library(PACKAGE, version or None, LIBRARY)
+    return wheels.library(f"onemkl-sycl-{domain}", version or None,
+                          f"libmkl_sycl_{FILE_NAMES.get(domain, domain)}.so")
 
 
 def timed(argv, env=None) -> tuple[float, subprocess.CompletedProcess]:
@@ -89,8 +92,8 @@ def anchor(compiler, lib: Path, target: str, tmp: Path, *, distinct: bool = Fals
     return time.perf_counter() - start, len(files), sum(1 for c in codes if c != 0)
 
 
-def audit(lib: Path, targets: str, cache: Path) -> tuple[float, dict]:
-    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache))
+def audit(lib: Path, targets: str, cache: Path, *, single: bool = False) -> tuple[float, dict]:
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), **({"ZEINSPECT_MULTI": "0"} if single else {}))
     seconds, proc = timed(ZEINSPECT + ["audit", str(lib), "-t", targets, "--ratchet", os.devnull, "-q",
                                        "--format", "json"], env=env)
     if proc.returncode not in (0, 1):
@@ -107,11 +110,12 @@ def describe(doc: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--domain", default="rng", help="the oneMKL domain: rng, dft, blas, ...")
     parser.add_argument("--target", default="dg2-g10")
     parser.add_argument("--all-targets", action="store_true", help="also the 19 default targets, cold and warm")
-    parser.add_argument("--version", default="2026.2.0", help="onemkl-sycl-rng version ('' for the newest)")
+    parser.add_argument("--version", default="2026.2.0", help="the wheel's version ('' for the newest)")
     args = parser.parse_args()
-    lib = library(args.version)
+    lib = library(args.domain, args.version)
     compiler = discover()[0]
     print(f"{lib.name} ({lib.stat().st_size / 2**20:.1f} MiB), compiler {compiler.id}, {os.cpu_count()} cores")
     result: dict = {"library": lib.name, "compiler": compiler.id, "cores": os.cpu_count(), "target": args.target}
@@ -124,12 +128,20 @@ def main() -> None:
         result["anchor_same_compiles"] = {"seconds": same, "images": same_count, "failed": same_failed}
         print(f"anchor, the compiles zeinspect makes (distinct, applicable images): {same_count} images: "
               f"{same:.1f} s ({same_failed} failed)")
+        single, single_doc = audit(lib, args.target, tmp / "cache-single", single=True)
         cold, doc = audit(lib, args.target, tmp / "cache")
         warm, warm_doc = audit(lib, args.target, tmp / "cache")
+        result["cold_single_process"] = {"seconds": single, **describe(single_doc)}
         result["cold"] = {"seconds": cold, **describe(doc)}
         result["warm"] = {"seconds": warm, **describe(warm_doc)}
-        print(f"zeinspect audit, cold: {cold:.1f} s = {cold / seconds:.2f} x the anchor (goal 1.05), "
-              f"{cold / same:.2f} x the same compiles by ocloc alone; peak RSS {result['cold']['peak_rss_mib']} MiB")
+        same_reports = single_doc["summary"] == doc["summary"] and single_doc.get("verdicts") == doc.get("verdicts")
+        result["batched_equals_single"] = same_reports
+        print(f"zeinspect audit, cold, one ocloc per build: {single:.1f} s = {single / same:.2f} x the same "
+              f"compiles by ocloc alone")
+        print(f"zeinspect audit, cold, batched: {cold:.1f} s = {cold / seconds:.2f} x the anchor, "
+              f"{cold / same:.2f} x the same compiles by ocloc alone (goal 0.75); "
+              f"{doc['stats'].get('multi_batches')} ocloc multi batches; peak RSS {result['cold']['peak_rss_mib']} MiB; "
+              f"verdicts identical to one process per build: {same_reports}")
         print(f"zeinspect audit, warm: {warm:.1f} s")
         print(f"  {doc['summary']['text']}")
         print(f"  verdicts: {doc['summary']['verdicts']}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 import sys
 import threading
@@ -30,8 +31,11 @@ def make_key(**parts: Any) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
-FETCH_BATCH = 256
-"""Entries asked of a shared store in one request (shared_cache: concurrent multi-object reads)."""
+_batch = os.environ.get("ZEINSPECT_FETCH_BATCH", "")
+FETCH_BATCH = max(1, int(_batch)) if _batch.isdigit() else 256
+"""Entries asked of a shared store in one request (shared_cache: concurrent multi-object reads).
+The environment variable exists for bench/shared_cache.py, which measures one object per
+request against the batch to show why reads are batched."""
 
 
 class BuildCache:

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The shared build cache on a new machine: an empty local cache, a warm shared store.
+
+Starts a real S3-compatible server on the loopback address (moto's server mode, from the
+package index: the zeinspect[test] extra), fills a bucket from one "machine" (a local cache
+of its own) and measures another machine's audit with an empty local cache against it, next
+to the local-only figures (no --cache-url), for:
+  - the small module (one OpenCL C kernel) on the 19 default targets (goal: warm from the
+    store in at most 0.5 s);
+  - with --library, oneMKL RNG (from the package index) on the 19 default targets (goal: at
+    most 60 s warm from the store, against 19 min cold; filling the store is a cold audit).
+Also: the same from a shared folder, and reads one object at a time (ZEINSPECT_FETCH_BATCH=1)
+against the batched reads zeinspect makes, to show why they are batched.
+
+Usage: .venv/bin/python bench/shared_cache.py [--library] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import wheels  # noqa: E402
+
+ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server() -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    moto = shutil.which("moto_server", path=str(ROOT / ".venv" / "bin")) or "moto_server"
+    proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("moto_server did not start")
+
+
+def audit(path: Path, env: dict, url: str | None) -> tuple[float, dict]:
+    argv = ZEINSPECT + ["inspect", str(path), "-t", "default", "-q", "--json"] + (["--cache-url", url] if url else [])
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"audit failed: {proc.stderr[-600:]}")
+    return seconds, json.loads(proc.stdout)["stats"]
+
+
+def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat: int) -> dict:
+    env = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-filler"))
+    cold, filled = audit(path, env, url)  # machine A: fills its cache and the store
+    warm_local, _ = audit(path, env, None)  # machine A again, local only
+    runs, batch1 = [], []
+    for n in range(repeat):
+        fresh = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-new-{n}"))
+        seconds, got = audit(path, fresh, url)
+        assert got["compiles"] == 0, got
+        runs.append(seconds)
+    one = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-one"), ZEINSPECT_FETCH_BATCH="1")
+    batch1.append(audit(path, one, url)[0])
+    return {"cold_filling": cold, "compiles": filled["compiles"], "warm_local": warm_local,
+            "new_machine_warm_store": statistics.median(runs), "one_object_per_request": batch1[0],
+            "remote_bytes": got["remote_bytes"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--library", action="store_true", help="also oneMKL RNG on the 19 default targets (long)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    server, port = start_server()
+    results = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="zeinspect-shared-bench-") as tmp:
+            work = Path(tmp)
+            env = dict(os.environ, **CREDENTIALS, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
+            import s3fs
+
+            s3fs.S3FileSystem(key="bench", secret="bench-secret", endpoint_url=f"http://127.0.0.1:{port}").mkdir("zb")
+            small = work / "small.cl"
+            small.write_text("__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }\n")
+            results["small, S3"] = measure("small-s3", small, work, env, "s3://zb/small", args.repeat)
+            results["small, folder"] = measure("small-dir", small, work, env, str(work / "store"), args.repeat)
+            if args.library:
+                lib = wheels.library("onemkl-sycl-rng", "2026.2.0", "libmkl_sycl_rng.so")
+                results["oneMKL RNG, S3"] = measure("rng-s3", lib, work, env, "s3://zb/rng", args.repeat)
+    finally:
+        server.terminate()
+    for name, r in results.items():
+        print(f"{name}: filling (cold, {r['compiles']} compiles) {r['cold_filling']:.1f} s; warm, local only "
+              f"{r['warm_local']:.2f} s; new machine, warm store {r['new_machine_warm_store']:.2f} s "
+              f"({r['remote_bytes'] / 2**20:.1f} MiB); one object per request {r['one_object_per_request']:.2f} s")
+    out = ROOT / "bench" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "shared_cache.json").write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
