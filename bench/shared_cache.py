@@ -68,9 +68,37 @@ def audit(path: Path, env: dict, url: str | None) -> tuple[float, dict]:
     return seconds, json.loads(proc.stdout)["stats"]
 
 
-def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat: int) -> dict:
+def seed(store_url: str, local: Path, port: int) -> int:
+    """Upload a local cache's entries (a cold audit's, kept from an earlier run) to the store
+    under their own names: a store as an older zeinspect, writing entries only, left it."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(key=CREDENTIALS["AWS_ACCESS_KEY_ID"], secret=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                           endpoint_url=f"http://127.0.0.1:{port}")
+    root = store_url.removeprefix("s3://")
+    files = sorted(local.rglob("*.entry"))
+    for start in range(0, len(files), 512):
+        fs.pipe({f"{root}/{p.relative_to(local)}": p.read_bytes() for p in files[start:start + 512]})
+    return len(files)
+
+
+def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat: int,
+            seeded: Path | None = None, port: int = 0, one_by_one: bool = True) -> dict:
     env = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-filler"))
-    cold, filled = audit(path, env, url)  # machine A: fills its cache and the store
+    extra = {}
+    if seeded is not None:
+        # The store holds entries only (no bundles): the first new machine reads them one by
+        # one and writes the bundles; the machines after it are answered by the bundles.
+        env = dict(base_env, ZEINSPECT_CACHE_DIR=str(seeded))
+        start = time.perf_counter()
+        extra["seeded_entries"] = seed(url, seeded, port)
+        extra["seeding_seconds"] = time.perf_counter() - start
+        cold, filled = float("nan"), {"compiles": 0}
+        first = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-first"))
+        extra["first_new_machine_entries_only"], got = audit(path, first, url)
+        assert got["compiles"] == 0, got
+    else:
+        cold, filled = audit(path, env, url)  # machine A: fills its cache and the store
     warm_local, _ = audit(path, env, None)  # machine A again, local only
     runs, batch1 = [], []
     for n in range(repeat):
@@ -79,8 +107,8 @@ def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat:
         assert got["compiles"] == 0, got
         runs.append(seconds)
     one = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-one"), ZEINSPECT_FETCH_BATCH="1")
-    batch1.append(audit(path, one, url)[0])
-    return {"cold_filling": cold, "compiles": filled["compiles"], "warm_local": warm_local,
+    batch1.append(audit(path, one, url)[0] if one_by_one else float("nan"))
+    return {**extra, "cold_filling": cold, "compiles": filled["compiles"], "warm_local": warm_local,
             "new_machine_warm_store": statistics.median(runs), "one_object_per_request": batch1[0],
             "remote_bytes": got["remote_bytes"]}
 
@@ -89,6 +117,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--library", action="store_true", help="also oneMKL RNG on the 19 default targets (long)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed-from", type=Path, default=None, metavar="DIR",
+                    help="with --library: fill the store from this local cache (a cold audit's) instead of a cold audit")
+    ap.add_argument("--no-one-by-one", action="store_true", help="skip the one-object-per-request run")
     args = ap.parse_args()
     server, port = start_server()
     results = {}
@@ -98,17 +129,21 @@ def main() -> int:
             env = dict(os.environ, **CREDENTIALS, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
             import s3fs
 
-            s3fs.S3FileSystem(key="bench", secret="bench-secret", endpoint_url=f"http://127.0.0.1:{port}").mkdir("zb")
+            s3fs.S3FileSystem(key="bench", secret="bench-secret", endpoint_url=f"http://127.0.0.1:{port}").mkdir("zeinspect-bench")
             small = work / "small.cl"
             small.write_text("__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }\n")
-            results["small, S3"] = measure("small-s3", small, work, env, "s3://zb/small", args.repeat)
+            results["small, S3"] = measure("small-s3", small, work, env, "s3://zeinspect-bench/small", args.repeat)
             results["small, folder"] = measure("small-dir", small, work, env, str(work / "store"), args.repeat)
             if args.library:
                 lib = wheels.library("onemkl-sycl-rng", "2026.2.0", "libmkl_sycl_rng.so")
-                results["oneMKL RNG, S3"] = measure("rng-s3", lib, work, env, "s3://zb/rng", args.repeat)
+                results["oneMKL RNG, S3"] = measure("rng-s3", lib, work, env, "s3://zeinspect-bench/rng", args.repeat,
+                                                    args.seed_from, port, not args.no_one_by_one)
     finally:
         server.terminate()
     for name, r in results.items():
+        if "seeded_entries" in r:
+            print(f"{name}: store seeded with {r['seeded_entries']} entries in {r['seeding_seconds']:.0f} s; "
+                  f"first new machine (entries only, writes the bundles) {r['first_new_machine_entries_only']:.1f} s")
         print(f"{name}: filling (cold, {r['compiles']} compiles) {r['cold_filling']:.1f} s; warm, local only "
               f"{r['warm_local']:.2f} s; new machine, warm store {r['new_machine_warm_store']:.2f} s "
               f"({r['remote_bytes'] / 2**20:.1f} MiB); one object per request {r['one_object_per_request']:.2f} s")

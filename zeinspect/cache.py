@@ -38,6 +38,40 @@ The environment variable exists for bench/shared_cache.py, which measures one ob
 request against the batch to show why reads are batched."""
 
 
+_BUNDLE_MAGIC = b"ZEIBUNDL"
+
+
+def pack_bundle(blobs: dict[str, bytes]) -> bytes:
+    """Several whole entries in one object (each keeps its own SHA-256; the bundle has one too)."""
+    parts = [_BUNDLE_MAGIC, struct.pack("<I", len(blobs))]
+    for key in sorted(blobs):
+        raw = key.encode()
+        parts += [struct.pack("<HI", len(raw), len(blobs[key])), raw, blobs[key]]
+    body = b"".join(parts)
+    return body + hashlib.sha256(body).digest()
+
+
+def unpack_bundle(blob: bytes) -> dict[str, bytes] | None:
+    """key -> entry bytes, or None for a bundle that is damaged or not one."""
+    if len(blob) < 12 + 32 or blob[:8] != _BUNDLE_MAGIC:
+        return None
+    body, digest = blob[:-32], blob[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    (count,) = struct.unpack_from("<I", body, 8)
+    out, at = {}, 12
+    for _ in range(count):
+        if at + 6 > len(body):
+            return None
+        key_len, size = struct.unpack_from("<HI", body, at)
+        at += 6
+        if at + key_len + size > len(body):
+            return None
+        out[body[at:at + key_len].decode("ascii", "replace")] = body[at + key_len:at + key_len + size]
+        at += key_len + size
+    return out if at == len(body) else None
+
+
 class BuildCache:
     """get/put of (metadata dict, payload bytes) by key.  `None` directory = no local level.
 
@@ -55,7 +89,11 @@ class BuildCache:
         self._memory: dict[str, tuple[dict, bytes]] = {}
         self._absent: set[str] = set()
         """Keys the shared store was asked for in this run and did not have."""
-        """Shared entries prefetched when there is no local level (a Dask worker's)."""
+        self._open_bundles: dict[str, set[str]] = {}
+        """Bundles the store lacked, by name: the keys of theirs this run has yet to hold."""
+        self._bundle_of: dict[str, list[str]] = {}
+        """key -> names of the open bundles it belongs to."""
+        self._bundle_keys: dict[str, list[str]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -66,12 +104,27 @@ class BuildCache:
         """An entry's name below a cache root, the same locally and in a shared store."""
         return f"v{CACHE_FORMAT}/{key[:2]}/{key}.entry"
 
-    def prefetch(self, keys: list[str]) -> None:
+    @staticmethod
+    def bundle_relative(keys: list[str]) -> str:
+        """A bundle's name below the store's root: named by the keys it holds, so a change of any
+        of them (another compiler, option or target set) is another bundle, never a rewrite."""
+        name = hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
+        return f"v{CACHE_FORMAT}/bundles/{name[:2]}/{name}.bundle"
+
+    def prefetch(self, keys: list[str], groups: list[list[str]] | None = None) -> None:
         """Ask the shared store, together, for the entries the local level lacks, and keep the
-        whole ones locally (a library's thousands of entries in a few requests)."""
+        whole ones locally (a library's thousands of entries in a few requests).
+
+        `groups` are keys that belong together (one module on every target of the run): each
+        group is first asked for as one bundle, since a store answers a request in about the
+        time it takes to send a few entries (bench/shared_cache.py); what no bundle held is
+        asked for entry by entry.  A bundle the store lacks is written once this run holds all
+        of its entries (when there is a local level to read them back from)."""
         if self.store is None or not self.store.working:
             return
         wanted = [k for k in dict.fromkeys(keys) if not self._local_has(k)]
+        if groups:
+            wanted = self._prefetch_bundles(wanted, groups)
         for start in range(0, len(wanted), FETCH_BATCH):
             chunk = wanted[start:start + FETCH_BATCH]
             found = self.store.fetch([self.relative(k) for k in chunk])
@@ -82,6 +135,72 @@ class BuildCache:
                 self._absent.update(k for k in chunk if self.relative(k) not in found)
             if not self.store.working:
                 return
+
+    def _prefetch_bundles(self, wanted: list[str], groups: list[list[str]]) -> list[str]:
+        """The wanted keys that no bundle answered."""
+        assert self.store is not None
+        missing = set(wanted)
+        names: dict[str, list[str]] = {}
+        for group in groups:
+            group = sorted(set(group))
+            if len(group) > 1 and any(k in missing for k in group):
+                names[self.bundle_relative(group)] = group
+        listed = list(names)
+        for start in range(0, len(listed), FETCH_BATCH):
+            chunk = listed[start:start + FETCH_BATCH]
+            found = self.store.fetch(chunk, counted=False)
+            if not self.store.working:
+                return [k for k in wanted if k in missing]
+            for name in chunk:
+                blob = found.get(name)
+                entries = unpack_bundle(blob) if blob is not None else None
+                if blob is not None and entries is None:
+                    self.store.damaged(counted=False)
+                adopted = 0
+                for key in names[name]:
+                    if entries is not None and key in missing and key in entries and \
+                            self._adopt(key, entries[key]) is not None:
+                        missing.discard(key)
+                        adopted += 1
+                self.store.count(hits=adopted)
+                if entries is None or any(k not in entries for k in names[name]):
+                    self._open(name, names[name])
+        return [k for k in wanted if k in missing]
+
+    def _open(self, name: str, keys: list[str]) -> None:
+        if self.directory is None or self.store is None or self.store.readonly:
+            return
+        self._open_bundles[name] = {k for k in keys if not self._local_has(k)}
+        self._bundle_keys[name] = keys
+        for k in self._open_bundles[name]:
+            self._bundle_of.setdefault(k, []).append(name)
+        self._arrived(None)
+
+    def _arrived(self, key: str | None) -> None:
+        """`key` is now held locally: write each bundle it completes."""
+        with self._lock:
+            names = self._bundle_of.pop(key, []) if key is not None else \
+                [n for n, left in self._open_bundles.items() if not left]
+            done = []
+            for name in names:
+                left = self._open_bundles.get(name)
+                if left is None:
+                    continue
+                left.discard(key)  # type: ignore[arg-type]
+                if not left:
+                    del self._open_bundles[name]
+                    done.append((name, self._bundle_keys.pop(name)))
+        for name, keys in done:
+            blobs = {}
+            for k in keys:
+                path = self._path(k)
+                try:
+                    blobs[k] = path.read_bytes() if path is not None else b""
+                except OSError:
+                    break
+            else:
+                if self.store is not None:
+                    self.store.put(name, pack_bundle(blobs))
 
     def _local_has(self, key: str) -> bool:
         path = self._path(key)
@@ -100,6 +219,8 @@ class BuildCache:
                 atomic_write(path, blob, durable=False)
             except OSError:
                 pass
+            else:
+                self._arrived(key)
         else:
             self._memory[key] = entry
         return entry
@@ -187,6 +308,8 @@ class BuildCache:
             return
         try:
             atomic_write(path, blob, durable=False)
+            if self._bundle_of:
+                self._arrived(key)
         except OSError as exc:
             if not _warned.is_set():
                 _warned.set()

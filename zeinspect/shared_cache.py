@@ -8,14 +8,18 @@
 The store is reached through fsspec (s3fs for S3: the `zeinspect[remote]` extra); entries are
 the local cache's own files, under the same names (`v<format>/<key[:2]>/<key>.entry`), each
 carrying its SHA-256, so a damaged or foreign object is detected, ignored, counted and
-rebuilt.  Keys hold the compiler identity: two compiler versions never share an entry.
+rebuilt; bundles are `v<format>/bundles/<name[:2]>/<name>.bundle`.  Keys hold the compiler
+identity: two compiler versions never share an entry.
 
-A library is thousands of small entries, and one request at a time is the cost on a new
-machine (measured in bench/shared_cache.py): reads are asked for together (`fetch`, one
-concurrent multi-object read through fsspec's `cat`), and writes are buffered and sent
-together (`flush`, fsspec's concurrent `pipe`), rather than bundled per input (a bundle
-would be rewritten whole whenever one of its targets changes, and two machines writing one
-bundle would race).  The first error (the store gone, refusing, answering garbage) turns the
+A library is thousands of small entries, and a request costs about as much as sending a
+few entries (measured in bench/shared_cache.py: moto's server answers about 55 objects a
+second through s3fs): reads are asked for together (`fetch`, one concurrent multi-object
+read through fsspec's `cat`), first as bundles (one object holding a module's entries for
+every target of the run, named by the keys it holds, so a bundle is never rewritten: another
+compiler, option or target set is another name; zeinspect.cache), then entry by entry for
+what no bundle held; writes are buffered and sent together (`flush`, fsspec's concurrent
+`pipe`).  Entries are always written one object each too, so a run on other targets still
+finds them.  The first error (the store gone, refusing, answering garbage) turns the
 store off for the rest of the run with one incident line; the audit goes on with local
 compiles.  Messages never carry credentials.
 """
@@ -70,7 +74,16 @@ class SharedStore:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._fs, self._root, self._folder = _open(self.url)
+        # The URL and the libraries it needs are checked now (a bad --cache-url is a usage
+        # error before any compile); the store itself is opened at its first use, so a run the
+        # local cache answers never pays for s3fs's import (half a second here: bench/).
+        self._root, self._folder = _check(self.url)
+
+    @property
+    def fs(self) -> Any:
+        if self._fs is None:
+            self._fs = _open(self._folder)
+        return self._fs
 
     @property
     def working(self) -> bool:
@@ -88,13 +101,14 @@ class SharedStore:
                                        "going on without it (kernels it would have answered are compiled here)")
                 print(f"zeinspect: warning: {self.incident}", file=sys.stderr)
 
-    def fetch(self, relatives: list[str]) -> dict[str, bytes]:
-        """The objects that exist among `relatives`, read together; missing ones are misses."""
+    def fetch(self, relatives: list[str], counted: bool = True) -> dict[str, bytes]:
+        """The objects that exist among `relatives`, read together; missing ones are misses
+        (unless not `counted`: bundles, whose entries the cache counts as it adopts them)."""
         if not relatives or not self.working:
             return {}
         paths = {self._path(r): r for r in relatives}
         try:
-            got = self._fs.cat(list(paths), on_error="omit")
+            got = self.fs.cat(list(paths), on_error="omit")
         except Exception as exc:  # noqa: BLE001 - whatever the store or its library raises
             self._fail(exc, "reading")
             return {}
@@ -103,17 +117,23 @@ class SharedStore:
             if isinstance(got, bytes):
                 found = {relatives[0]: got}
         with self._lock:
-            self.stats.hits += len(found)
-            self.stats.misses += len(relatives) - len(found)
+            if counted:
+                self.stats.hits += len(found)
+                self.stats.misses += len(relatives) - len(found)
             self.stats.bytes += sum(len(b) for b in found.values())
         return found
 
-    def damaged(self) -> None:
+    def count(self, hits: int) -> None:
+        with self._lock:
+            self.stats.hits += hits
+
+    def damaged(self, counted: bool = True) -> None:
         """An object that was read is not a whole entry: counted, and rebuilt by the caller."""
         with self._lock:
             self.stats.errors += 1
-            self.stats.hits -= 1
-            self.stats.misses += 1
+            if counted:
+                self.stats.hits -= 1
+                self.stats.misses += 1
 
     def put(self, relative: str, blob: bytes) -> None:
         if self.readonly or not self.working:
@@ -149,21 +169,21 @@ class SharedStore:
             for path, blob in pending.items():
                 atomic_write(Path(path), blob, durable=False)
             return
-        self._fs.pipe(pending)  # S3: each object is put whole; concurrent puts of one key: the last wins, whole
+        self.fs.pipe(pending)  # S3: each object is put whole; concurrent puts of one key: the last wins, whole
 
     def entries(self) -> list[dict]:
         """Every entry of the store: [{"path", "size", "mtime" (seconds since the epoch)}]."""
-        found = self._fs.find(self._root, detail=True)
+        found = self.fs.find(self._root, detail=True)
         out = []
         for path, info in found.items():
-            if not str(path).endswith(".entry"):
+            if not str(path).endswith((".entry", ".bundle")):
                 continue
             out.append({"path": path, "size": int(info.get("size") or 0), "mtime": _mtime(info)})
         return out
 
     def remove(self, paths: list[str]) -> None:
         if paths:
-            self._fs.rm(paths)
+            self.fs.rm(paths)
 
 
 def _mtime(info: dict) -> float:
@@ -180,26 +200,33 @@ def _mtime(info: dict) -> float:
     return 0.0
 
 
-def _open(url: str) -> tuple[Any, str, bool]:
-    """(fsspec filesystem, root path) for a store URL; a ToolchainError names what is missing."""
+def _check(url: str) -> tuple[str, bool]:
+    """(root path, whether it is a folder) for a store URL, without importing the store's
+    libraries; a ToolchainError names a missing one, a UsageError a URL of no known kind."""
+    import importlib.util
+
     from .errors import ToolchainError, UsageError
 
-    try:
-        import fsspec
-    except ImportError:
+    if importlib.util.find_spec("fsspec") is None:
         raise ToolchainError(f"--cache-url {redact(url)}: the shared cache needs fsspec "
-                             "(pip install 'zeinspect[remote]')") from None
+                             "(pip install 'zeinspect[remote]')")
     if "://" not in url or url.startswith("file://"):
         root = url.removeprefix("file://")
         os.makedirs(root, exist_ok=True)
-        return fsspec.filesystem("file"), os.path.abspath(root), True
+        return os.path.abspath(root), True
     protocol, _, rest = url.partition("://")
     if protocol != "s3":
         raise UsageError(f"--cache-url {redact(url)}: a folder or s3://bucket/prefix is expected")
-    try:
-        fs = fsspec.filesystem("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_S3")
-                               or os.environ.get("AWS_ENDPOINT_URL") or None)
-    except ImportError:
-        raise ToolchainError(f"--cache-url {redact(url)}: an S3 store needs s3fs (pip install 'zeinspect[remote]')"
-                             ) from None
-    return fs, rest.rstrip("/"), False
+    if importlib.util.find_spec("s3fs") is None:
+        raise ToolchainError(f"--cache-url {redact(url)}: an S3 store needs s3fs (pip install 'zeinspect[remote]')")
+    return rest.rstrip("/"), False
+
+
+def _open(folder: bool) -> Any:
+    """The fsspec filesystem of a store _check accepted."""
+    import fsspec
+
+    if folder:
+        return fsspec.filesystem("file")
+    return fsspec.filesystem("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_S3")
+                             or os.environ.get("AWS_ENDPOINT_URL") or None)

@@ -83,10 +83,10 @@ def _audit(cli, env, url, *extra, path=INPUT):
     return res, json.loads(res.out)
 
 
-def _objects(port, url):
+def _objects(port, url, suffix=".entry"):
     fs = _fs(port)
     fs.invalidate_cache()
-    return [p for p in fs.find(url.removeprefix("s3://")) if p.endswith(".entry")]
+    return [p for p in fs.find(url.removeprefix("s3://")) if p.endswith(suffix)]
 
 
 def test_a_second_machine_compiles_nothing(cli, server, bucket, tmp_path):
@@ -97,6 +97,17 @@ def test_a_second_machine_compiles_nothing(cli, server, bucket, tmp_path):
     assert b["stats"]["remote_bytes"] > 0 and b["stats"]["remote_errors"] == 0
     assert a["reports"] == b["reports"]
     assert len(_objects(server, bucket)) == a["stats"]["compiles"]
+    # Each module's entries on the run's targets are also one bundle, and the second machine
+    # was answered by the bundles: a bundle holds exactly the entries, whole.
+    from zeinspect.cache import BuildCache, unpack_bundle
+
+    fs = _fs(server)
+    bundles = _objects(server, bucket, ".bundle")
+    assert len(bundles) == 1
+    held = unpack_bundle(fs.cat_file(bundles[0]))
+    assert held is not None and len(held) == a["stats"]["compiles"]
+    assert all(BuildCache._decode(blob) is not None for blob in held.values())
+    assert {BuildCache.relative(k) for k in held} == {p.split("/", 2)[2] for p in _objects(server, bucket)}
     for res in (first, second):
         assert SECRET not in res.out + res.err and KEY_ID not in res.out + res.err
     for path in (tmp_path / "one").rglob("*"):
@@ -114,10 +125,12 @@ def test_damaged_objects_are_ignored_counted_and_rebuilt(cli, server, bucket, tm
     _, a = _audit(cli, _env(server, tmp_path / "one"), bucket)
     fs = _fs(server)
     objects = _objects(server, bucket)
-    for n, path in enumerate(objects):
+    bundles = _objects(server, bucket, ".bundle")
+    assert bundles
+    for n, path in enumerate(objects + bundles):
         fs.pipe_file(path, b"ZEICACHE" + b"\0" * 64 if n % 2 else b"not an entry at all")
     res, b = _audit(cli, _env(server, tmp_path / "two"), bucket)
-    assert b["stats"]["remote_errors"] == len(objects) and b["stats"]["compiles"] == len(objects)
+    assert b["stats"]["remote_errors"] == len(objects) + len(bundles) and b["stats"]["compiles"] == len(objects)
     assert b["reports"] == a["reports"]
     # The rebuilt entries replaced the damaged ones: a third machine compiles nothing.
     _, c = _audit(cli, _env(server, tmp_path / "three"), bucket)
@@ -220,5 +233,8 @@ def test_a_shared_folder_is_a_store_too(cli, tmp_path):
     res = cli("cache", "prune", "--max-size", "0", "--cache-url", str(store), "--json",
               env={"ZEINSPECT_CACHE_DIR": str(tmp_path / "two")})
     levels = {lv["level"]: lv for lv in json.loads(res.out)}
-    assert levels["shared"]["removed"] == levels["local"]["removed"] == a["stats"]["compiles"]
+    # Every object goes: the entries, and the module's bundle (the shared level's alone).
+    assert levels["local"]["removed"] == a["stats"]["compiles"] and levels["shared"]["bundles"] == 1
+    assert levels["shared"]["removed"] == a["stats"]["compiles"] + 1
     assert not list(store.rglob("*.entry")) and not list((tmp_path / "two").rglob("*.entry"))
+    assert not list(store.rglob("*.bundle"))

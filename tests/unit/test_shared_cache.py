@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zeinspect.app.cache import parse_size
-from zeinspect.cache import BuildCache
+from zeinspect.cache import BuildCache, pack_bundle, unpack_bundle
 from zeinspect.errors import UsageError
 from zeinspect.shared_cache import SharedStore, redact
 
@@ -49,3 +49,35 @@ def test_sizes():
     assert parse_size("4096") == 4096
     with pytest.raises(UsageError):
         parse_size("lots")
+
+
+def test_a_module_on_several_targets_travels_as_one_bundle(tmp_path):
+    keys = ["a1" * 32, "b2" * 32, "c3" * 32]
+    one = BuildCache(tmp_path / "one", SharedStore(str(tmp_path / "store")))
+    one.prefetch(keys, [keys])  # an empty store: the bundle is opened, written once complete
+    for n, key in enumerate(keys):
+        one.put(key, {"returncode": 0, "n": n}, b"zebin%d" % n)
+    one.flush()
+    bundles = list((tmp_path / "store").rglob("*.bundle"))
+    assert len(bundles) == 1 and sorted(unpack_bundle(bundles[0].read_bytes())) == sorted(keys)
+    # Another machine is answered by the bundle alone: no entry is asked for by itself.
+    for entry in (tmp_path / "store").rglob("*.entry"):
+        entry.unlink()
+    two = BuildCache(tmp_path / "two", SharedStore(str(tmp_path / "store")))
+    two.prefetch(keys, [keys])
+    assert [two.get(k) for k in keys] == [({"returncode": 0, "n": n}, b"zebin%d" % n) for n in range(3)]
+    assert two.store.stats.hits == 3 and two.store.stats.misses == 0 and two.store.stats.errors == 0
+    # A damaged bundle is an error and falls back to the entries (here gone: misses).
+    bundles[0].write_bytes(bundles[0].read_bytes()[:-1] + b"\0")
+    three = BuildCache(tmp_path / "three", SharedStore(str(tmp_path / "store")))
+    three.prefetch(keys, [keys])
+    assert three.store.stats.errors == 1 and three.store.stats.misses == 3 and three.get(keys[0]) is None
+
+
+def test_bundles_round_trip_and_refuse_damage():
+    blobs = {"k1": b"one", "k2": b"", "k3": b"three" * 100}
+    packed = pack_bundle(blobs)
+    assert unpack_bundle(packed) == blobs
+    for cut in (1, 10, len(packed) // 2):
+        assert unpack_bundle(packed[:-cut]) is None
+    assert unpack_bundle(b"ZEIBUNDL" + packed[8:40]) is None

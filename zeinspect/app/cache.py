@@ -42,9 +42,13 @@ class Level:
     """Entries of older cache formats (never read again)."""
     removed: int = 0
     removed_bytes: int = 0
+    bundles: int = 0
+    """Bundles (several entries of one module in one object: shared stores only); their bytes
+    are in `bytes`."""
 
     def to_json(self) -> dict:
-        return {"level": self.name, "where": self.where, "entries": self.entries, "bytes": self.bytes,
+        return {"level": self.name, "where": self.where, "entries": self.entries, "bundles": self.bundles,
+                "bytes": self.bytes,
                 "oldest": self.oldest, "newest": self.newest, "older_format_entries": self.older_format,
                 "removed": self.removed, "removed_bytes": self.removed_bytes}
 
@@ -76,8 +80,9 @@ def _store_entries(store: object) -> list[dict]:
 def _level(name: str, where: str, entries: list[dict]) -> Level:
     current = [e for e in entries if e["current"]]
     times = [e["mtime"] for e in current if e["mtime"]]
-    return Level(name, where, len(current), sum(e["size"] for e in current), min(times) if times else None,
-                 max(times) if times else None, len(entries) - len(current))
+    bundles = sum(1 for e in current if str(e["path"]).endswith(".bundle"))
+    return Level(name, where, len(current) - bundles, sum(e["size"] for e in current), min(times) if times else None,
+                 max(times) if times else None, len(entries) - len(current), bundles=bundles)
 
 
 def _chosen(entries: list[dict], older_than_days: float | None, max_size: int | None) -> list[dict]:
@@ -152,7 +157,8 @@ def text(report: CacheReport) -> str:
         if lv.oldest is not None and lv.newest is not None:
             when = (f", written {time.strftime('%Y-%m-%d', time.gmtime(lv.oldest))} to "
                     f"{time.strftime('%Y-%m-%d', time.gmtime(lv.newest))}")
-        line = f"{lv.name}: {lv.where}: {lv.entries} entries, {lv.bytes / 2**20:.1f} MiB{when}"
+        bundles = f" (and {lv.bundles} bundles)" if lv.bundles else ""
+        line = f"{lv.name}: {lv.where}: {lv.entries} entries{bundles}, {lv.bytes / 2**20:.1f} MiB{when}"
         if lv.older_format:
             line += f"; {lv.older_format} entries of older cache formats (prune removes them)"
         if lv.removed:

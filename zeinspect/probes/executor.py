@@ -359,6 +359,16 @@ def _compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | No
     return results
 
 
+def _module_groups(jobs: list[Job]) -> list[list[str]]:
+    """The keys of each module's jobs on the run's targets (a shared store's bundles)."""
+    groups: dict[tuple, list[str]] = {}
+    for job in jobs:
+        source = job.stands_for or job
+        groups.setdefault((sha256(source.module), source.kind, source.compiler.id, source.options,
+                           source.internal_options), []).append(job.key)
+    return list(groups.values())
+
+
 def _lean(compiled: Compiled) -> Compiled:
     """The result without the zebin's bytes once its figures are read: an audit of thousands
     of images on many targets must not hold every zebin (the cache keeps them)."""
@@ -429,7 +439,7 @@ class CachedExecutor:
         # Only once every twin is known: a hit is handed to all of them at once.  A shared
         # store is asked for every entry the local cache lacks, together, first.
         self._remote_start = self._remote()
-        self.cache.prefetch([jobs[i].key for i in unique])
+        self.cache.prefetch([jobs[i].key for i in unique], _module_groups([jobs[i] for i in unique]))
         for i in unique:
             hit = self.cache.get(jobs[i].key)
             if hit is not None:

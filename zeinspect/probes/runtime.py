@@ -235,7 +235,10 @@ def _built_reports(final: dict, path: str, ip: str | None, base: dict[str, Any],
                 if runtime_value != binary_value:
                     notes.append(f"{label} {runtime_value} differs from the native binary's .ze_info ({binary_value})")
         out.append(KernelReport(
-            kernel=name, status=Status.OK, simd=p["maxSubgroupSize"], grf=p["registerFileSize"],
+            # A driver without the register-file extension (Debian 12's) does not say the GRF
+            # count; its own native binary does, and occupancy needs it.
+            kernel=name, status=Status.OK, simd=p["maxSubgroupSize"],
+            grf=p["registerFileSize"] or (fig.grf if fig else None),
             spill_bytes=p["spillMemSize"], private_bytes=p["privateMemSize"], slm_bytes=p["localMemSize"],
             scratch_space_bytes=fig.scratch_space_bytes if fig else None,
             log_spilled_regs=next((v for k2, v in spilled.items() if log_names(k2, name)), None),
