@@ -23,6 +23,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def realworld() -> Path:
+    """The shared real-world modules (Triton's tutorials, ...): $ZEINSPECT_REALWORLD, else
+    ../shared/realworld beside this checkout, else the machine's /work/shared/realworld (a
+    clone elsewhere, as CI's may be, still tests on the real modules in place)."""
+    for candidate in (os.environ.get("ZEINSPECT_REALWORLD"), ROOT.parent / "shared" / "realworld",
+                      "/work/shared/realworld"):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return ROOT.parent / "shared" / "realworld"
 KERNELS = ROOT / "kernels"
 ZEINSPECT = [sys.executable, "-m", "zeinspect"]
 

@@ -16,15 +16,15 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, realworld
 
 pytest.importorskip("triton.backends.intel.compiler")
 
-TUTORIALS = ROOT.parent / "shared" / "realworld" / "triton-tutorials"
+TUTORIALS = realworld() / "triton-tutorials"
 TARGET = "bmg-g21"
 LARGE = "-cl-intel-256-GRF-per-thread"
 
-pytestmark = pytest.mark.skipif(not TUTORIALS.is_dir(), reason="../shared/realworld is not beside this checkout")
+pytestmark = pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 
 
 def _triton(session_cache, *args, expect=(0, 1)):

@@ -17,11 +17,13 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
+from conftest import realworld  # noqa: E402
+
 from zeinspect.errors import InputError  # noqa: E402
 from zeinspect.triton import loader  # noqa: E402
 from zeinspect.triton.backend import offline  # noqa: E402
 
-TUTORIALS = Path(__file__).resolve().parents[3].parent / "shared" / "realworld" / "triton-tutorials"
+TUTORIALS = realworld() / "triton-tutorials"
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,7 @@ def _jit_defs(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="../shared/realworld is not beside this checkout")
+@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 @pytest.mark.parametrize("name", sorted(p.name for p in TUTORIALS.glob("*.py")) if TUTORIALS.is_dir() else [])
 def test_every_tutorial_loads_and_gives_every_kernel_it_defines(name, target):
     path = TUTORIALS / name
@@ -53,7 +55,7 @@ def test_every_tutorial_loads_and_gives_every_kernel_it_defines(name, target):
     assert {k for k, _ in module.kernels()} == _jit_defs(path)
 
 
-@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="../shared/realworld is not beside this checkout")
+@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 def test_tutorial_program_code_does_not_run_and_says_why(target):
     path = TUTORIALS / "01-vector-add.py"
     module = _load(path, target)
@@ -64,7 +66,7 @@ def test_tutorial_program_code_does_not_run_and_says_why(target):
     assert "x" not in module.namespace and "output_triton" not in module.namespace
 
 
-@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="../shared/realworld is not beside this checkout")
+@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 def test_configs_are_picked_by_the_targets_arch_and_the_driver_answers_device_properties(target):
     # 03 picks its XPU configs through get_current_target().arch['arch'] and the backend name.
     module = _load(TUTORIALS / "03-matrix-multiplication.py", target)
