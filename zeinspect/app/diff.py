@@ -200,7 +200,8 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
         result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "
                             "figures are compared")
     for s in (old, new):
-        result.notes += [f"{s.label}: {n}" for n in s.notes]
+        # A probe's notes mostly name their file already: the side's label once, not twice.
+        result.notes += [n if n.startswith(s.label) else f"{s.label}: {n}" for n in s.notes]
     out = DiffRun(result, old, new)
     if request.explain:
         out.explained = _explain(out)
