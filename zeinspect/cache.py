@@ -89,11 +89,10 @@ class BuildCache:
         self._memory: dict[str, tuple[dict, bytes]] = {}
         self._absent: set[str] = set()
         """Keys the shared store was asked for in this run and did not have."""
-        self._open_bundles: dict[str, set[str]] = {}
-        """Bundles the store lacked, by name: the keys of theirs this run has yet to hold."""
+        self._open_bundles: dict[str, tuple[list[str], set[str]]] = {}
+        """Bundles the store lacked, by name: (all their keys, those this run has yet to hold)."""
         self._bundle_of: dict[str, list[str]] = {}
         """key -> names of the open bundles it belongs to."""
-        self._bundle_keys: dict[str, list[str]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -170,37 +169,42 @@ class BuildCache:
     def _open(self, name: str, keys: list[str]) -> None:
         if self.directory is None or self.store is None or self.store.readonly:
             return
-        self._open_bundles[name] = {k for k in keys if not self._local_has(k)}
-        self._bundle_keys[name] = keys
-        for k in self._open_bundles[name]:
-            self._bundle_of.setdefault(k, []).append(name)
-        self._arrived(None)
+        left = {k for k in keys if not self._local_has(k)}
+        with self._lock:
+            self._open_bundles[name] = (keys, left)
+            for k in left:
+                self._bundle_of.setdefault(k, []).append(name)
+        if not left:
+            self._complete(name)
 
-    def _arrived(self, key: str | None) -> None:
+    def _arrived(self, key: str) -> None:
         """`key` is now held locally: write each bundle it completes."""
         with self._lock:
-            names = self._bundle_of.pop(key, []) if key is not None else \
-                [n for n, left in self._open_bundles.items() if not left]
             done = []
-            for name in names:
-                left = self._open_bundles.get(name)
-                if left is None:
-                    continue
-                left.discard(key)  # type: ignore[arg-type]
+            for name in self._bundle_of.pop(key, []):
+                _, left = self._open_bundles[name]
+                left.discard(key)
                 if not left:
-                    del self._open_bundles[name]
-                    done.append((name, self._bundle_keys.pop(name)))
-        for name, keys in done:
-            blobs = {}
-            for k in keys:
-                path = self._path(k)
-                try:
-                    blobs[k] = path.read_bytes() if path is not None else b""
-                except OSError:
-                    break
-            else:
-                if self.store is not None:
-                    self.store.put(name, pack_bundle(blobs))
+                    done.append(name)
+        for name in done:
+            self._complete(name)
+
+    def _complete(self, name: str) -> None:
+        """Write a bundle whose entries are all held locally (none, if one cannot be read back:
+        the local level was turned off, or an entry went)."""
+        with self._lock:
+            keys, _ = self._open_bundles.pop(name)
+        blobs = {}
+        for k in keys:
+            path = self._path(k)
+            try:
+                if path is None:
+                    return
+                blobs[k] = path.read_bytes()
+            except OSError:
+                return
+        if self.store is not None:
+            self.store.put(name, pack_bundle(blobs))
 
     def _local_has(self, key: str) -> bool:
         path = self._path(key)

@@ -63,15 +63,20 @@ class Job:
     front_end_log: str = ""
 
     @functools.cached_property
+    def module_digest(self) -> str:
+        """The module's SHA-256, computed once per job (a library's modules are megabytes)."""
+        return sha256(self.module)
+
+    @functools.cached_property
     def key(self) -> str:
         if self.stands_for is not None:
             return self.stands_for.key
-        return make_key(kind="aot", module=sha256(self.module), input_kind=self.kind, ip=self.ip,
+        return make_key(kind="aot", module=self.module_digest, input_kind=self.kind, ip=self.ip,
                         options=self.options, internal=self.internal_options, compiler=self.compiler.id)
 
     @property
     def batch_key(self) -> tuple:
-        return (id(self.input), sha256(self.module), self.kind, self.compiler.id, self.options,
+        return (id(self.input), self.module_digest, self.kind, self.compiler.id, self.options,
                 self.internal_options)
 
 
@@ -364,7 +369,7 @@ def _module_groups(jobs: list[Job]) -> list[list[str]]:
     groups: dict[tuple, list[str]] = {}
     for job in jobs:
         source = job.stands_for or job
-        groups.setdefault((sha256(source.module), source.kind, source.compiler.id, source.options,
+        groups.setdefault((source.module_digest, source.kind, source.compiler.id, source.options,
                            source.internal_options), []).append(job.key)
     return list(groups.values())
 
