@@ -258,8 +258,9 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
 # and a summary at the end.  Measured on 20 oneMKL RNG images for dg2-g10 (2 cores): 1.34-1.58 s
 # in one process against 1.74-1.84 s in twenty, the system time (0.04 against 0.4 s) being the
 # process start-ups that vanish.  libocloc's oclocInvoke in a long-lived worker would save the
-# same start-ups but share one address space between builds (a crash takes the worker, and
-# IGC's globals carry over); `multi` keeps each batch its own process, and was chosen.
+# same start-ups, but the current stack's libocloc needs a newer libstdc++ than Debian 12's and
+# cannot be loaded into this Python (README, "Batched compiles"), and a worker would still need
+# a process per batch to contain a crash or a hang: `multi` is that process, and was chosen.
 MULTI_MARKER = re.compile(r"^Command number (\d+): $", re.M)
 MULTI_SUMMARY = re.compile(r"^Build command \d+: ", re.M)
 MULTI_MAX_JOBS = 32
@@ -288,12 +289,13 @@ def pack(indices: list[int], jobs: list[Job], workers: int) -> list[list[int]]:
     """Jobs built alone, packed into `ocloc multi` batches of one compiler each: as many
     batches as keep several workers busy (four per worker at least), each at most MULTI_MAX_JOBS
     builds and MULTI_MAX_BYTES of SPIR-V; jobs that cannot be batched stay alone."""
-    alone = [[i] for i in indices if not multi_eligible(jobs[i])]
+    out: list[list[int]] = []
     by_compiler: dict[str, list[int]] = {}
     for i in indices:
         if multi_eligible(jobs[i]):
             by_compiler.setdefault(jobs[i].compiler.id, []).append(i)
-    out = list(alone)
+        else:
+            out.append([i])
     for members in by_compiler.values():
         # One worker (a Dask task's own pool) needs no balance: full batches.
         cap = MULTI_MAX_JOBS if workers <= 1 else max(1, min(MULTI_MAX_JOBS, -(-len(members) // (4 * workers))))
