@@ -238,3 +238,29 @@ def test_a_shared_folder_is_a_store_too(cli, tmp_path):
     assert levels["shared"]["removed"] == a["stats"]["compiles"] + 1
     assert not list(store.rglob("*.entry")) and not list((tmp_path / "two").rglob("*.entry"))
     assert not list(store.rglob("*.bundle"))
+
+
+def test_dask_workers_read_and_write_the_shared_store(server, bucket, sid_compiler, tmp_path):
+    """A worker answers from the store what another machine built, and writes what it builds:
+    real worker processes, the real S3 server, real compiles."""
+    distributed = pytest.importorskip("distributed")
+    from zeinspect.inputs import Input
+    from zeinspect.levers import DEFAULT_SHAPE
+    from zeinspect.probes.dask_executor import compile_remotely
+    from zeinspect.probes.executor import Job
+
+    source = (KERNELS / "clean.cl").read_bytes()
+    inp = Input(path=str(KERNELS / "clean.cl"), kind="opencl", data=source)
+    jobs = [Job(inp, source, inp.kind, sid_compiler.ips(t)[0], sid_compiler, "", "", DEFAULT_SHAPE)
+            for t in ("tgllp", "dg2-g10")]
+    env = _env(server, tmp_path / "unused")
+    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=":0",
+                                  env=env) as cluster, distributed.Client(cluster) as client:
+        first = client.submit(compile_remotely, jobs, 120.0, bucket, pure=False).result()
+        assert [c.from_cache for c in first] == [False, False] and all(c.returncode == 0 for c in first)
+        assert len(_objects(server, bucket)) == len(jobs)  # the worker wrote what it built
+        client.restart()  # a new worker process: nothing of the first run in its memory
+        second = client.submit(compile_remotely, jobs, 120.0, bucket, pure=False).result()
+        assert [c.from_cache for c in second] == [True, True]  # read from the store, nothing compiled
+        assert [c.figures for c in second] == [c.figures for c in first]
+        assert [c.log for c in second] == [c.log for c in first]

@@ -11,7 +11,6 @@ both compilers know, of the default ones (`--compiler A --compiler B`); else the
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..errors import InputError, UsageError
 from ..hardware import DEFAULT_TARGETS
+from ..inputs.saved import read_saved
 from ..judge.diff import DiffResult, Thresholds, compare, side
 from ..levers import Shape
 from ..probes.aot import AotConfig
@@ -26,8 +26,6 @@ from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
 from . import plugins
 from .inspect import explain_paths, probe_paths
-
-SCHEMAS = ("zeinspect.report/", "zeinspect.audit/")
 
 
 @dataclass
@@ -75,29 +73,14 @@ def is_document(path: str) -> bool:
 
 def read_document(path: str) -> Side:
     """A saved `--json` document of `kernel`, `inspect`, `triton` or `audit`; one line and exit
-    2 when it is not one, never a traceback."""
+    2 when it is not one, never a traceback (inputs.saved reads only what a diff compares)."""
     try:
-        doc = json.loads(Path(path).read_text())
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read it ({exc.strerror})", path=path) from None
-    except UnicodeDecodeError:
-        raise InputError("is not a JSON document (not UTF-8 text)", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"is not a complete JSON document ({exc.msg} at line {exc.lineno})", path=path) from None
-    schema = doc.get("schema") if isinstance(doc, dict) else None
-    if not isinstance(schema, str) or not schema.startswith(SCHEMAS):
-        raise InputError(f"is not a zeinspect report or audit document (schema {schema!r})", path=path)
-    if isinstance(doc.get("reports"), list):
-        reports = doc["reports"]
-    elif isinstance(doc.get("verdicts"), list):  # an audit: each verdict carries its report
-        reports = [v["report"] for v in doc["verdicts"] if isinstance(v, dict) and isinstance(v.get("report"), dict)]
-    else:
-        raise InputError("has no reports (neither `reports` nor `verdicts`)", path=path)
-    reports = [r for r in reports if isinstance(r, dict)]
-    incidents = [str(i) for i in doc.get("incidents", []) if isinstance(i, str)]
-    compilers = [str(c.get("id")) for c in doc.get("compilers", []) if isinstance(c, dict)]
-    return Side(label=path, reports=reports, crashed=_crashed(reports, incidents), compilers=compilers,
-                incidents=[f"{path}: {i}" for i in incidents], schema=schema)
+    doc = read_saved(data, path)
+    return Side(label=path, reports=doc.reports, crashed=_crashed(doc.reports, doc.incidents),
+                compilers=doc.compilers, incidents=[f"{path}: {i}" for i in doc.incidents], schema=doc.schema)
 
 
 def _crashed(reports: list[dict], incidents: list[str]) -> set[int]:
@@ -180,7 +163,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     sides: list[Side | None] = [read_document(p) if is_document(p) else None for p, _, _ in pairs]
     targets = request.config.targets
     explicit = request.explicit_targets
-    if not explicit:
+    if not explicit and None in sides:  # a side to build (two saved documents need no targets)
         saved = [s for s in sides if s is not None]
         if saved:
             targets, explicit = tuple(sorted(set.union(*(set(_targets_of(s)) for s in saved)))), True
@@ -193,8 +176,11 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
                              progress=progress, backend=backend)
         built.append(got)
     old, new = built
-    result = compare(side(old.reports, old.crashed), side(new.reports, new.crashed), request.thresholds,
-                     old_label=old.label, new_label=new.label)
+    rows = []
+    for s in (old, new):
+        rows.append(side(s.reports, s.crashed))
+        s.reports = []  # judged from here on by their rows: a library's reports are half a gigabyte
+    result = compare(*rows, request.thresholds, old_label=old.label, new_label=new.label)
     result.incidents = old.incidents + new.incidents
     if old.schema and new.schema and old.schema != new.schema:
         result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "

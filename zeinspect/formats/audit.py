@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 
 from ..judge.audit import AuditResult, Judgement
@@ -95,4 +94,6 @@ def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, st
 
 
 def dumps(doc: dict) -> str:
-    return json.dumps(doc, indent=2) + "\n"
+    from .json import encode
+
+    return encode(doc, 2) + "\n"

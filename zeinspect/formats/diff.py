@@ -158,14 +158,17 @@ def document(run: Any) -> dict:
             "regressed": result.regressed, "trusted": result.trusted,
             "only_old_targets": list(result.only_old_targets), "only_new_targets": list(result.only_new_targets),
             "compilers": {"old": run.old.compilers, "new": run.new.compilers},
-            "entries": [e.to_json() for e in result.entries],
+            "entries": result.entries,  # written by msgspec as they are (judge.diff.Entry)
             "likely_renames": [{"old": a.identity.to_json(), "new": b.identity.to_json()}
                                for a, b in result.likely_renames()],
             "notes": result.notes, "incidents": result.incidents, "seconds": round(run.seconds, 3)}
 
 
 def dumps(run: Any) -> str:
-    return json.dumps(document(run), indent=1) + "\n"
+    from ..judge.diff import figures_json
+    from .json import encode
+
+    return encode(document(run), 1, enc_hook=figures_json) + "\n"
 
 
 _COLOUR = {Change.WORSE: "#e06666", Change.BETTER: "#6aa84f", Change.SAME: "#eeeeee", Change.ADDED: "#9fc5e8",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from ..model import SCHEMA, Compiler, KernelReport
 
@@ -22,8 +24,33 @@ def report_document(reports: list[KernelReport], compilers: list[Compiler], *, s
     }
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _escape(match: re.Match) -> str:
+    n = ord(match.group())
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000  # as json.dumps writes it: a surrogate pair
+    return f"\\u{0xd800 | (n >> 10):04x}\\u{0xdc00 | (n & 0x3ff):04x}"
+
+
+def encode(document: object, indent: int = 2, enc_hook: Callable[[Any], Any] | None = None) -> str:
+    """`json.dumps(document, indent=indent, ensure_ascii=True)` at C speed: the same text, but
+    for the spelling of large floats' exponents (`1e16`, not `1e+16`; the same value).
+
+    Python's json module encodes in C only without `indent`; with it, it falls back to its
+    pure-Python encoder (74 us for one report here, against 4.5 us through msgspec), and a
+    library's document is 100,000 reports.  msgspec writes UTF-8: what is not ASCII (only
+    ever inside strings) is escaped as json.dumps escapes it."""
+    import msgspec
+
+    text = msgspec.json.format(msgspec.json.encode(document, enc_hook=enc_hook), indent=indent).decode()
+    return _NON_ASCII.sub(_escape, text) if not text.isascii() or "\x7f" in text else text
+
+
 def dumps(document: dict) -> str:
-    return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+    return encode(document, 2) + "\n"
 
 
 def streamed(head: dict, key: str, items: Iterable[dict]) -> Iterator[str]:
@@ -34,7 +61,7 @@ def streamed(head: dict, key: str, items: Iterable[dict]) -> Iterator[str]:
     yield before + "["
     first = True
     for item in items:
-        text = json.dumps(item, indent=2, ensure_ascii=True).replace("\n", "\n    ")
+        text = encode(item, 2).replace("\n", "\n    ")
         yield ("\n    " if first else ",\n    ") + text
         first = False
     yield ("\n  ]" if not first else "]") + after

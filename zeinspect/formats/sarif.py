@@ -11,7 +11,6 @@ it reads the audited source files to find kernel lines.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import lru_cache
@@ -105,4 +104,6 @@ def document(result: AuditResult, *, strict: bool) -> dict:
 
 
 def dumps(result: AuditResult, *, strict: bool) -> str:
-    return json.dumps(document(result, strict=strict), indent=1) + "\n"
+    from .json import encode
+
+    return encode(document(result, strict=strict), 1) + "\n"

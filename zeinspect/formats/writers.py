@@ -152,11 +152,10 @@ def _diff_html(run: Any, opts: Options) -> Iterator[str]:
 
 
 def _diff_sarif(run: Any, opts: Options) -> Iterator[str]:
-    import json
-
     from .diff import sarif
+    from .json import encode
 
-    yield json.dumps(sarif(run), indent=1) + "\n"
+    yield encode(sarif(run), 1) + "\n"
 
 
 DIFF: dict[str, Writer] = {"text": _diff_text, "markdown": _diff_markdown, "json": _diff_json,

@@ -34,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 UNREADABLE = "unreadable"
 NA = "n/a"
 FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
@@ -53,8 +55,10 @@ class Change(enum.StrEnum):
     UNREADABLE = "unreadable"
 
 
-@dataclass(frozen=True, order=True)
-class Identity:
+class Identity(msgspec.Struct, frozen=True, order=True):
+    """A msgspec struct: sorted, hashed and written to JSON at C speed (a library's diff sorts
+    and writes 100,000 of them)."""
+
     where: str
     """The kernel's place within its side: file relative to the side's root, member, variant,
     Triton config ("" for a side that is one file)."""
@@ -65,30 +69,53 @@ class Identity:
         return {"where": self.where, "kernel": self.kernel, "target": self.target}
 
 
-@dataclass(frozen=True)
 class Figures:
-    """One side's figures for one identity: a number, NA or UNREADABLE per field."""
+    """One side's figures for one identity: a number, NA or UNREADABLE per field.  A plain
+    class: a frozen dataclass's __init__ costs three times as much, and a library's diff makes
+    200,000 (nothing changes one once made)."""
 
-    values: dict
-    count: int = 1
-    input: str = ""
-    compiler: str | None = None
-    reason: str | None = None
+    __slots__ = ("values", "count", "input", "compiler", "reason")
+
+    def __init__(self, values: dict, count: int = 1, input: str = "", compiler: str | None = None,
+                 reason: str | None = None):
+        self.values = values
+        self.count = count
+        self.input = input
+        self.compiler = compiler
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Figures) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Figures({self.to_json()!r})"
 
     def get(self, name: str) -> Any:
         return self.values.get(name, NA)
 
     @property
     def status(self) -> str:
-        return str(self.values.get("status", UNREADABLE))
+        status = self.values.get("status", UNREADABLE)
+        return status if isinstance(status, str) else str(status)
 
     def to_json(self) -> dict:
         return {**self.values, "count": self.count, "input": self.input, "compiler": self.compiler,
                 "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class Entry:
+def figures_json(value: Any) -> Any:
+    """msgspec's hook for what it cannot write itself: Figures, as their JSON."""
+    if isinstance(value, Figures):
+        return value.to_json()
+    raise NotImplementedError(f"cannot write {value.__class__.__name__} as JSON")
+
+
+class Entry(msgspec.Struct):
+    """One kernel on one target, judged.  Written to JSON by msgspec as it is (with
+    figures_json for its figures): the `zeinspect.diff/1` entry."""
+
     identity: Identity
     change: Change
     old: Figures | None
@@ -105,9 +132,7 @@ class Entry:
         return (new if isinstance(new, int) else 0) - (old if isinstance(old, int) else 0)
 
     def to_json(self) -> dict:
-        return {"identity": self.identity.to_json(), "change": self.change.value,
-                "old": self.old.to_json() if self.old else None, "new": self.new.to_json() if self.new else None,
-                "why": list(self.why), "changed": list(self.changed)}
+        return msgspec.to_builtins(self, enc_hook=figures_json)
 
 
 @dataclass(frozen=True)
@@ -170,29 +195,37 @@ def _likeness(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-def _number(report: dict, name: str) -> Any:
-    value = report.get(name)
+_NO_ORIGIN: dict = {}
+
+
+def _number(value: Any) -> Any:
     if value is None:
         return NA
-    if isinstance(value, bool) or not isinstance(value, int):
-        return UNREADABLE
-    return value
+    if value.__class__ is int:  # the common case first: 2,000,000 calls for a library's diff
+        return value
+    return value if isinstance(value, int) and not isinstance(value, bool) else UNREADABLE
 
 
 def figures_of(report: dict, crashed: bool = False) -> dict:
     """The compared figures of one report (its JSON form)."""
-    status = report.get("status")
-    values: dict[str, Any] = {"status": status if isinstance(status, str) else UNREADABLE}
-    occupancy: dict = report["occupancy"] if isinstance(report.get("occupancy"), dict) else {}
-    for name in NUMBERS:
-        source = occupancy if name in ("threads_per_eu", "max_work_group_size") else report
-        values[name] = _number(source, name)
-    if values["scratch_bytes"] == NA and isinstance(report.get("scratch_space_bytes"), int) \
-            and report.get("scratch_space_bytes"):
+    get = report.get
+    status = get("status")
+    occupancy = get("occupancy")
+    if not isinstance(occupancy, dict):
+        occupancy = _NO_ORIGIN
+    values: dict[str, Any] = {  # in NUMBERS' order: the JSON view lists them so
+        "status": status if isinstance(status, str) else UNREADABLE,
+        "spill_bytes": _number(get("spill_bytes")), "private_bytes": _number(get("private_bytes")),
+        "scratch_bytes": _number(get("scratch_bytes")), "grf": _number(get("grf")), "simd": _number(get("simd")),
+        "code_bytes": _number(get("code_bytes")), "threads_per_eu": _number(occupancy.get("threads_per_eu")),
+        "max_work_group_size": _number(occupancy.get("max_work_group_size")),
+        "work_group_size": _number(get("work_group_size"))}
+    if values["scratch_bytes"] == NA and isinstance(get("scratch_space_bytes"), int) and get("scratch_space_bytes"):
         values["scratch_bytes"] = report["scratch_space_bytes"]
-    if report.get("scratch_unknown"):
+    if get("scratch_unknown"):
         values["scratch_bytes"] = UNREADABLE
-    triton = (report.get("extra") or {}).get("triton") if isinstance(report.get("extra"), dict) else None
+    extra = get("extra")
+    triton = extra.get("triton") if isinstance(extra, dict) else None
     values["triton_retry"] = (bool(triton.get("first_build")) if isinstance(triton, dict) else NA)
     if crashed:
         values = {name: (UNREADABLE if name != "status" else values["status"]) for name in values}
@@ -208,21 +241,34 @@ def _root(files: Iterable[str]) -> str:
         not any(f.startswith("/") for f in distinct) else ""
 
 
-def _place(report: dict, root: str) -> str:
-    origin: dict = report["origin"] if isinstance(report.get("origin"), dict) else {}
-    file = str(origin.get("file") or report.get("input") or "")
-    label = file + (f"({origin['member']})" if origin.get("member") else "") + (
-        f"[{origin['image']}]" if origin.get("image") else "")
-    text = str(report.get("input") or "")
-    suffix = text[len(label):] if text.startswith(label) else ""  # Triton: `:kernel[config 2: ...]`
-    kernel = f":{report.get('kernel')}"
-    if suffix.startswith(kernel):  # the kernel is the identity's own field; keep its config
-        suffix = suffix[len(kernel):]
-        suffix = suffix[1:-1] if suffix.startswith("[") and suffix.endswith("]") else suffix
-    rel = "" if file == root else os.path.relpath(file, root) if root else file
-    member = f"({origin['member']})" if origin.get("member") else ""
-    variant = f"{{{origin['variant']}}}" if origin.get("variant") else ""
-    return " ".join(p for p in (rel + member + variant, suffix) if p)
+def _place(report: dict, root: str, relative: dict[str, str]) -> str:
+    """`relative`: each file's path relative to `root`, computed once per file (a library's
+    100,000 reports come from one file, a folder's from a few hundred)."""
+    origin = report.get("origin")
+    if not isinstance(origin, dict):
+        origin = _NO_ORIGIN
+    text = report.get("input") or ""
+    text = text if isinstance(text, str) else str(text)
+    file = origin.get("file") or text
+    file = file if isinstance(file, str) else str(file)
+    member = origin.get("member")
+    image = origin.get("image")
+    variant = origin.get("variant")
+    in_member = f"({member})" if member else ""
+    label = f"{file}{in_member}[{image}]" if image else file + in_member
+    suffix = ""
+    if len(text) > len(label) and text.startswith(label):  # Triton: `:kernel[config 2: ...]`
+        suffix = text[len(label):]
+        kernel = f":{report.get('kernel')}"
+        if suffix.startswith(kernel):  # the kernel is the identity's own field; keep its config
+            suffix = suffix[len(kernel):]
+            suffix = suffix[1:-1] if suffix.startswith("[") and suffix.endswith("]") else suffix
+    rel = relative.get(file)
+    if rel is None:
+        # A report that names no file (a hand-edited document) has no place: never relpath("").
+        rel = relative[file] = "" if file in (root, "") else os.path.relpath(file, root) if root else file
+    head = rel + in_member + (f"{{{variant}}}" if variant else "")
+    return f"{head} {suffix}" if head and suffix else head or suffix
 
 
 _BADNESS = {"ok": 0, "not_applicable": -1}
@@ -237,17 +283,25 @@ def _worse_copy(a: dict, b: dict) -> bool:
     return rank(a) > rank(b)
 
 
+def _file_of(report: dict) -> str:
+    origin = report.get("origin")
+    file = (origin.get("file") if isinstance(origin, dict) else None) or report.get("input") or ""
+    return file if isinstance(file, str) else str(file)
+
+
 def side(reports: list[dict], crashed: set[int] | None = None) -> dict[Identity, Figures]:
     """One side's rows: its reports by identity, several copies as one row (the worst, counted)."""
-    root = _root(str((r.get("origin") or {}).get("file") or r.get("input") or "")
-                 for r in reports if isinstance(r.get("origin"), dict) or r.get("input"))
+    root = _root(_file_of(r) for r in reports if isinstance(r.get("origin"), dict) or r.get("input"))
     rows: dict[Identity, Figures] = {}
+    relative: dict[str, str] = {}
     for i, r in enumerate(reports):
-        ident = Identity(_place(r, root), str(r.get("kernel") or ""), str(r.get("target") or ""))
+        kernel, target, text = r.get("kernel") or "", r.get("target") or "", r.get("input") or ""
+        ident = Identity(_place(r, root, relative), kernel if isinstance(kernel, str) else str(kernel),
+                         target if isinstance(target, str) else str(target))
         values = figures_of(r, crashed=bool(crashed and i in crashed))
-        got = Figures(values, 1, str(r.get("input") or ""), r.get("compiler"), r.get("reason"))
-        if ident in rows:
-            kept = rows[ident]
+        got = Figures(values, 1, text if isinstance(text, str) else str(text), r.get("compiler"), r.get("reason"))
+        kept = rows.get(ident)
+        if kept is not None:
             best = got if _worse_copy(values, kept.values) else kept
             got = Figures(best.values, kept.count + 1, best.input, best.compiler, best.reason)
         rows[ident] = got
@@ -260,11 +314,15 @@ def _grew(old: Any, new: Any, th: Thresholds) -> bool:
     return new - old >= max(1, th.min_bytes) and (old == 0 or (new - old) / old >= th.min_ratio)
 
 
+_COMPARED = ("status", "scratch_bytes", "threads_per_eu", "max_work_group_size")
+
+
 def judge(old: Figures, new: Figures, th: Thresholds) -> tuple[Change, tuple[str, ...], tuple[str, ...]]:
     """Whether `new` is worse, better or the same as `old`, why, and every changed field."""
+    if old.values == new.values and UNREADABLE not in old.values.values():
+        return Change.SAME, (), ()  # most of a library between two builds; nothing below can differ
+    unreadable = [n for n in _COMPARED if UNREADABLE in (old.get(n), new.get(n))]
     changed = tuple(n for n in FIELDS if old.get(n) != new.get(n))
-    compared = ("status", "scratch_bytes", "threads_per_eu", "max_work_group_size")
-    unreadable = [n for n in compared if UNREADABLE in (old.get(n), new.get(n))]
     if unreadable:
         return Change.UNREADABLE, tuple(f"{n} unreadable" for n in unreadable), changed
     if (old.status == "not_applicable") != (new.status == "not_applicable"):
@@ -305,7 +363,8 @@ def compare(old: dict[Identity, Figures], new: dict[Identity, Figures], th: Thre
     out = DiffResult(old_label=old_label, new_label=new_label,
                      only_old_targets=tuple(sorted(old_targets - new_targets)),
                      only_new_targets=tuple(sorted(new_targets - old_targets)))
-    for ident in sorted(set(old) | set(new)):
+    entries = out.entries
+    for ident in sorted(old.keys() | new.keys()):
         if ident.target not in both:
             continue
         a, b = old.get(ident), new.get(ident)
@@ -314,9 +373,10 @@ def compare(old: dict[Identity, Figures], new: dict[Identity, Figures], th: Thre
             applicable = present is not None and present.status != "not_applicable"
             if not applicable:
                 continue  # n/a on the only side that has it: nothing to compare
-            out.entries.append(Entry(ident, Change.ADDED if a is None else Change.REMOVED, a, b))
+            entries.append(Entry(ident, Change.ADDED if a is None else Change.REMOVED, a, b))
             continue
         change, why, changed = judge(a, b, th)
-        if change in (Change.ADDED, Change.REMOVED) or a.status != "not_applicable" or b.status != "not_applicable":
-            out.entries.append(Entry(ident, change, a, b, why, changed))
+        if change is Change.ADDED or change is Change.REMOVED or a.status != "not_applicable" \
+                or b.status != "not_applicable":
+            entries.append(Entry(ident, change, a, b, why, changed))
     return out
