@@ -71,15 +71,24 @@ def audit(path: Path, env: dict, url: str | None) -> tuple[float, dict]:
 def seed(store_url: str, local: Path, port: int) -> int:
     """Upload a local cache's entries (a cold audit's, kept from an earlier run) to the store
     under their own names: a store as an older zeinspect, writing entries only, left it."""
-    import s3fs
+    from concurrent.futures import ThreadPoolExecutor
 
-    fs = s3fs.S3FileSystem(key=CREDENTIALS["AWS_ACCESS_KEY_ID"], secret=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-                           endpoint_url=f"http://127.0.0.1:{port}")
-    root = store_url.removeprefix("s3://")
+    s3 = client(port)
+    bucket, _, prefix = store_url.removeprefix("s3://").partition("/")
     files = sorted(local.rglob("*.entry"))
-    for start in range(0, len(files), 512):
-        fs.pipe({f"{root}/{p.relative_to(local)}": p.read_bytes() for p in files[start:start + 512]})
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda p: s3.put_object(Bucket=bucket, Key=f"{prefix}/{p.relative_to(local)}",
+                                              Body=p.read_bytes()), files))
     return len(files)
+
+
+def client(port: int):
+    """The bench's own client of the server (boto3, moto's), not zeinspect's store."""
+    import boto3
+
+    return boto3.client("s3", aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"], region_name="us-east-1",
+                        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                        endpoint_url=f"http://127.0.0.1:{port}")
 
 
 def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat: int,
@@ -127,9 +136,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="zeinspect-shared-bench-") as tmp:
             work = Path(tmp)
             env = dict(os.environ, **CREDENTIALS, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
-            import s3fs
-
-            s3fs.S3FileSystem(key="bench", secret="bench-secret", endpoint_url=f"http://127.0.0.1:{port}").mkdir("zeinspect-bench")
+            client(port).create_bucket(Bucket="zeinspect-bench")
             small = work / "small.cl"
             small.write_text("__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }\n")
             results["small, S3"] = measure("small-s3", small, work, env, "s3://zeinspect-bench/small", args.repeat)

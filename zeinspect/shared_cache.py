@@ -2,26 +2,32 @@
 
 `ZEINSPECT_CACHE_URL`, `--cache-url` or `cache_url:` in the gate configuration names it:
   - a folder (an NFS or any shared mount): a path, or file:///path;
-  - an S3-compatible object store: s3://bucket/prefix, its endpoint and credentials taken by
-    the AWS SDK from the usual places (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ~/.aws/config,
-    ...), never from zeinspect's own files.
-The store is reached through fsspec (s3fs for S3: the `zeinspect[remote]` extra); entries are
-the local cache's own files, under the same names (`v<format>/<key[:2]>/<key>.entry`), each
-carrying its SHA-256, so a damaged or foreign object is detected, ignored, counted and
+  - an S3-compatible object store: s3://bucket/prefix, its endpoint and credentials taken
+    from the usual places (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ~/.aws/config, ...), never
+    from zeinspect's own files.
+S3 is reached through obstore (the Rust object_store crate of Apache Arrow: requests signed,
+retried and run concurrently there; the `zeinspect[remote]` extra).  It was chosen over
+s3fs, which the first version used, for its start-up: obstore imports in 6 ms here, s3fs
+(aiobotocore, aiohttp) in 0.41 s and botocore's S3 client in 0.44 s more, which alone was
+over the half-second a new machine's warm audit of a small module may take (bench/).  When
+the environment names no key, boto3's own credential chain (profiles in ~/.aws/config and
+~/.aws/credentials, SSO, assumed roles) answers for obstore; obstore's own chain covers
+instance, container and web-identity credentials.  A folder is read and written as files.
+
+Entries are the local cache's own files, under the same names (`v<format>/<key[:2]>/<key>.entry`),
+each carrying its SHA-256, so a damaged or foreign object is detected, ignored, counted and
 rebuilt; bundles are `v<format>/bundles/<name[:2]>/<name>.bundle`.  Keys hold the compiler
 identity: two compiler versions never share an entry.
 
 A library is thousands of small entries, and a request costs about as much as sending a
-few entries (measured in bench/shared_cache.py: moto's server answers about 55 objects a
-second through s3fs): reads are asked for together (`fetch`, one concurrent multi-object
-read through fsspec's `cat`), first as bundles (one object holding a module's entries for
-every target of the run, named by the keys it holds, so a bundle is never rewritten: another
-compiler, option or target set is another name; zeinspect.cache), then entry by entry for
-what no bundle held; writes are buffered and sent together (`flush`, fsspec's concurrent
-`pipe`).  Entries are always written one object each too, so a run on other targets still
-finds them.  The first error (the store gone, refusing, answering garbage) turns the
-store off for the rest of the run with one incident line; the audit goes on with local
-compiles.  Messages never carry credentials.
+few entries: reads are asked for together (`fetch`, concurrent requests), first as bundles
+(one object holding a module's entries for every target of the run, named by the keys it
+holds, so a bundle is never rewritten: another compiler, option or target set is another
+name; zeinspect.cache), then entry by entry for what no bundle held; writes are buffered and
+sent together (`flush`).  Entries are always written one object each too, so a run on other
+targets still finds them.  The first error (the store gone, refusing, answering garbage)
+turns the store off for the rest of the run with one incident line; the audit goes on with
+local compiles.  Messages never carry credentials.
 """
 
 from __future__ import annotations
@@ -30,11 +36,16 @@ import os
 import re
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 WRITE_BATCH = 64
 """Entries buffered before they are sent to the store together."""
+CONCURRENCY = 32
+"""Requests in flight at once (obstore's client runs them; the threads only wait)."""
 _SECRETS = ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN")
 
 
@@ -67,7 +78,7 @@ class SharedStore:
     stats: StoreStats = field(default_factory=StoreStats)
     incident: str | None = None
     """Why the store was turned off for this run (one line), or None."""
-    _fs: Any = None
+    _backend: Any = None
     _root: str = ""
     _folder: bool = False
     _pending: dict = field(default_factory=dict)
@@ -76,21 +87,18 @@ class SharedStore:
     def __post_init__(self) -> None:
         # The URL and the libraries it needs are checked now (a bad --cache-url is a usage
         # error before any compile); the store itself is opened at its first use, so a run the
-        # local cache answers never pays for s3fs's import (half a second here: bench/).
+        # local cache answers never starts a client.
         self._root, self._folder = _check(self.url)
 
     @property
-    def fs(self) -> Any:
-        if self._fs is None:
-            self._fs = _open(self._folder)
-        return self._fs
+    def backend(self) -> Any:
+        if self._backend is None:
+            self._backend = _Folder(Path(self._root)) if self._folder else _S3(self._root)
+        return self._backend
 
     @property
     def working(self) -> bool:
         return self.incident is None
-
-    def _path(self, relative: str) -> str:
-        return f"{self._root.rstrip('/')}/{relative}"
 
     def _fail(self, exc: BaseException, doing: str) -> None:
         with self._lock:
@@ -106,16 +114,11 @@ class SharedStore:
         (unless not `counted`: bundles, whose entries the cache counts as it adopts them)."""
         if not relatives or not self.working:
             return {}
-        paths = {self._path(r): r for r in relatives}
         try:
-            got = self.fs.cat(list(paths), on_error="omit")
+            found = self.backend.get_many(relatives)
         except Exception as exc:  # noqa: BLE001 - whatever the store or its library raises
             self._fail(exc, "reading")
             return {}
-        found = {paths[p]: data for p, data in (got or {}).items() if p in paths and isinstance(data, bytes)}
-        if not found and len(paths) == 1:  # fsspec returns the bytes themselves for one path
-            if isinstance(got, bytes):
-                found = {relatives[0]: got}
         with self._lock:
             if counted:
                 self.stats.hits += len(found)
@@ -139,7 +142,7 @@ class SharedStore:
         if self.readonly or not self.working:
             return
         with self._lock:
-            self._pending[self._path(relative)] = blob
+            self._pending[relative] = blob
             full = len(self._pending) >= WRITE_BATCH
         if full:
             self.flush()
@@ -151,7 +154,7 @@ class SharedStore:
         if not pending or self.readonly or not self.working:
             return
         try:
-            self._pipe(pending)
+            self.backend.put_many(pending)
         except Exception as exc:  # noqa: BLE001
             self._fail(exc, "writing")
             return
@@ -159,45 +162,139 @@ class SharedStore:
             self.stats.writes += len(pending)
             self.stats.bytes += sum(len(b) for b in pending.values())
 
-    def _pipe(self, pending: dict[str, bytes]) -> None:
-        if self._folder:
-            # A shared folder: whole-or-nothing, as the local cache writes (a temporary name, renamed).
-            from pathlib import Path
-
-            from .fileio import atomic_write
-
-            for path, blob in pending.items():
-                atomic_write(Path(path), blob, durable=False)
-            return
-        self.fs.pipe(pending)  # S3: each object is put whole; concurrent puts of one key: the last wins, whole
-
     def entries(self) -> list[dict]:
-        """Every entry of the store: [{"path", "size", "mtime" (seconds since the epoch)}]."""
-        found = self.fs.find(self._root, detail=True)
-        out = []
-        for path, info in found.items():
-            if not str(path).endswith((".entry", ".bundle")):
-                continue
-            out.append({"path": path, "size": int(info.get("size") or 0), "mtime": _mtime(info)})
-        return out
+        """Every entry and bundle of the store: [{"path" (below the store's root), "size",
+        "mtime" (seconds since the epoch)}]."""
+        return [e for e in self.backend.listing() if str(e["path"]).endswith((".entry", ".bundle"))]
 
     def remove(self, paths: list[str]) -> None:
         if paths:
-            self.fs.rm(paths)
+            self.backend.delete(paths)
 
 
-def _mtime(info: dict) -> float:
-    for key in ("mtime", "LastModified", "last_modified", "created"):
-        value = info.get(key)
-        if value is None:
-            continue
-        if hasattr(value, "timestamp"):
-            return float(value.timestamp())
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            continue
-    return 0.0
+class _Folder:
+    """A shared folder: whole-or-nothing writes, as the local cache writes (a temporary name, renamed)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def get_many(self, relatives: list[str]) -> dict[str, bytes]:
+        found = {}
+        for r in relatives:
+            try:
+                found[r] = (self.root / r).read_bytes()
+            except FileNotFoundError:
+                continue
+        return found
+
+    def put_many(self, blobs: dict[str, bytes]) -> None:
+        from .fileio import atomic_write
+
+        for r, blob in blobs.items():
+            atomic_write(self.root / r, blob, durable=False)
+
+    def listing(self) -> list[dict]:
+        out = []
+        for path in self.root.rglob("*"):
+            try:
+                info = path.stat()
+            except OSError:  # removed meanwhile by another machine's prune
+                continue
+            if path.is_file():
+                out.append({"path": path.relative_to(self.root).as_posix(), "size": info.st_size,
+                            "mtime": info.st_mtime})
+        return out
+
+    def delete(self, relatives: list[str]) -> None:
+        for r in relatives:
+            (self.root / r).unlink(missing_ok=True)
+
+
+class _S3:
+    """s3://bucket/prefix through obstore; requests in flight together on a few threads (obstore
+    releases the interpreter while its Rust client waits)."""
+
+    def __init__(self, root: str):
+        import obstore.store
+
+        bucket, _, prefix = root.partition("/")
+        # A store in trouble must cost seconds, not the library's default of ten retries over up
+        # to three minutes per request: the AWS SDKs' standard three attempts (AWS_MAX_ATTEMPTS
+        # as they read it), short back-offs, and bounded connects and requests.
+        attempts = os.environ.get("AWS_MAX_ATTEMPTS", "")
+        retries = max(0, int(attempts) - 1) if attempts.isdigit() else 2
+        retry: Any = {"max_retries": retries, "retry_timeout": timedelta(seconds=20),
+                      "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=2)}}
+        options: Any = {"connect_timeout": timedelta(seconds=5), "timeout": timedelta(seconds=120)}
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or ""
+        if endpoint.startswith("http://"):
+            options["allow_http"] = True  # a plain-HTTP endpoint the user named (a server on their network)
+        kwargs: dict[str, Any] = {}
+        provider = _profile_credentials()
+        if provider is not None:
+            kwargs["credential_provider"] = provider
+        self.store = obstore.store.S3Store(bucket, prefix=prefix or None, client_options=options, retry_config=retry,
+                                           **kwargs)
+
+    def get_many(self, relatives: list[str]) -> dict[str, bytes]:
+        import obstore
+        from obstore.exceptions import NotFoundError
+
+        def one(r: str) -> tuple[str, bytes | None]:
+            try:
+                return r, bytes(obstore.get(self.store, r).bytes())
+            except (FileNotFoundError, NotFoundError):  # obstore raises the former for a missing object
+                return r, None
+
+        if len(relatives) == 1:
+            got = [one(relatives[0])]
+        else:
+            with ThreadPoolExecutor(min(CONCURRENCY, len(relatives))) as pool:
+                got = list(pool.map(one, relatives))
+        return {r: blob for r, blob in got if blob is not None}
+
+    def put_many(self, blobs: dict[str, bytes]) -> None:
+        import obstore
+
+        def one(item: tuple[str, bytes]) -> None:
+            obstore.put(self.store, item[0], item[1])  # each object put whole; of concurrent puts the last wins
+
+        with ThreadPoolExecutor(min(CONCURRENCY, len(blobs))) as pool:
+            list(pool.map(one, blobs.items()))
+
+    def listing(self) -> list[dict]:
+        import obstore
+
+        out = []
+        for chunk in obstore.list(self.store, chunk_size=1000):
+            for meta in chunk:
+                modified = meta.get("last_modified")
+                out.append({"path": str(meta["path"]), "size": int(meta.get("size") or 0),
+                            "mtime": float(modified.timestamp()) if modified is not None else 0.0})
+        return out
+
+    def delete(self, relatives: list[str]) -> None:
+        import obstore
+
+        for start in range(0, len(relatives), 1000):
+            obstore.delete(self.store, relatives[start:start + 1000])
+
+
+def _profile_credentials() -> Any:
+    """boto3's credential chain (profiles, SSO, assumed roles) when the environment names no key
+    and the user has AWS configuration files; else None: obstore reads the environment and the
+    instance, container and web-identity credentials itself."""
+    if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_WEB_IDENTITY_TOKEN_FILE"):
+        return None
+    files = [os.environ.get("AWS_SHARED_CREDENTIALS_FILE"), os.environ.get("AWS_CONFIG_FILE"),
+             os.path.expanduser("~/.aws/credentials"), os.path.expanduser("~/.aws/config")]
+    if not (os.environ.get("AWS_PROFILE") or any(f and os.path.isfile(f) for f in files)):
+        return None
+    try:
+        from obstore.auth.boto3 import Boto3CredentialProvider
+    except ImportError:
+        return None
+    return Boto3CredentialProvider()
 
 
 def _check(url: str) -> tuple[str, bool]:
@@ -207,9 +304,6 @@ def _check(url: str) -> tuple[str, bool]:
 
     from .errors import ToolchainError, UsageError
 
-    if importlib.util.find_spec("fsspec") is None:
-        raise ToolchainError(f"--cache-url {redact(url)}: the shared cache needs fsspec "
-                             "(pip install 'zeinspect[remote]')")
     if "://" not in url or url.startswith("file://"):
         root = url.removeprefix("file://")
         os.makedirs(root, exist_ok=True)
@@ -217,16 +311,8 @@ def _check(url: str) -> tuple[str, bool]:
     protocol, _, rest = url.partition("://")
     if protocol != "s3":
         raise UsageError(f"--cache-url {redact(url)}: a folder or s3://bucket/prefix is expected")
-    if importlib.util.find_spec("s3fs") is None:
-        raise ToolchainError(f"--cache-url {redact(url)}: an S3 store needs s3fs (pip install 'zeinspect[remote]')")
-    return rest.rstrip("/"), False
-
-
-def _open(folder: bool) -> Any:
-    """The fsspec filesystem of a store _check accepted."""
-    import fsspec
-
-    if folder:
-        return fsspec.filesystem("file")
-    return fsspec.filesystem("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_S3")
-                             or os.environ.get("AWS_ENDPOINT_URL") or None)
+    if not rest.strip("/"):
+        raise UsageError(f"--cache-url {redact(url)}: no bucket named (s3://bucket/prefix)")
+    if importlib.util.find_spec("obstore") is None:
+        raise ToolchainError(f"--cache-url {redact(url)}: an S3 store needs obstore (pip install 'zeinspect[remote]')")
+    return rest.strip("/"), False

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import KERNELS, ROOT
 
-pytest.importorskip("s3fs")
+pytest.importorskip("obstore")
 pytest.importorskip("moto")
 
 SECRET = "S3cr3t-zeinspect-must-never-be-printed"
@@ -61,10 +61,40 @@ def _env(port: int, local: Path) -> dict:
             "AWS_MAX_ATTEMPTS": "2"}
 
 
-def _fs(port: int):
-    import s3fs
+class _Bucket:
+    """What the tests ask of the server, through boto3 (moto's own client), not through
+    zeinspect's store: "bucket/key" paths, as the tests name them."""
 
-    return s3fs.S3FileSystem(key=KEY_ID, secret=SECRET, endpoint_url=f"http://127.0.0.1:{port}")
+    def __init__(self, port: int):
+        import boto3
+
+        self.s3 = boto3.client("s3", aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET, region_name="us-east-1",
+                               endpoint_url=f"http://127.0.0.1:{port}")
+
+    def mkdir(self, bucket: str) -> None:
+        self.s3.create_bucket(Bucket=bucket)
+
+    def find(self, prefix: str) -> list[str]:
+        bucket, _, key = prefix.partition("/")
+        out = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key):
+            out += [f"{bucket}/{o['Key']}" for o in page.get("Contents", [])]
+        return out
+
+    def cat_file(self, path: str) -> bytes:
+        bucket, _, key = path.partition("/")
+        return self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+    def pipe_file(self, path: str, data: bytes) -> None:
+        bucket, _, key = path.partition("/")
+        self.s3.put_object(Bucket=bucket, Key=key, Body=data)
+
+    def invalidate_cache(self) -> None:
+        pass
+
+
+def _fs(port: int) -> _Bucket:
+    return _Bucket(port)
 
 
 @pytest.fixture
@@ -264,3 +294,22 @@ def test_dask_workers_read_and_write_the_shared_store(server, bucket, sid_compil
         assert [c.from_cache for c in second] == [True, True]  # read from the store, nothing compiled
         assert [c.figures for c in second] == [c.figures for c in first]
         assert [c.log for c in second] == [c.log for c in first]
+
+
+def test_credentials_from_an_aws_profile_file(cli, server, bucket, tmp_path):
+    """With no key in the environment, the credentials of an AWS configuration file (boto3's
+    chain) reach the store; the key and secret appear nowhere in the output."""
+    profile = tmp_path / "aws-credentials"
+    profile.write_text(f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n")
+    env = {k: v for k, v in _env(server, tmp_path / "one").items() if not k.startswith("AWS_") or k in (
+        "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_MAX_ATTEMPTS")}
+    cli_env = {k: v for k, v in cli.env.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                                                "AWS_SESSION_TOKEN", "AWS_PROFILE")}
+    res = type(cli)(cli_env)("inspect", INPUT, "-t", TARGETS, "--json", "-q", "--cache-url", bucket,
+                             env=env | {"AWS_SHARED_CREDENTIALS_FILE": str(profile),
+                                        "AWS_CONFIG_FILE": str(tmp_path / "none")})
+    assert res.code in (0, 1), res
+    doc = json.loads(res.out)
+    assert doc["stats"]["compiles"] > 0 and doc["stats"]["remote_errors"] == 0
+    assert len(_objects(server, bucket)) == doc["stats"]["compiles"]  # written with the profile's key
+    assert SECRET not in res.out + res.err and KEY_ID not in res.out + res.err

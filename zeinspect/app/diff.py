@@ -180,7 +180,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     for s in (old, new):
         rows.append(side(s.reports, s.crashed))
         s.reports = []  # judged from here on by their rows: a library's reports are half a gigabyte
-    result = compare(*rows, request.thresholds, old_label=old.label, new_label=new.label)
+    result = compare(rows[0], rows[1], request.thresholds, old_label=old.label, new_label=new.label)
     result.incidents = old.incidents + new.incidents
     if old.schema and new.schema and old.schema != new.schema:
         result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "
