@@ -12,7 +12,7 @@ to the local-only figures (no --cache-url), for:
 Also: the same from a shared folder, and reads one object at a time (ZEINSPECT_FETCH_BATCH=1)
 against the batched reads zeinspect makes, to show why they are batched.
 
-Usage: .venv/bin/python bench/shared_cache.py [--library] [--repeat 3]
+Usage: .venv/bin/python bench/shared_cache.py [--library [--library-targets T1,T2] [--seed-from DIR]] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def start_server() -> tuple[subprocess.Popen, int]:
     raise SystemExit("moto_server did not start")
 
 
-def audit(path: Path, env: dict, url: str | None) -> tuple[float, dict]:
-    argv = ZEINSPECT + ["inspect", str(path), "-t", "default", "-q", "--json"] + (["--cache-url", url] if url else [])
+def audit(path: Path, env: dict, url: str | None, targets: str = "default") -> tuple[float, dict]:
+    argv = ZEINSPECT + ["inspect", str(path), "-t", targets, "-q", "--json"] + (["--cache-url", url] if url else [])
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
@@ -92,7 +92,7 @@ def client(port: int):
 
 
 def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat: int,
-            seeded: Path | None = None, port: int = 0, one_by_one: bool = True) -> dict:
+            seeded: Path | None = None, port: int = 0, one_by_one: bool = True, targets: str = "default") -> dict:
     env = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-filler"))
     extra = {}
     if seeded is not None:
@@ -104,19 +104,19 @@ def measure(name: str, path: Path, work: Path, base_env: dict, url: str, repeat:
         extra["seeding_seconds"] = time.perf_counter() - start
         cold, filled = float("nan"), {"compiles": 0}
         first = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-first"))
-        extra["first_new_machine_entries_only"], got = audit(path, first, url)
+        extra["first_new_machine_entries_only"], got = audit(path, first, url, targets)
         assert got["compiles"] == 0, got
     else:
-        cold, filled = audit(path, env, url)  # machine A: fills its cache and the store
-    warm_local, _ = audit(path, env, None)  # machine A again, local only
+        cold, filled = audit(path, env, url, targets)  # machine A: fills its cache and the store
+    warm_local, _ = audit(path, env, None, targets)  # machine A again, local only
     runs, batch1 = [], []
     for n in range(repeat):
         fresh = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-new-{n}"))
-        seconds, got = audit(path, fresh, url)
+        seconds, got = audit(path, fresh, url, targets)
         assert got["compiles"] == 0, got
         runs.append(seconds)
     one = dict(base_env, ZEINSPECT_CACHE_DIR=str(work / f"{name}-one"), ZEINSPECT_FETCH_BATCH="1")
-    batch1.append(audit(path, one, url)[0] if one_by_one else float("nan"))
+    batch1.append(audit(path, one, url, targets)[0] if one_by_one else float("nan"))
     return {**extra, "cold_filling": cold, "compiles": filled["compiles"], "warm_local": warm_local,
             "new_machine_warm_store": statistics.median(runs), "one_object_per_request": batch1[0],
             "remote_bytes": got["remote_bytes"]}
@@ -129,6 +129,9 @@ def main() -> int:
     ap.add_argument("--seed-from", type=Path, default=None, metavar="DIR",
                     help="with --library: fill the store from this local cache (a cold audit's) instead of a cold audit")
     ap.add_argument("--no-one-by-one", action="store_true", help="skip the one-object-per-request run")
+    ap.add_argument("--library-targets", default="default",
+                    help="the library's targets (default: the 19 default ones; a local cache of a cold audit on "
+                         "these, --seed-from, saves the cold fill)")
     args = ap.parse_args()
     server, port = start_server()
     results = {}
@@ -144,7 +147,7 @@ def main() -> int:
             if args.library:
                 lib = wheels.library("onemkl-sycl-rng", "2026.2.0", "libmkl_sycl_rng.so")
                 results["oneMKL RNG, S3"] = measure("rng-s3", lib, work, env, "s3://zeinspect-bench/rng", args.repeat,
-                                                    args.seed_from, port, not args.no_one_by_one)
+                                                    args.seed_from, port, not args.no_one_by_one, args.library_targets)
     finally:
         server.terminate()
     for name, r in results.items():

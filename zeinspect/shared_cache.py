@@ -165,11 +165,25 @@ class SharedStore:
     def entries(self) -> list[dict]:
         """Every entry and bundle of the store: [{"path" (below the store's root), "size",
         "mtime" (seconds since the epoch)}]."""
-        return [e for e in self.backend.listing() if str(e["path"]).endswith((".entry", ".bundle"))]
+        try:
+            listed = self.backend.listing()
+        except Exception as exc:  # noqa: BLE001 - `cache stats|prune` cannot go on without the listing
+            raise self._unreachable(exc, "listing") from None
+        return [e for e in listed if str(e["path"]).endswith((".entry", ".bundle"))]
 
     def remove(self, paths: list[str]) -> None:
-        if paths:
+        if not paths:
+            return
+        try:
             self.backend.delete(paths)
+        except Exception as exc:  # noqa: BLE001
+            raise self._unreachable(exc, "removing entries") from None
+
+    def _unreachable(self, exc: BaseException, doing: str) -> Exception:
+        from .errors import ToolchainError
+
+        reason = " ".join(f"{exc.__class__.__name__}: {exc}".split())[:300]
+        return ToolchainError(redact(f"shared build cache {self.url}: {doing} failed ({reason})"))
 
 
 class _Folder:

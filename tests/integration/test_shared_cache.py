@@ -313,3 +313,30 @@ def test_credentials_from_an_aws_profile_file(cli, server, bucket, tmp_path):
     assert doc["stats"]["compiles"] > 0 and doc["stats"]["remote_errors"] == 0
     assert len(_objects(server, bucket)) == doc["stats"]["compiles"]  # written with the profile's key
     assert SECRET not in res.out + res.err and KEY_ID not in res.out + res.err
+
+
+def test_stats_and_prune_of_an_s3_store(cli, server, bucket, tmp_path):
+    env = _env(server, tmp_path / "one")
+    _, a = _audit(cli, env, bucket)
+    res = cli("cache", "stats", "--cache-url", bucket, "--json", env=env)
+    assert res.code == 0, res
+    levels = {lv["level"]: lv for lv in json.loads(res.out)}
+    assert levels["shared"]["entries"] == a["stats"]["compiles"] and levels["shared"]["bundles"] == 1
+    assert levels["shared"]["bytes"] > 0 and levels["shared"]["oldest"] is not None
+    res = cli("cache", "prune", "--max-size", "0", "--cache-url", bucket, "--json", env=env)
+    assert res.code == 0, res
+    levels = {lv["level"]: lv for lv in json.loads(res.out)}
+    assert levels["shared"]["removed"] == a["stats"]["compiles"] + 1
+    assert _objects(server, bucket) == [] and _objects(server, bucket, ".bundle") == []
+    assert SECRET not in res.out + res.err and KEY_ID not in res.out + res.err
+
+
+def test_stats_of_a_store_nobody_answers_is_one_line(cli, tmp_path):
+    env = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}", "AWS_MAX_ATTEMPTS": "1",
+           "ZEINSPECT_CACHE_DIR": str(tmp_path / "local")}
+    res = cli("cache", "stats", "--cache-url", "s3://nobody/ci", env=env)
+    assert res.code == 3 and res.out == "", res
+    (line,) = res.err.splitlines()
+    assert line.startswith("zeinspect: error: shared build cache s3://nobody/ci: listing failed")
+    assert SECRET not in res.err and KEY_ID not in res.err

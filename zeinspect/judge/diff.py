@@ -195,7 +195,7 @@ def _likeness(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-_NO_ORIGIN: dict = {}
+_EMPTY: dict = {}
 
 
 def _number(value: Any) -> Any:
@@ -212,7 +212,7 @@ def figures_of(report: dict, crashed: bool = False) -> dict:
     status = get("status")
     occupancy = get("occupancy")
     if not isinstance(occupancy, dict):
-        occupancy = _NO_ORIGIN
+        occupancy = _EMPTY
     values: dict[str, Any] = {  # in NUMBERS' order: the JSON view lists them so
         "status": status if isinstance(status, str) else UNREADABLE,
         "spill_bytes": _number(get("spill_bytes")), "private_bytes": _number(get("private_bytes")),
@@ -246,7 +246,7 @@ def _place(report: dict, root: str, relative: dict[str, str]) -> str:
     100,000 reports come from one file, a folder's from a few hundred)."""
     origin = report.get("origin")
     if not isinstance(origin, dict):
-        origin = _NO_ORIGIN
+        origin = _EMPTY
     text = report.get("input") or ""
     text = text if isinstance(text, str) else str(text)
     file = origin.get("file") or text

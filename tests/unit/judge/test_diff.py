@@ -138,3 +138,9 @@ def test_a_self_diff_has_nothing_to_say():
     result = run(reports, reports)
     assert result.counts()["same"] == 2 and not result.regressed and result.trusted
     assert "No kernel got worse." in diff_fmt.markdown(_Run(result))
+
+
+def test_the_figures_are_the_fields_in_their_order():
+    from zeinspect.judge.diff import FIELDS, NUMBERS, figures_of
+
+    assert tuple(figures_of(report())) == FIELDS == ("status", *NUMBERS, "triton_retry")
