@@ -15,8 +15,10 @@ audit: setup
 # Both tiers and the quality checks.  `make unit`: the pure tier alone, in seconds.
 # Two worker processes, a test module per worker at a time (--dist loadfile keeps each
 # module's fixtures in one process): about half the wall time on 2 cores (README, Performance).
+# The longest modules start first (tests/conftest.py LONG_FIRST; --no-loadscope-reorder keeps
+# that order instead of xdist's, by number of tests).
 test: setup check
-	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q -n 2 --dist loadfile
+	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 unit: setup-python
 	.venv/bin/python -m pytest -q tests/unit

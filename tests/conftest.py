@@ -44,11 +44,35 @@ sys.path.insert(0, str(ROOT / "bench"))  # bench/wheels.py: real libraries from 
 collect_ignore = ["sample_project"]
 
 
+# The test files that take longest (the sum of their tests' durations, `--durations=0`,
+# 2026-12-02), longest first.  `make test` runs two workers a file at a time with
+# `--no-loadscope-reorder`, so the files start in this order and the rest after them: a long
+# file never starts last and leaves the other worker idle (xdist's own order is by the number
+# of tests, which put the single-test files of a minute or more at the end).
+LONG_FIRST = ("integration/probes/test_triton.py", "integration/probes/test_aot.py",
+              "integration/probes/test_runtime.py", "integration/judge/test_shapes.py",
+              "integration/judge/test_gate.py", "integration/probes/test_dask_executor.py",
+              "integration/probes/test_executor.py", "integration/probes/test_triton_modules.py",
+              "integration/test_precommit.py", "integration/triton/test_tutorials.py",
+              "integration/probes/test_multi.py", "integration/test_shared_cache.py", "integration/test_cli.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    unit = Path(__file__).resolve().parent / "unit"
+    here = Path(__file__).resolve().parent
+    unit = here / "unit"
     for item in items:
         if unit not in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.integration)
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+
+    def weight(item) -> int:
+        try:
+            rel = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
+        except ValueError:
+            return len(LONG_FIRST)
+        return rank.get(rel, len(LONG_FIRST))
+
+    items.sort(key=weight)  # stable: the order within a file, and of the other files, is kept
 
 
 def _require() -> bool:

@@ -104,8 +104,7 @@ class SharedStore:
         with self._lock:
             self.stats.errors += 1
             if self.incident is None:
-                reason = " ".join(f"{exc.__class__.__name__}: {exc}".split())[:300]
-                self.incident = redact(f"shared build cache {self.url}: {doing} failed ({reason}); "
+                self.incident = redact(f"shared build cache {self.url}: {doing} failed ({_reason(exc)}); "
                                        "going on without it (kernels it would have answered are compiled here)")
                 print(f"zeinspect: warning: {self.incident}", file=sys.stderr)
 
@@ -182,8 +181,7 @@ class SharedStore:
     def _unreachable(self, exc: BaseException, doing: str) -> Exception:
         from .errors import ToolchainError
 
-        reason = " ".join(f"{exc.__class__.__name__}: {exc}".split())[:300]
-        return ToolchainError(redact(f"shared build cache {self.url}: {doing} failed ({reason})"))
+        return ToolchainError(redact(f"shared build cache {self.url}: {doing} failed ({_reason(exc)})"))
 
 
 class _Folder:
@@ -292,6 +290,11 @@ class _S3:
 
         for start in range(0, len(relatives), 1000):
             obstore.delete(self.store, relatives[start:start + 1000])
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception as one short line (a store library's messages run over many)."""
+    return " ".join(f"{exc.__class__.__name__}: {exc}".split())[:300]
 
 
 def _profile_credentials() -> Any:
