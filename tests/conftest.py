@@ -34,6 +34,8 @@ def realworld() -> Path:
         if candidate and Path(candidate).is_dir():
             return Path(candidate)
     return ROOT.parent / "shared" / "realworld"
+
+
 KERNELS = ROOT / "kernels"
 ZEINSPECT = [sys.executable, "-m", "zeinspect"]
 

@@ -197,9 +197,9 @@ class BuildCache:
         blobs = {}
         for k in keys:
             path = self._path(k)
+            if path is None:
+                return
             try:
-                if path is None:
-                    return
                 blobs[k] = path.read_bytes()
             except OSError:
                 return

@@ -22,13 +22,11 @@ import msgspec
 from ..errors import InputError
 
 SCHEMAS = ("zeinspect.report/", "zeinspect.audit/")
-REPORT_FIELDS = ("input", "kernel", "target", "compiler", "status", "reason", "spill_bytes", "private_bytes",
-                 "scratch_bytes", "scratch_space_bytes", "scratch_unknown", "grf", "simd", "code_bytes",
-                 "work_group_size", "origin", "occupancy", "extra")
-"""What judge.diff reads of a report (its identity, figures and status); nothing else is kept."""
 
 
 class _Report(msgspec.Struct, forbid_unknown_fields=False):
+    """What judge.diff reads of a report (its identity, figures and status); nothing else is kept."""
+
     input: Any = None
     kernel: Any = None
     target: Any = None
@@ -49,6 +47,10 @@ class _Report(msgspec.Struct, forbid_unknown_fields=False):
     extra: Any = None
 
 
+REPORT_FIELDS: tuple[str, ...] = _Report.__struct_fields__
+"""The fields kept of each report, on either reading path."""
+
+
 class _Verdict(msgspec.Struct):
     report: _Report | None = None
 
@@ -66,7 +68,6 @@ class _Document(msgspec.Struct):
 
 
 _DECODER = msgspec.json.Decoder(_Document)
-_MISSING = object()
 
 
 @dataclass
@@ -83,10 +84,8 @@ def read_saved(data: bytes, path: str) -> SavedDocument:
     and exit 2 when it is not a zeinspect report or audit document, never a traceback."""
     try:
         doc = _DECODER.decode(data)
-    except msgspec.ValidationError:
-        return _read_generic(data, path)  # valid JSON of another shape: the general path says what
-    except msgspec.DecodeError:
-        return _read_generic(data, path)  # not JSON: the json module's message names the line
+    except msgspec.DecodeError:  # not JSON, or JSON of another shape (ValidationError is one too):
+        return _read_generic(data, path)  # the general path says what, naming the line
     _check_schema(doc.schema, path)
     if doc.reports is not None:
         structs = doc.reports

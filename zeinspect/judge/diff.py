@@ -241,16 +241,27 @@ def _root(files: Iterable[str]) -> str:
         not any(f.startswith("/") for f in distinct) else ""
 
 
+def _text(value: Any) -> str:
+    """A report's name-like field as text ("" when absent); most already are strings."""
+    if not value:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _file_of(report: dict) -> str:
+    """The file a report's kernel came from: its origin's, else its input label."""
+    origin = report.get("origin")
+    return _text((origin.get("file") if isinstance(origin, dict) else None) or report.get("input"))
+
+
 def _place(report: dict, root: str, relative: dict[str, str]) -> str:
     """`relative`: each file's path relative to `root`, computed once per file (a library's
     100,000 reports come from one file, a folder's from a few hundred)."""
     origin = report.get("origin")
     if not isinstance(origin, dict):
         origin = _EMPTY
-    text = report.get("input") or ""
-    text = text if isinstance(text, str) else str(text)
-    file = origin.get("file") or text
-    file = file if isinstance(file, str) else str(file)
+    text = _text(report.get("input"))
+    file = _file_of(report)
     member = origin.get("member")
     image = origin.get("image")
     variant = origin.get("variant")
@@ -283,23 +294,15 @@ def _worse_copy(a: dict, b: dict) -> bool:
     return rank(a) > rank(b)
 
 
-def _file_of(report: dict) -> str:
-    origin = report.get("origin")
-    file = (origin.get("file") if isinstance(origin, dict) else None) or report.get("input") or ""
-    return file if isinstance(file, str) else str(file)
-
-
 def side(reports: list[dict], crashed: set[int] | None = None) -> dict[Identity, Figures]:
     """One side's rows: its reports by identity, several copies as one row (the worst, counted)."""
     root = _root(_file_of(r) for r in reports if isinstance(r.get("origin"), dict) or r.get("input"))
     rows: dict[Identity, Figures] = {}
     relative: dict[str, str] = {}
     for i, r in enumerate(reports):
-        kernel, target, text = r.get("kernel") or "", r.get("target") or "", r.get("input") or ""
-        ident = Identity(_place(r, root, relative), kernel if isinstance(kernel, str) else str(kernel),
-                         target if isinstance(target, str) else str(target))
+        ident = Identity(_place(r, root, relative), _text(r.get("kernel")), _text(r.get("target")))
         values = figures_of(r, crashed=bool(crashed and i in crashed))
-        got = Figures(values, 1, text if isinstance(text, str) else str(text), r.get("compiler"), r.get("reason"))
+        got = Figures(values, 1, _text(r.get("input")), r.get("compiler"), r.get("reason"))
         kept = rows.get(ident)
         if kept is not None:
             best = got if _worse_copy(values, kept.values) else kept
