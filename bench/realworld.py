@@ -16,7 +16,12 @@ grouped by cause (kernel names and numbers folded), wall time and peak RSS; and 
 (a "column") the sum of times.  Results are cached in zeinspect's build cache, so a rerun is
 minutes; `--cold` uses a fresh cache in a temporary folder to measure a cold column.
 
+Each run merges its rows into the results already written (a row per library and target, marked
+cold or warm), so columns measured in separate runs end in one table.  `--cache-dir DIR` keeps
+the build cache of a cold run (DIR must be empty) for a warm run after it.
+
 Usage: .venv/bin/python bench/realworld.py [-t bmg-g21,tgllp] [--only sparse,lapack] [--cold]
+                                           [--cache-dir DIR]
 """
 
 from __future__ import annotations
@@ -115,27 +120,35 @@ def audit(paths: list[Path], target: str, env: dict) -> dict:
 
 
 def markdown(results: dict, targets: list[str]) -> str:
+    """The findings of each library and target (from its cold run when there is one) with the
+    cold and warm times measured; then the column sums, cold and warm."""
     lines = ["| library | target | kernels | ok | scratch users | build failed | overflow | n/a | n/a by reason "
-             "| time | peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| cold | warm | peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for lib, by_target in results.items():
         for target in targets:
-            r = by_target.get(target)
-            if r is None:
+            runs = by_target.get(target)
+            if not runs:
                 continue
+            r = runs.get("cold") or runs["warm"]
+            times = [f"{runs[m]['seconds']} s" if m in runs else "-" for m in ("cold", "warm")]
             if "error" in r:
-                lines.append(f"| {lib} | {target} | error: {r['error'][:80]} | | | | | | | {r['seconds']} s | |")
+                lines.append(f"| {lib} | {target} | error: {r['error'][:80]} | | | | | | | {times[0]} | {times[1]} | |")
                 continue
             s = r["status"]
             reasons = "; ".join(f"{k}: {v}" for k, v in r["not_applicable"].items()) or "-"
             lines.append(f"| {lib} | {target} | {r['kernels']} | {s.get('ok', 0)} | {r['scratch_users']} | "
                          f"{s.get('build_failed', 0)} | {s.get('scratch_overflow', 0)} | {s.get('not_applicable', 0)} | "
-                         f"{reasons} | {r['seconds']} s | {r['peak_rss_mib']} MiB |")
-    lines += ["", "| target (column) | time, all libraries |", "|---|---|"]
+                         f"{reasons} | {times[0]} | {times[1]} | {r['peak_rss_mib']} MiB |")
+    lines += ["", "| target (column) | libraries | cold | warm |", "|---|---|---|---|"]
     for target in targets:
-        total = sum(by.get(target, {}).get("seconds", 0) for by in results.values())
-        lines.append(f"| {target} | {total:.0f} s ({total / 60:.1f} min) |")
-    failures = [(lib, t, cause, n) for lib, by in results.items() for t, r in by.items()
-                for cause, n in r.get("build_failures", {}).items()]
+        cells = [f"{len([by for by in results.values() if target in by])}"]
+        for mode in ("cold", "warm"):
+            runs = [by[target][mode] for by in results.values() if mode in by.get(target, {})]
+            total = sum(r["seconds"] for r in runs)
+            cells.append(f"{total:.0f} s ({total / 60:.1f} min, {len(runs)} libraries)" if runs else "-")
+        lines.append(f"| {target} | " + " | ".join(cells) + " |")
+    failures = [(lib, t, cause, n) for lib, by in results.items() for t, runs in by.items()
+                for cause, n in (runs.get("cold") or runs["warm"]).get("build_failures", {}).items()]
     if failures:
         lines += ["", "Build failures by cause:", ""]
         lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in failures]
@@ -147,7 +160,11 @@ def main() -> int:
     ap.add_argument("-t", "--targets", default=",".join(TARGETS))
     ap.add_argument("--only", help="comma-separated libraries (" + ", ".join(LIBRARIES) + ")")
     ap.add_argument("--cold", action="store_true", help="a fresh build cache: cold times")
+    ap.add_argument("--cache-dir", type=Path, help="the build cache to use (empty with --cold)")
+    ap.add_argument("--fresh", action="store_true", help="start a new results table, not merge")
     args = ap.parse_args()
+    if args.cold and args.cache_dir and args.cache_dir.exists() and any(args.cache_dir.iterdir()):
+        ap.error(f"{args.cache_dir}: --cold needs an empty build cache")
     targets = args.targets.split(",")
     chosen = args.only.split(",") if args.only else list(LIBRARIES)
     unknown = [c for c in chosen if c not in LIBRARIES]
@@ -155,23 +172,33 @@ def main() -> int:
         ap.error(f"unknown libraries: {', '.join(unknown)}")
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
+    saved = out_dir / "realworld.json"
     results: dict = {}
+    if saved.exists() and not args.fresh:
+        doc = json.loads(saved.read_text())
+        results = doc["results"] if doc.get("format") == 2 else {}  # an older table is started anew
     with tempfile.TemporaryDirectory(prefix="zeinspect-realworld-") as tmp:
         env = dict(os.environ)
-        if args.cold:
+        if args.cache_dir:
+            args.cache_dir.mkdir(parents=True, exist_ok=True)
+            env["ZEINSPECT_CACHE_DIR"] = str(args.cache_dir.resolve())
+        elif args.cold:
             env["ZEINSPECT_CACHE_DIR"] = tmp
-        for lib in chosen:
-            paths = LIBRARIES[lib]()
-            results[lib] = {}
+        inputs = {lib: LIBRARIES[lib]() for lib in chosen}  # every download before the first timing
+        for lib, paths in inputs.items():
+            results.setdefault(lib, {})
             for target in targets:
                 r = audit(paths, target, env)
-                results[lib][target] = r
+                r["measured"] = time.strftime("%Y-%m-%d %H:%M")
+                results[lib].setdefault(target, {})["cold" if args.cold else "warm"] = r
                 print(f"{lib:12} {target:8} " + (f"error {r['error'][:100]}" if "error" in r else
                       f"{r['kernels']:6} kernels {r['status']} n/a {sum(r['not_applicable'].values())} "
                       f"failed {r['status'].get('build_failed', 0)} {r['seconds']:7.1f} s {r['peak_rss_mib']} MiB"),
                       flush=True)
-    (out_dir / "realworld.json").write_text(json.dumps({"cold": args.cold, "results": results}, indent=1))
-    text = markdown(results, targets)
+                saved.write_text(json.dumps({"format": 2, "results": results}, indent=1))  # kept if cut short
+    every = [t for t in TARGETS if any(t in by for by in results.values())]
+    every += sorted({t for by in results.values() for t in by} - set(every))
+    text = markdown(results, every)
     (out_dir / "realworld.md").write_text(text)
     print()
     print(text)
