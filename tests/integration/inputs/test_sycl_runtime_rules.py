@@ -90,6 +90,8 @@ def test_a_sub_group_size_the_compiler_refuses_makes_the_image_not_applicable(sp
     assert by["bmg-g21"].status is Status.NOT_APPLICABLE
     assert by["bmg-g21"].unmet_requirements == (f"reqd_sub_group_size 8 (target offers {sizes})",)
     assert by["tgllp"].status is Status.OK and by["tgllp"].simd == 8
+    builds = res.stats.compiles + res.stats.cache_hits + res.stats.shared
+    assert builds == 1  # tgllp's build alone: the pair that is not applicable costs no compile
 
 
 def test_every_sub_group_requirement_of_the_library_is_judged_by_the_rule(sparse, sid_compiler):
