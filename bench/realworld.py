@@ -88,9 +88,17 @@ LIBRARIES = {**{d: (lambda d=d: onemkl(d)) for d in ONEMKL}, "dpnp": dpnp, "dpct
 
 
 def _fold(reason: str) -> str:
-    """A failure's cause without the kernel it names or its numbers: failures group by cause."""
-    text = re.sub(r"in kernel '[^']*'", "in kernel K", reason or "")
+    """A failure's cause without the kernel it names, its numbers or the IR instruction IGC
+    quotes: failures group by cause (the VC back end's "Intrinsic is not supported by the
+    <XeLP> platform" keeps the intrinsic's family, `lsc.load.ugm`)."""
+    text = reason or ""
+    unsupported = re.search(r"@llvm\.vc\.internal\.([a-z]+\.[a-z]+\.[a-z]+).*?>: (Intrinsic is not supported "
+                            r"by the <\w+> platform)", text)
+    if unsupported:
+        return f"VC back end: {unsupported.group(1)}: {unsupported.group(2)}"
+    text = re.sub(r"in kernel '[^']*'", "in kernel K", text)
     text = re.sub(r"kernel \S+", "kernel K", text)
+    text = re.sub(r"\S*\[\.tgtimg\[\d+\]\]", "IMAGE", text)
     text = re.sub(r"\b\d+\b", "N", text)
     return text[:200]
 
@@ -100,9 +108,10 @@ def audit(paths: list[Path], target: str, env: dict) -> dict:
     proc = subprocess.run(ZEINSPECT + ["inspect", *map(str, paths), "-t", target, "-q", "--json"],
                           capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
+    try:  # exit 3 (a compiler crashed or hung) still writes the document: the crash is a finding
+        doc = json.loads(proc.stdout)
+    except ValueError:
         return {"error": (proc.stderr or proc.stdout).strip()[-500:], "seconds": round(seconds, 1)}
-    doc = json.loads(proc.stdout)
     reports = doc["reports"]
     status = collections.Counter(r["status"] for r in reports)
     na = collections.Counter(u for r in reports if r["status"] == "not_applicable" for u in r["unmet_requirements"])
@@ -116,7 +125,8 @@ def audit(paths: list[Path], target: str, env: dict) -> dict:
             "scratch_users": users, "not_applicable": dict(na.most_common()), "unchecked": dict(unchecked.most_common()),
             "build_failures": dict(failures.most_common()), "esimd_spills_reported_zero": esimd_zero,
             "seconds": round(seconds, 1), "peak_rss_mib": round(doc["stats"].get("peak_rss_bytes", 0) / 2**20),
-            "compiles": doc["stats"].get("compiles"), "compiler": [c["id"] for c in doc.get("compilers", [])]}
+            "compiles": doc["stats"].get("compiles"), "compiler": [c["id"] for c in doc.get("compilers", [])],
+            "exit": proc.returncode, "incidents": collections.Counter(_fold(i) for i in doc.get("incidents", []))}
 
 
 def markdown(results: dict, targets: list[str]) -> str:
@@ -139,19 +149,35 @@ def markdown(results: dict, targets: list[str]) -> str:
             lines.append(f"| {lib} | {target} | {r['kernels']} | {s.get('ok', 0)} | {r['scratch_users']} | "
                          f"{s.get('build_failed', 0)} | {s.get('scratch_overflow', 0)} | {s.get('not_applicable', 0)} | "
                          f"{reasons} | {times[0]} | {times[1]} | {r['peak_rss_mib']} MiB |")
-    lines += ["", "| target (column) | libraries | cold | warm |", "|---|---|---|---|"]
+    lines += ["", "| column | libraries | cold | warm | scratch users | not applicable, by unmet requirement "
+              "| build failed | of which crashed (exit 3) |", "|---|---|---|---|---|---|---|---|"]
     for target in targets:
-        cells = [f"{len([by for by in results.values() if target in by])}"]
+        rows = [by[target] for by in results.values() if target in by]
+        cells = [str(len(rows))]
         for mode in ("cold", "warm"):
-            runs = [by[target][mode] for by in results.values() if mode in by.get(target, {})]
-            total = sum(r["seconds"] for r in runs)
-            cells.append(f"{total:.0f} s ({total / 60:.1f} min, {len(runs)} libraries)" if runs else "-")
+            times = [runs[mode]["seconds"] for runs in rows if mode in runs]
+            cells.append(f"{sum(times):,.0f} s ({sum(times) / 60:.1f} min)" if len(times) == len(results)
+                         else f"{len(times)} of {len(results)} libraries")
+        # The findings of a run that kept its document (a warm run has them all; cold and warm agree).
+        found = [r for runs in rows for r in [runs.get("warm") or runs["cold"]] if "status" in r]
+        na: collections.Counter = collections.Counter()
+        for r in found:
+            na.update(r["not_applicable"])
+        reasons = "; ".join(f"{k}: {v:,}" for k, v in na.most_common())
+        cells += [f"{sum(r['scratch_users'] for r in found):,}", f"{sum(na.values()):,}" + (f" ({reasons})" if na else ""),
+                  str(sum(r["status"].get("build_failed", 0) for r in found)),
+                  str(sum(sum(r.get("incidents", {}).values()) for r in found))]
         lines.append(f"| {target} | " + " | ".join(cells) + " |")
     failures = [(lib, t, cause, n) for lib, by in results.items() for t, runs in by.items()
                 for cause, n in (runs.get("cold") or runs["warm"]).get("build_failures", {}).items()]
     if failures:
         lines += ["", "Build failures by cause:", ""]
         lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in failures]
+    crashes = [(lib, t, cause, n) for lib, by in results.items() for t, runs in by.items()
+               for cause, n in (runs.get("cold") or runs["warm"]).get("incidents", {}).items()]
+    if crashes:
+        lines += ["", "Compiler crashes and hangs (exit 3; each also a finding):", ""]
+        lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in crashes]
     return "\n".join(lines) + "\n"
 
 
