@@ -129,9 +129,16 @@ def audit(paths: list[Path], target: str, env: dict) -> dict:
             "exit": proc.returncode, "incidents": collections.Counter(_fold(i) for i in doc.get("incidents", []))}
 
 
+def _findings(runs: dict) -> dict:
+    """The run of a library and target whose findings the tables show: the cold one, else the
+    warm one; a run that lost its document gives way to one that kept it (cold and warm agree)."""
+    kept = [runs[m] for m in ("cold", "warm") if m in runs]
+    return next((r for r in kept if "status" in r), kept[0])
+
+
 def markdown(results: dict, targets: list[str]) -> str:
-    """The findings of each library and target (from its cold run when there is one) with the
-    cold and warm times measured; then the column sums, cold and warm."""
+    """The findings of each library and target (_findings) with the cold and warm times
+    measured; then each column's sums, cold and warm, and its findings."""
     lines = ["| library | target | kernels | ok | scratch users | build failed | overflow | n/a | n/a by reason "
              "| cold | warm | peak RSS |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for lib, by_target in results.items():
@@ -139,7 +146,7 @@ def markdown(results: dict, targets: list[str]) -> str:
             runs = by_target.get(target)
             if not runs:
                 continue
-            r = runs.get("cold") or runs["warm"]
+            r = _findings(runs)
             times = [f"{runs[m]['seconds']} s" if m in runs else "-" for m in ("cold", "warm")]
             if "error" in r:
                 lines.append(f"| {lib} | {target} | error: {r['error'][:80]} | | | | | | | {times[0]} | {times[1]} | |")
@@ -158,8 +165,7 @@ def markdown(results: dict, targets: list[str]) -> str:
             times = [runs[mode]["seconds"] for runs in rows if mode in runs]
             cells.append(f"{sum(times):,.0f} s ({sum(times) / 60:.1f} min)" if len(times) == len(results)
                          else f"{len(times)} of {len(results)} libraries")
-        # The findings of a run that kept its document (a warm run has them all; cold and warm agree).
-        found = [r for runs in rows for r in [runs.get("warm") or runs["cold"]] if "status" in r]
+        found = [r for r in map(_findings, rows) if "status" in r]
         na: collections.Counter = collections.Counter()
         for r in found:
             na.update(r["not_applicable"])
@@ -169,12 +175,12 @@ def markdown(results: dict, targets: list[str]) -> str:
                   str(sum(sum(r.get("incidents", {}).values()) for r in found))]
         lines.append(f"| {target} | " + " | ".join(cells) + " |")
     failures = [(lib, t, cause, n) for lib, by in results.items() for t, runs in by.items()
-                for cause, n in (runs.get("cold") or runs["warm"]).get("build_failures", {}).items()]
+                for cause, n in _findings(runs).get("build_failures", {}).items()]
     if failures:
         lines += ["", "Build failures by cause:", ""]
         lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in failures]
     crashes = [(lib, t, cause, n) for lib, by in results.items() for t, runs in by.items()
-               for cause, n in (runs.get("cold") or runs["warm"]).get("incidents", {}).items()]
+               for cause, n in _findings(runs).get("incidents", {}).items()]
     if crashes:
         lines += ["", "Compiler crashes and hangs (exit 3; each also a finding):", ""]
         lines += [f"- {lib} on {t}: {n} x `{cause}`" for lib, t, cause, n in crashes]
