@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import triton_matrix as mx  # noqa: E402
 from support.ttgir_eval import run_dot_kernel  # noqa: E402
 
-from zeinspect.probes.aot import AotConfig  # noqa: E402
+from zeinspect.settings import Settings  # noqa: E402
 from zeinspect.triton.backend import compile_kernel  # noqa
 from zeinspect.triton.probe import probe_triton  # noqa: E402
 from zeinspect.triton.staging import stage  # noqa: E402
@@ -34,7 +34,7 @@ def main() -> None:
         [("C", t, c) for t, c in mx.GROUP_C_DPAS + mx.GROUP_C_SMALL]
     for group, target, case in rows:
         kernel = mx.kernel(case)
-        config = AotConfig(targets=(target,))
+        config = Settings(targets=(target,))
         before = probe_triton(kernel, config, stage=False).reports[0]
         after = probe_triton(kernel, config, stage=True).reports[0]
         dots = after.extra["triton"]["staging"]["dots"]

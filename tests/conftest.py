@@ -181,10 +181,18 @@ class Result:
         return f"Result(code={self.code}, err={self.err[-400:]!r})"
 
 
+def _clean_environ() -> dict:
+    """The test run's environment without a variable that changes what a compiler builds (an
+    IGC_ flag a developer exported must not change what the tests see)."""
+    from zeinspect.toolchain.environment import kind_of
+
+    return {k: v for k, v in os.environ.items() if kind_of(k, os.environ) is None}
+
+
 @pytest.fixture
 def cli(session_cache):
     """The zeinspect CLI with the session's build cache (shared, so repeated compiles are cheap)."""
-    env = dict(os.environ)
+    env = _clean_environ()
     env["ZEINSPECT_CACHE_DIR"] = str(session_cache)
     env.pop("ZEINSPECT_OCLOC", None)
     env["PYTHONPATH"] = str(ROOT)
@@ -194,7 +202,7 @@ def cli(session_cache):
 @pytest.fixture
 def fresh_cli(tmp_path):
     """The CLI with an empty build cache of its own."""
-    env = dict(os.environ)
+    env = _clean_environ()
     env["ZEINSPECT_CACHE_DIR"] = str(tmp_path / "cache")
     env.pop("ZEINSPECT_OCLOC", None)
     env["PYTHONPATH"] = str(ROOT)

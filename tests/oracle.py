@@ -24,7 +24,13 @@ class Built:
     returncode: int
 
 
-def ocloc(compiler, source: Path, device: str, options: str = "", spirv: bool = False) -> Built:
+def ocloc(compiler, source: Path, device: str, options: str = "", spirv: bool = False,
+          env: dict | None = None) -> Built:
+    """A plain ocloc build; `env`: variables added to a clean environment (no IGC_ variable of
+    the test run's own reaches the compiler unless given)."""
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("IGC_")}
     with tempfile.TemporaryDirectory() as tmp:
         argv = [compiler.path, "compile", "-file", str(source), "-device", device, "-out_dir", tmp, "-output", "k"]
         if spirv:
@@ -33,7 +39,7 @@ def ocloc(compiler, source: Path, device: str, options: str = "", spirv: bool = 
             argv += ["-options", options]
         if not compiler.zebin_by_default:
             argv += ["-internal_options", "-cl-intel-allow-zebin"]
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, timeout=600)
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, timeout=600, env={**clean, **(env or {})})
         outputs = [p for p in Path(tmp).iterdir() if p.suffix not in (".spv", ".gen", ".dbg")]
         binary = outputs[0].read_bytes() if outputs and proc.returncode == 0 else None
     return Built(binary, proc.stdout + proc.stderr, proc.returncode)

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from . import envvars
 from .fileio import atomic_write
 
-CACHE_FORMAT = 4  # bumped when cached figures change shape (4: work-group, threads per EU, code size)
+CACHE_FORMAT = 5  # bumped when cached figures or keys change shape (4: work-group, threads per EU, code size;
+#                  5: the compiler's environment in every compile's key)
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 
@@ -31,11 +32,11 @@ def make_key(**parts: Any) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
-_batch = os.environ.get("ZEINSPECT_FETCH_BATCH", "")
-FETCH_BATCH = max(1, int(_batch)) if _batch.isdigit() else 256
-"""Entries asked of a shared store in one request (shared_cache: concurrent multi-object reads).
-The environment variable exists for bench/shared_cache.py, which measures one object per
-request against the batch to show why reads are batched."""
+def fetch_batch() -> int:
+    """Entries asked of a shared store in one request (shared_cache: concurrent multi-object reads).
+    $ZEINSPECT_FETCH_BATCH exists for bench/shared_cache.py, which measures one object per
+    request against the batch to show why reads are batched."""
+    return max(1, envvars.value("ZEINSPECT_FETCH_BATCH"))
 
 
 _BUNDLE_MAGIC = b"ZEIBUNDL"
@@ -124,8 +125,9 @@ class BuildCache:
         wanted = [k for k in dict.fromkeys(keys) if not self._local_has(k)]
         if groups:
             wanted = self._prefetch_bundles(wanted, groups)
-        for start in range(0, len(wanted), FETCH_BATCH):
-            chunk = wanted[start:start + FETCH_BATCH]
+        batch = fetch_batch()
+        for start in range(0, len(wanted), batch):
+            chunk = wanted[start:start + batch]
             found = self.store.fetch([self.relative(k) for k in chunk])
             by_name = {self.relative(k): k for k in chunk}
             for name, blob in found.items():
@@ -145,8 +147,9 @@ class BuildCache:
             if len(group) > 1 and any(k in missing for k in group):
                 names[self.bundle_relative(group)] = group
         listed = list(names)
-        for start in range(0, len(listed), FETCH_BATCH):
-            chunk = listed[start:start + FETCH_BATCH]
+        batch = fetch_batch()
+        for start in range(0, len(listed), batch):
+            chunk = listed[start:start + batch]
             found = self.store.fetch(chunk, counted=False)
             if not self.store.working:
                 return [k for k in wanted if k in missing]

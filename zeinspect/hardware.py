@@ -82,11 +82,17 @@ def scratch_limit_for_ip(ip: str) -> int:
     return SCRATCH_LIMIT_XE_HP if ip_is_xe_hp_or_later(ip) else SCRATCH_LIMIT_XE_LP
 
 
-def grf_bytes_for_ip(ip: str) -> int:
-    """Bytes per general register (IGC platform.hpp getGRFSize): 64 on Xe-HPC (12.60) and Xe2
-    and later, else 32."""
+def wide_core(ip: str) -> bool:
+    """Xe-HPC (12.60) and Xe2 and later: the cores with 64-byte registers (IGC platform.hpp
+    getGRFSize), 8 EUs a core and 128 KiB of shared local memory a work-group.  The one
+    place this family rule is written."""
     major, minor, _ = parse_ip(ip)
-    return 64 if (12, 60) <= (major, minor) < (12, 70) or major >= 20 else 32
+    return (12, 60) <= (major, minor) < (12, 70) or major >= 20
+
+
+def grf_bytes_for_ip(ip: str) -> int:
+    """Bytes per general register: 64 on the wide cores (`wide_core`), else 32."""
+    return 64 if wide_core(ip) else 32
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -102,14 +108,14 @@ DEFAULT_TARGETS = (
 # registers on Xe-HPG, DPAS with 64-byte registers on Xe2's LPG and HPG parts).
 TRITON_TARGETS = ("arl-s", "dg2-g10", "lnl-m", "bmg-g21")
 
-# IP version -> product name, for naming binaries when no compiler is at hand (FORMATS.md).
+# IP version -> product name, for naming binaries when no compiler is at hand (docs/how-it-works.md#zebin).
 KNOWN_IPS = {
     "12.0.0": "tgllp", "12.1.0": "rkl", "12.2.0": "adl-s", "12.3.0": "adl-p", "12.4.0": "adl-n",
     "12.10.0": "dg1", "12.55.8": "dg2-g10", "12.56.5": "dg2-g11", "12.57.0": "dg2-g12", "12.60.7": "pvc",
     "12.70.4": "mtl-u", "12.71.4": "mtl-h", "12.74.4": "arl-h", "20.1.0": "bmg-g21", "20.2.0": "bmg-g31",
     "20.4.4": "lnl-m", "30.0.4": "ptl-h", "30.1.0": "ptl-u",
 }
-# Names that share an IP version with a name of KNOWN_IPS (`ocloc ids` says so; FACTS §4).
+# Names that share an IP version with a name of KNOWN_IPS (`ocloc ids` says so; docs/how-it-works.md#fat-binaries).
 ALIASES = {"rpl-s": "adl-s", "rpl-p": "adl-p", "acm-g10": "dg2-g10", "acm-g11": "dg2-g11", "acm-g12": "dg2-g12",
            "arl-s": "mtl-u"}
 
@@ -119,8 +125,7 @@ def slm_per_work_group(ip: str | None) -> int:
     on Xe-LP, Xe-HPG and Xe-LPG, 128 KiB on Xe-HPC, Xe2 and later; 64 KiB when the IP is unknown."""
     if ip is None or not is_ip(ip):
         return 64 * 1024
-    major, minor, _ = parse_ip(ip)
-    return 128 * 1024 if major >= 20 or (12, 60) <= (major, minor) < (12, 70) else 64 * 1024
+    return 128 * 1024 if wide_core(ip) else 64 * 1024
 
 
 def ip_for_name(name: str) -> str | None:
@@ -147,7 +152,7 @@ PRODUCT_FAMILIES = {
     1300: ("ptl", None, True),
 }
 
-# NEO's hardware-free devices (README "Level Zero without a GPU"; FACTS §6), seen working with
+# NEO's hardware-free devices (README "Level Zero without a GPU"; docs/how-it-works.md#level-zero), seen working with
 # Debian 12's driver: product -> (ProductFamilyOverride, HardwareInfoOverride, ForceDeviceId, IP).
 SIMULATED = {
     "tgllp": ("tgllp", "1x6x16", "9A49", "12.0.0"),

@@ -38,6 +38,32 @@ def slot_overflow(largest_scratch_slot: int | None, limit: int | None) -> str | 
             "rejects it at zeKernelCreate (ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)")
 
 
+def environment_of(reports: Any) -> dict[str, str]:
+    """Every compiler variable any of the reports was built under (name -> value)."""
+    out: dict[str, str] = {}
+    for r in reports:
+        out.update(r.environment)
+    return dict(sorted(out.items()))
+
+
+def built_under(reports: Any) -> str:
+    """What a summary line adds when figures depend on the compiler's environment: `; built
+    under IGC_ExtraOCLOptions=...` (or how many reports were, when not all).  Empty: none did."""
+    environments: dict[tuple, int] = {}
+    total = 0
+    for r in reports:
+        total += 1
+        if r.environment:
+            environments[r.environment] = environments.get(r.environment, 0) + 1
+    if not environments:
+        return ""
+    parts = []
+    for environment, count in sorted(environments.items()):
+        spelled = ", ".join(f"{k}={v}" for k, v in environment)
+        parts.append(spelled if count == total else f"{spelled} ({count} of {total} kernel-target pairs)")
+    return "; built under " + "; ".join(parts)
+
+
 def driver_version_text(version: int | None) -> str:
     """A Level Zero driver version (major 8 bits, minor 8, build 16) as NEO spells it."""
     if not isinstance(version, int):
@@ -115,6 +141,8 @@ class InputId:
     """What sets a SYCL image apart from the file's other images of the same kernels, whatever
     its index: its target, ESIMD, register file, required aspects and sub-group size (what
     `diff` pairs images by across builds)."""
+    package: str | None = None
+    """The package the file came from, as `name version` (a wheel, a conda package), if any."""
 
     @property
     def label(self) -> str:
@@ -122,7 +150,8 @@ class InputId:
         return self.file + (f"({self.member})" if self.member else "") + (f"[{self.image}]" if self.image else "")
 
     def to_json(self) -> dict:
-        return {"file": self.file, "member": self.member, "image": self.image, "variant": self.variant}
+        return {"file": self.file, "member": self.member, "image": self.image, "variant": self.variant,
+                "package": self.package}
 
 
 class ShapeLike(Protocol):
@@ -300,6 +329,10 @@ class KernelReport:
     """Hardware threads per EU at its register count, as IGC wrote it (.ze_info)."""
     code_bytes: int | None = None
     """The size of its code in the zebin (`.text.<kernel>`)."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """The compiler's variables it was built under (IGC_*, NEO's debug keys: toolchain.environment)."""
+    input_digest: str | None = None
+    """SHA-256 of the module that was compiled or read (the image itself, for a library's)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
     """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
@@ -311,6 +344,13 @@ class KernelReport:
         if self.spill_bytes is None and self.private_bytes is None:
             return None
         return (self.spill_bytes or 0) + (self.private_bytes or 0)
+
+    @property
+    def shown_scratch_bytes(self) -> int:
+        """The one figure a table cell, a heat map and a shape ranking show: the driver's (spill +
+        private), or the scratch the compiler reserved when the driver reports none (private
+        memory in scratch on Xe-LP with IGC 2.x)."""
+        return self.scratch_bytes or self.scratch_space_bytes or 0
 
     @property
     def file(self) -> str:
@@ -392,6 +432,8 @@ class KernelReport:
             "work_group_size": self.work_group_size,
             "eu_thread_count": self.eu_thread_count,
             "code_bytes": self.code_bytes,
+            "environment": dict(self.environment),
+            "input_sha256": self.input_digest,
             "origin": (self.origin or InputId(self.input)).to_json(),
             "occupancy": self.occupancy_json(),
             # The older field: the unmet aspects alone.

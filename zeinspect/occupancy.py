@@ -23,8 +23,8 @@ The rules, and where each comes from:
     (xe2_hpg_core/gfx_core_helper_xe2_hpg_core.cpp, calculateNumThreadsPerThreadGroup); Xe3
     64 threads up to 128 registers, 48 at 160, 40 at 192, 32 at 256 or SIMD32, 16 at 512
     (xe3_core); everything at most the device's 1024 work-items (Xe-LP's 512).  The file and
-    function names are compute-runtime's at e37c60bf2a (2026-08-22), as ../shared/FACTS.md
-    section 13 read them;
+    function names are compute-runtime's at e37c60bf2a (2026-08-22), as docs/how-it-works.md#occupancy
+    names them;
   - an Xe-core (a sub-slice before Xe-HPG) has 16 EUs up to Xe-LPG, 8 from Xe-HPC (NEO's
     numEUsPerSubslice on its hardware-free tgllp, dg2, mtl and pvc devices), and 64 KiB of
     shared local memory up to Xe-LPG, 128 KiB from Xe-HPC (hardware.slm_per_work_group);
@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .hardware import ip_in_family_range, is_ip, parse_ip, slm_per_work_group
+from .hardware import ip_in_family_range, is_ip, parse_ip, slm_per_work_group, wide_core
 
 WORK_ITEMS_MAX = 1024
 """The device's most work-items per work-group from Xe-HPG on (NEO's maxWorkgroupSize)."""
@@ -63,7 +63,7 @@ def family(ip: str) -> str:
 
 
 def eus_per_core(ip: str) -> int:
-    return 8 if family(ip) in ("xe-hpc", "xe2", "xe3") else 16
+    return 8 if wide_core(ip) else 16
 
 
 _XE3_THREADS = ((96, 10), (128, 8), (160, 6), (192, 5), (256, 4), (512, 2))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import envvars
+
 
 def user_cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -19,10 +21,10 @@ def user_cache_root() -> Path:
 
 
 def build_cache_dir() -> Path:
-    env = os.environ.get("ZEINSPECT_CACHE_DIR")
+    env = envvars.value("ZEINSPECT_CACHE_DIR")
     return Path(env) if env else user_cache_root() / "builds"
 
 
 def toolchain_dir() -> Path:
-    env = os.environ.get("ZEINSPECT_TOOLCHAIN_DIR")
+    env = envvars.value("ZEINSPECT_TOOLCHAIN_DIR")
     return Path(env) if env else user_cache_root() / "toolchains"

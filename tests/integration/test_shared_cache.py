@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import oracle
 import pytest
 from conftest import KERNELS, ROOT
 
@@ -340,3 +341,35 @@ def test_stats_of_a_store_nobody_answers_is_one_line(cli, tmp_path):
     (line,) = res.err.splitlines()
     assert line.startswith("zeinspect: error: shared build cache s3://nobody/ci: listing failed")
     assert SECRET not in res.err and KEY_ID not in res.err
+
+
+def test_an_igc_variable_on_one_machine_never_poisons_another(cli, server, bucket, tmp_path):
+    """Run A (with an IGC variable) writes the store; run B (without) on another machine must
+    compile afresh and report what the compiler builds without it; A again is served."""
+    kernel = KERNELS / "sg32_accumulate.cl"
+    var = {"IGC_ExtraOCLOptions": "-ze-opt-large-register-file"}
+
+    def run(machine, extra=None, *options):
+        res = cli("kernel", kernel, "-t", "dg2-g10", "--json", "-q", "--cache-url", bucket, *options,
+                  env={**_env(server, tmp_path / machine), **(extra or {})})
+        assert res.code == 0, res
+        doc = json.loads(res.out)
+        return doc["stats"], {(r["grf"], r["spill_bytes"]) for r in doc["reports"]}
+
+    a_stats, a = run("one", var)
+    b_stats, b = run("two")
+    c_stats, c = run("three", var)
+    plain = oracle.driver_figures(oracle.ocloc(_compiler_of(cli), kernel, "dg2-g10").binary, True)["sg32_accumulate"]
+    assert a_stats["compiles"] == 1 and a != b
+    assert b_stats["compiles"] == 1 and b_stats["remote_hits"] == 0 and b == {(plain["grf"], plain["spill"])}
+    assert c_stats["compiles"] == 0 and c_stats["remote_hits"] == 1 and c == a
+    written = len(_objects(server, bucket))
+    run("four", {**var, "IGC_VISAOptions": "-nocompaction"}, "--cache-url-readonly")
+    assert len(_objects(server, bucket)) == written  # a read-only run writes nothing, whatever its environment
+
+
+def _compiler_of(cli):
+    """The compiler the CLI picks for dg2-g10 (the newest that knows it), as the oracle's."""
+    from zeinspect.toolchain.compilers import resolve
+
+    return max((c for c in resolve(None, None) if c.knows("dg2-g10")), key=lambda c: c.version_key)

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "zeinspect"
 # fileio, cache, paths) are the vocabulary and the plumbing every layer may use: layer 0.
 # zeinspect.triton is the optional Triton package: above everything it uses, and nothing of
 # the core may import it (only the front-ends do).
-LAYERS = ("inputs", "toolchain", "levers", "probes", "judge", "app", "formats", "triton",
+LAYERS = ("inputs", "toolchain", "levers", "settings", "probes", "judge", "app", "formats", "triton",
           ("cli", "pytest_plugin", "__main__"))
 
 
@@ -77,7 +77,125 @@ def test_the_check_sees_an_upward_import(tmp_path):
 
 
 @pytest.mark.parametrize("module, rank", [("zeinspect.model", 0), ("zeinspect.fileio", 0), ("zeinspect.inputs.zebin", 1),
-                                          ("zeinspect.levers.sub_group", 3), ("zeinspect.app.audit", 6),
-                                          ("zeinspect.triton.loader", 8), ("zeinspect.cli.gate", 9)])
+                                          ("zeinspect.levers.sub_group", 3), ("zeinspect.settings", 4),
+                                          ("zeinspect.app.audit", 7), ("zeinspect.triton.loader", 9),
+                                          ("zeinspect.cli.gate", 10)])
 def test_layer_ranks(module, rank):
     assert layer_of(module) == rank
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the zeinspect modules it imports (imports inside functions count); `from
+    package import name` counts as importing the module `package.name` when that is one."""
+    modules = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for _, target in imports_of(path, root):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != module:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted.  A
+    package's __init__ importing its own submodules is not a cycle with them unless one of
+    them imports the package back for something other than a submodule."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    import sys
+
+    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_sees_a_cycle_inside_functions(tmp_path):
+    fake = tmp_path / "zeinspect"
+    (fake / "probes").mkdir(parents=True)
+    (fake / "probes" / "__init__.py").write_text("")
+    (fake / "probes" / "a.py").write_text("def f():\n    from .b import g\n")
+    (fake / "probes" / "b.py").write_text("from .a import f\n")
+    assert cycles(import_graph(fake)) == [["zeinspect.probes.a", "zeinspect.probes.b"]]
+
+
+GENERATED_MODULES = {"_ze"}
+"""Modules written at install time (native/ze_build.py's cffi module): a module, not a private name."""
+
+
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """`from zeinspect.x import _name` across modules (a module's private names are its own)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("zeinspect")):
+                for alias in node.names:
+                    if alias.name in GENERATED_MODULES:
+                        continue
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {alias.name}")
+    return found
+
+
+def test_no_private_name_is_imported_across_modules():
+    assert private_imports() == []
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    fake = tmp_path / "zeinspect"
+    fake.mkdir()
+    (fake / "a.py").write_text("def _helper():\n    pass\n")
+    (fake / "b.py").write_text("def f():\n    from .a import _helper\n")
+    assert private_imports(fake) == ["zeinspect/b.py:2: _helper"]
+
+
+FRONT_DOOR_ONLY = ("inputs", "toolchain", "probes", "judge")
+
+
+def front_door_bypasses(root: Path = PACKAGE) -> list[str]:
+    """cli/ reaches the work only through app/ (and zeinspect.triton's own app): never the layers below."""
+    found = []
+    for path in sorted((root / "cli").rglob("*.py")):
+        for line, target in imports_of(path, root):
+            if target.split(".")[1:2] and target.split(".")[1] in FRONT_DOOR_ONLY:
+                found.append(f"{path.relative_to(root.parent)}:{line}: {target}")
+    return found
+
+
+def test_the_cli_goes_through_app_only():
+    assert front_door_bypasses() == []

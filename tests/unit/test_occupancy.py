@@ -1,5 +1,5 @@
 """The occupancy model, rule by rule per IP family, each with the source line it encodes
-(compute-runtime at e37c60bf2a as ../shared/FACTS.md section 13 reads it)."""
+(compute-runtime at e37c60bf2a as docs/how-it-works.md#occupancy reads it)."""
 
 from __future__ import annotations
 

@@ -1,31 +1,31 @@
 """The gate: from an audit request to a judged result, and the ratchet update built on it.
 
 Shared by `zeinspect audit`, `zeinspect ratchet update` and the pytest plugin.  A gate
-configuration and the command line meet in one rule (`AuditRequest.from_gate`): what the
-command line says wins, PATHs replace the configuration's inputs (the pre-commit hook's
-changed files), and a scheduler from the command line or $ZEINSPECT_SCHEDULER comes before
-the configuration's.
+configuration and the command line meet in `zeinspect.settings.resolve` (the command line
+wins); PATHs replace the configuration's inputs (the pre-commit hook's changed files), and
+select its sources' entries (Triton kernels) by file.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EXIT_FINDING, EXIT_OK, EXIT_TOOLCHAIN, UsageError
+from ..errors import UsageError
 from ..fileio import atomic_write
 from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
-from ..judge.gate import GateConfig, TritonEntry
 from ..judge.update import UpdatePlan, update
-from ..probes.aot import AotConfig
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
 from ..probes.logs import read_log, reports_from_log
 from ..probes.results import Collection, Progress
+from ..settings import Settings
 from . import plugins
+from .gate import gate_entries, load_gate, settings
+from .outcome import Outcome
 from .session import open_session
 
 DEFAULT_RATCHET = "scratch_ratchet.txt"
@@ -33,58 +33,27 @@ DEFAULT_RATCHET = "scratch_ratchet.txt"
 
 @dataclass(frozen=True)
 class AuditRequest:
+    settings: Settings = field(default_factory=Settings)
     paths: tuple[str, ...] = ()
     logs: tuple[str, ...] = ()
-    ratchet: str | None = None
-    targets: tuple[str, ...] = ()
-    compiler: str | None = None
-    options: str = ""
-    modules: dict = field(default_factory=dict)
-    shapes: str | None = None
-    strict: bool = False
-    jobs: int = 0
-    use_cache: bool = True
-    timeout: float | None = None
     runtime: bool = False
     """Build through Level Zero on the device instead of compiling with ocloc."""
     simulate: str | None = None
-    scheduler: str | None = None
-    """A Dask scheduler address (probes.dask_executor)."""
-    cache_url: str | None = None
-    """A shared build cache (zeinspect.shared_cache)."""
-    cache_readonly: bool = False
-    triton: tuple[TritonEntry, ...] = ()
-    """Triton kernels from the gate configuration (judge.gate), audited by zeinspect.triton."""
-
-    @classmethod
-    def from_gate(cls, gate: GateConfig, **overrides: Any) -> AuditRequest:
-        """The configuration, with every override that says something taking its place."""
-        req = cls(paths=gate.inputs, logs=gate.logs, ratchet=gate.ratchet, targets=gate.targets,
-                  compiler=gate.compiler, options=gate.options, modules=gate.modules, shapes=gate.shapes,
-                  strict=gate.strict, triton=gate.triton, scheduler=gate.scheduler, cache_url=gate.cache_url)
-        changes = {k: v for k, v in overrides.items() if v not in (None, (), "", False)}
-        if changes.get("paths"):
-            # PATHs on the command line (a pre-commit hook's changed files) are what is audited:
-            # the configuration's Triton kernels only where their file is among them.
-            given = {os.path.normpath(p) for p in changes["paths"]}
-            changes["triton"] = tuple(e for e in gate.triton if os.path.normpath(e.kernel.file) in given)
-        return replace(req, **changes)
-
-    @property
-    def config(self) -> AotConfig:
-        return AotConfig(targets=self.targets or ("default",), compiler=self.compiler, options=self.options,
-                         jobs=self.jobs, use_cache=self.use_cache, timeout=self.timeout,
-                         per_module_options=dict(self.modules), scheduler=self.scheduler, cache_url=self.cache_url,
-                         cache_readonly=self.cache_readonly)
+    sources: Mapping[str, tuple] = field(default_factory=dict)
+    """A registered source's entries (the gate configuration's Triton kernels), by source."""
 
 
-def config_with_gate(config: AotConfig, gate: GateConfig, *, explicit_targets: bool) -> AotConfig:
-    """A command's configuration with a gate configuration's settings wherever the command
-    line says nothing (the rule `AuditRequest.from_gate` applies to an audit)."""
-    return replace(config, targets=config.targets if explicit_targets else gate.targets,
-                   compiler=config.compiler or gate.compiler, options=config.options or gate.options,
-                   per_module_options={**gate.modules, **config.per_module_options},
-                   scheduler=config.scheduler or gate.scheduler, cache_url=config.cache_url or gate.cache_url)
+def request(given: Mapping[str, Any], *, config: str | None = None, paths: tuple[str, ...] = (),
+            logs: tuple[str, ...] = (), runtime: bool = False, simulate: str | None = None,
+            environ: Mapping[str, str] | None = None) -> AuditRequest:
+    """An audit of `paths` and `logs` (else the gate configuration's), with the settings the
+    command line `given`, over the configuration's, over the environment's."""
+    gate = load_gate(config) if config else None
+    chosen = settings(given, gate=gate, environ=environ)
+    if gate is None:
+        return AuditRequest(chosen, tuple(paths), tuple(logs), runtime, simulate)
+    return AuditRequest(chosen, tuple(paths) or gate.inputs, tuple(logs) or gate.logs, runtime, simulate,
+                        gate_entries(gate, tuple(paths)))
 
 
 @dataclass
@@ -94,18 +63,15 @@ class AuditRun:
     ratchet: ratchet_mod.Ratchet
 
     def exit_code(self, strict: bool) -> int:
-        if self.collection.incidents:
-            return EXIT_TOOLCHAIN
-        return EXIT_OK if self.result.passed(strict) else EXIT_FINDING
+        return Outcome.of(len(self.result.failures(strict)), self.collection.incidents).exit_code
 
 
 def run(request: AuditRequest, *, progress: Progress | None = None,
         backend: Callable[[], Executor] | None = None) -> AuditRun:
-    if not request.paths and not request.logs and not request.triton:
+    config = request.settings
+    if not request.paths and not request.logs and not any(request.sources.values()):
         raise UsageError("nothing to audit: give PATHs, --log files or --config")
-    ratchet_path = request.ratchet or DEFAULT_RATCHET
-    ratchet = ratchet_mod.load(ratchet_path, must_exist=request.ratchet is not None)
-    config = request.config
+    ratchet = ratchet_mod.load(config.ratchet or DEFAULT_RATCHET, must_exist=config.ratchet is not None)
     session = open_session(config, backend=backend)
     collection = Collection()
     if request.paths and (request.runtime or request.simulate):
@@ -114,23 +80,23 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
         from ..probes.runtime import probe as runtime_probe
 
         got = runtime_probe([i for i in collect(list(request.paths)) if i.kind.loads_on_device],
-                            RuntimeConfig(simulate=request.simulate, build_flags=request.options,
-                                          timeout=request.timeout or DEFAULT_TIMEOUT))
+                            RuntimeConfig(simulate=request.simulate, build_flags=config.options,
+                                          timeout=config.timeout or DEFAULT_TIMEOUT,
+                                          environment=config.compile_environment))
         collection.reports += got.reports
         collection.incidents += got.incidents
     elif request.paths:
-        if request.shapes:
+        if config.shapes_file:
             from ..judge.shapes_file import collect_in_chosen_shapes
 
-            collection.extend(collect_in_chosen_shapes(list(request.paths), config, session, request.shapes,
-                                                       explicit_targets=bool(request.targets), progress=progress))
+            collection.extend(collect_in_chosen_shapes(list(request.paths), config, session, config.shapes_file,
+                                                       progress=progress))
         else:
-            collection.extend(collect_reports(list(request.paths), config, session,
-                                              explicit_targets=bool(request.targets), progress=progress))
-    if request.triton:
-        triton = plugins.source("triton")
-        for entry in request.triton:
-            collection.extend(triton.audit(entry, config, session, request.shapes, progress))
+            collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
+    for name, entries in request.sources.items():
+        source = plugins.source(name)
+        for entry in entries:
+            collection.extend(source.audit(entry, config, session, config.shapes_file, progress))
     compilers = collection.compilers
     if request.logs and not compilers:
         try:
@@ -150,6 +116,11 @@ class RatchetUpdate:
     plan: UpdatePlan
     path: str
     wrote: bool
+
+    @property
+    def exit_code(self) -> int:
+        """1 when an entry would have grown (or a new one been added) and was refused."""
+        return Outcome.of(len(self.plan.refused)).exit_code
 
 
 def update_ratchet(run_: AuditRun, *, allow_grow: bool) -> RatchetUpdate:

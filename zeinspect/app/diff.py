@@ -19,13 +19,14 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from ..hardware import DEFAULT_TARGETS
 from ..inputs.saved import read_saved
-from ..judge.diff import DiffResult, Thresholds, compare, side
+from ..judge.diff import Change, DiffResult, Thresholds, compare, environment_of, side
 from ..levers import Shape
-from ..probes.aot import AotConfig
 from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
+from ..settings import Settings
 from . import plugins
 from .inspect import explain_paths, probe_paths
+from .outcome import Outcome
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Side:
     incidents: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     """What was built (empty for a saved document: nothing to explain)."""
-    config: AotConfig | None = None
+    config: Settings | None = None
     schema: str | None = None
 
 
@@ -48,8 +49,7 @@ class DiffRequest:
     old: str
     new: str | None
     """None: `old` built twice, with the two values of one of the pairs below."""
-    config: AotConfig
-    explicit_targets: bool = False
+    config: Settings
     compilers: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     shapes: tuple[Shape, ...] = ()
@@ -65,6 +65,13 @@ class DiffRun:
     explained: dict = field(default_factory=dict)
     """(identity) -> (old ExplainResult, new ExplainResult) for regressions, with --explain."""
     seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """As diff(1): trouble (could not compare) wins over a difference."""
+        if not self.result.trusted:
+            return Outcome.untrusted(self.result.incidents).exit_code
+        return Outcome.of(len(self.result.of(Change.WORSE))).exit_code
 
 
 def is_document(path: str) -> bool:
@@ -91,16 +98,15 @@ def _crashed(reports: list[dict], incidents: list[str]) -> set[int]:
             if r.get("status") == "build_failed" and r.get("reason") and any(str(r["reason"]) in x for x in incidents)}
 
 
-def build_side(path: str, config: AotConfig, label: str, *, explicit_targets: bool,
+def build_side(path: str, config: Settings, label: str, *,
                progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> Side:
     source = plugins.input_source(path)
     if source is not None:
-        if not explicit_targets and source.default_targets:
+        if not config.targets_given and source.default_targets:
             config = replace(config, targets=source.default_targets)
         got: Collection = source.probe(path, config, progress)
     else:
-        got = probe_paths([path], config, explicit_targets=explicit_targets, progress=progress,
-                          backend=backend).collection
+        got = probe_paths([path], config, progress=progress, backend=backend).collection
     if not got.reports and not got.incidents:
         raise InputError("has no kernels to compare (no device images, no kernels)", path=path)
     reports = [r.to_json() for r in got.reports]
@@ -128,7 +134,7 @@ def _common_targets(request: DiffRequest) -> tuple[str, ...]:
     return tuple(t for t in DEFAULT_TARGETS if t in both)
 
 
-def _pairs(request: DiffRequest) -> list[tuple[str, AotConfig, str]]:
+def _pairs(request: DiffRequest) -> list[tuple[str, Settings, str]]:
     """(path, config, label) for each side."""
     c = request.config
     if request.new is not None:
@@ -162,7 +168,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     pairs = _pairs(request)
     sides: list[Side | None] = [read_document(p) if is_document(p) else None for p, _, _ in pairs]
     targets = request.config.targets
-    explicit = request.explicit_targets
+    explicit = request.config.targets_given
     if not explicit and None in sides:  # a side to build (two saved documents need no targets)
         saved = [s for s in sides if s is not None]
         if saved:
@@ -172,16 +178,18 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     built = []
     for (path, config, label), got in zip(pairs, sides):
         if got is None:
-            got = build_side(path, replace(config, targets=targets), label, explicit_targets=explicit,
+            got = build_side(path, replace(config, targets=targets, targets_given=explicit), label,
                              progress=progress, backend=backend)
         built.append(got)
     old, new = built
     rows = []
+    environments = (environment_of(old.reports), environment_of(new.reports))
     for s in (old, new):
         rows.append(side(s.reports, s.crashed))
         s.reports = []  # judged from here on by their rows: a library's reports are half a gigabyte
     result = compare(rows[0], rows[1], request.thresholds, old_label=old.label, new_label=new.label)
     result.incidents = old.incidents + new.incidents
+    result.environments = environments
     if old.schema and new.schema and old.schema != new.schema:
         result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "
                             "figures are compared")
@@ -212,4 +220,4 @@ def _explain(run: DiffRun) -> dict:
     return out
 
 
-__all__ = ["DiffRequest", "DiffRun", "Side", "build_side", "diff", "read_document"]
+__all__ = ["DiffRequest", "DiffRun", "Side", "Thresholds", "build_side", "diff", "read_document"]

@@ -16,14 +16,14 @@ from ..errors import UsageError
 from ..inputs import collect, read_input
 from ..judge.audit import AuditResult, audit
 from ..judge.ratchet import Dialect, Ratchet
-from ..model import Compiler, KernelReport
-from ..probes.aot import AotConfig
+from ..model import Compiler, GrfMode, KernelReport
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
 from ..probes.explain import ExplainResult
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
+from ..settings import Settings
 from .outcome import exit_code
 from .session import open_session
 
@@ -45,16 +45,16 @@ class InspectResult:
                      self.collection.compilers)
 
 
-def probe_paths(paths: list[str], config: AotConfig, *, explicit_targets: bool, explain: bool = False,
+def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
                 progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> InspectResult:
     started = time.monotonic()
     session = open_session(config, backend=backend)
-    got = collect_reports(list(paths), config, session, explicit_targets=explicit_targets, progress=progress)
+    got = collect_reports(list(paths), config, session, progress=progress)
     explained = explain_paths(paths, config, backend=backend) if explain else None
     return InspectResult(got, explained, time.monotonic() - started)
 
 
-def explain_paths(paths: list[str], config: AotConfig, *, backend: Callable[[], Executor] | None = None
+def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], Executor] | None = None
                   ) -> ExplainResult:
     """Which source lines spill, from IGC's own ISA (the module as written: no sub-group rewrite)."""
     if config.shape.sub_group is not None:
@@ -76,18 +76,19 @@ class RuntimeResult:
         return exit_code(self.reports, self.incidents)
 
 
-def runtime_kernel(file: str, config: AotConfig, *, device: int, simulate: str | None, compare_aot: bool
+def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | None, compare_aot: bool
                    ) -> RuntimeResult:
     """Build through Level Zero as an application would; with `compare_aot`, the AOT figures of
     the device's IP from the compiler of the driver's own build beside them."""
     from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig
     from ..probes.runtime import probe as runtime_probe
 
-    if config.shape.grf != "default":
+    if config.shape.grf != GrfMode.DEFAULT:
         raise UsageError("--grf applies to AOT compiles; give the driver its flags with --options")
     inp = read_input(file)
     got = runtime_probe([inp], RuntimeConfig(simulate=simulate, device=device, build_flags=config.options,
-                                             kernels=config.kernels, timeout=config.timeout or DEFAULT_TIMEOUT))
+                                             kernels=config.kernels, timeout=config.timeout or DEFAULT_TIMEOUT,
+                                             environment=config.compile_environment))
     out = RuntimeResult(got.reports, got.incidents, got.device, got.driver)
     ip = next((r.ip for r in got.reports if r.ip), None)
     if compare_aot and ip is not None:

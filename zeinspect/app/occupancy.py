@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from ..model import KernelReport
 from ..occupancy import Occupancy, limits, of
-from ..probes.aot import AotConfig
 from ..probes.executor import Executor
 from ..probes.results import Progress
+from ..settings import Settings
 from .inspect import InspectResult, probe_paths
 
 
@@ -45,9 +45,9 @@ class OccupancyResult:
         return self.inspected.exit_code
 
 
-def occupancy(paths: list[str], config: AotConfig, what_if: WhatIf, *, explicit_targets: bool,
+def occupancy(paths: list[str], config: Settings, what_if: WhatIf, *,
               progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> OccupancyResult:
-    got = probe_paths(paths, config, explicit_targets=explicit_targets, progress=progress, backend=backend)
+    got = probe_paths(paths, config, progress=progress, backend=backend)
     out = OccupancyResult(got, what_if)
     for r in got.collection.reports:
         if not r.applicable:

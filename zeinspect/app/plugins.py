@@ -18,11 +18,17 @@ from ..errors import ToolchainError
 @dataclass(frozen=True)
 class GateSource:
     name: str
-    """The gate configuration's key for its entries (`triton`)."""
+    """The gate configuration's key for its entries."""
+    parse: Callable[..., tuple]
+    """(the entries as written, the configuration's folder, its path) -> entries, each with a
+    `file` (what a PATH on the command line selects it by) and a `label`."""
     audit: Callable[..., Any]
     """(entry, config, session, shapes path or None, progress) -> Collection of reports."""
     fix: Callable[..., dict]
-    """(entry, config, session, progress) -> the decision record `zeinspect fix` writes."""
+    """(entry, config, session, progress) -> the decision record `zeinspect fix` writes (its
+    `cleans` says whether the chosen shape uses no scratch anywhere)."""
+    describe_fix: Callable[[str, dict], list[str]]
+    """(label, record) -> the lines `zeinspect fix` prints for the decision."""
 
 
 SOURCES: dict[str, GateSource] = {}

@@ -12,15 +12,18 @@ from ..cache import BuildCache
 from ..model import Compiler
 from ..paths import build_cache_dir
 from ..probes.executor import Executor, LocalExecutor
-from ..probes.session import AotConfig, Session
+from ..probes.session import Session
+from ..settings import Settings
 from ..toolchain.compilers import resolve
+from ..toolchain.run import SLOTS
 
 
-def open_session(config: AotConfig, *, backend: Callable[[], Executor] | None = None,
+def open_session(config: Settings, *, backend: Callable[[], Executor] | None = None,
                  compilers: list[Compiler] | None = None) -> Session:
     """A session for `config`: the build cache unless `use_cache` is off, the compilers
     `config.compiler` selects (found on first use) or `compilers`, and `backend` or the
     executor the configuration asks for."""
+    SLOTS.bound(config.jobs)  # the process-wide bound on compilers running at once (toolchain.run)
     store = None
     if config.use_cache and config.cache_url:
         from ..shared_cache import SharedStore
@@ -31,7 +34,7 @@ def open_session(config: AotConfig, *, backend: Callable[[], Executor] | None = 
     return Session(config=config, cache=cache, backend=backend or backend_for(config), resolve=found)
 
 
-def backend_for(config: AotConfig) -> Callable[[], Executor]:
+def backend_for(config: Settings) -> Callable[[], Executor]:
     """Where uncached compiles run: this machine's pool, or the Dask cluster at `config.scheduler`."""
     if config.scheduler:
         scheduler = config.scheduler
@@ -43,4 +46,5 @@ def backend_for(config: AotConfig) -> Callable[[], Executor]:
                                 cache_readonly=config.cache_readonly)
 
         return dask
-    return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs)
+    return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs, batch=config.batch, multi=config.multi,
+                                 share_front_end=config.share_front_end)

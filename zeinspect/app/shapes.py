@@ -9,19 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import EXIT_FINDING, EXIT_OK, InputError, UsageError
+from ..errors import InputError, UsageError
 from ..inputs import collect
 from ..judge import fix as fix_mod
 from ..judge.gate import GateConfig
 from ..judge.shapes import Search, search
-from ..probes.aot import AotConfig
 from ..probes.executor import Executor
 from ..probes.results import Progress
+from ..settings import Settings
 from . import plugins
+from .gate import gate_entries
+from .outcome import Outcome
 from .session import open_session
 
 
-def shapes(paths: list[str], config: AotConfig, *, kernels: tuple[str, ...] = (), allow_subgroup_change: bool = False,
+def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (), allow_subgroup_change: bool = False,
            progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> list[Search]:
     """The shape table of every scratch-using kernel (or of `kernels`) of each input."""
     session = open_session(config, backend=backend)
@@ -40,8 +42,8 @@ def shapes(paths: list[str], config: AotConfig, *, kernels: tuple[str, ...] = ()
 @dataclass
 class FixOutcome:
     result: fix_mod.FixResult
-    triton: dict = field(default_factory=dict)
-    """`FILE.py:KERNEL` -> the decision record of a gate configuration's Triton kernel."""
+    sources: dict[str, dict] = field(default_factory=dict)
+    """Per gate source (Triton), each entry's label -> its decision record."""
     written: list[str] = field(default_factory=list)
 
     @property
@@ -51,17 +53,18 @@ class FixOutcome:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_FINDING if self.differ else EXIT_OK
+        return Outcome.of(len(self.differ)).exit_code
 
 
-def fix(paths: tuple[str, ...], config: AotConfig, *, gate: GateConfig | None = None, write_to: str | None = None,
+def fix(paths: tuple[str, ...], config: Settings, *, gate: GateConfig | None = None, write_to: str | None = None,
         allow_subgroup_change: bool = False, progress: Progress | None = None,
         backend: Callable[[], Executor] | None = None) -> FixOutcome:
     """Search a shape for every scratch-using kernel of `paths` (and of the gate's inputs and
     Triton kernels), verify each module in its chosen shapes, and write the decisions."""
+    entries = gate_entries(gate) if gate is not None else {}
     if gate is not None:
         paths = tuple(paths) + gate.inputs
-    if not paths and not (gate and gate.triton):
+    if not paths and not any(entries.values()):
         raise UsageError("nothing to fix: give PATHs or --config")
     session = open_session(config, backend=backend)
     out = FixOutcome(fix_mod.FixResult())
@@ -70,10 +73,10 @@ def fix(paths: tuple[str, ...], config: AotConfig, *, gate: GateConfig | None = 
         plan = session.plan()
         out.result = fix_mod.fix(collect(list(paths)), config, session, plan,
                                  allow_subgroup_change=allow_subgroup_change, progress=progress)
-    if gate is not None and gate.triton:
-        triton = plugins.source("triton")
-        out.triton = {entry.kernel.label: triton.fix(entry, config, session, progress) for entry in gate.triton}
+    for name, listed in entries.items():
+        source = plugins.source(name)
+        out.sources[name] = {entry.label: source.fix(entry, config, session, progress) for entry in listed}
     if write_to:
         out.written = fix_mod.write(out.result, write_to, plan, config if paths else None,
-                                    session if paths else None, triton=out.triton)
+                                    session if paths else None, sections=out.sources)
     return out

@@ -7,15 +7,15 @@ code (README "Exit codes"), never a traceback.
 from __future__ import annotations
 
 import gc
-import os
 import sys
 
 import click
 
+from .. import envvars
 from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
 from ..errors import EXIT_INPUT, EXIT_OK, ZeinspectError
 from . import cache, diff, gate, probe, toolchain, triton  # noqa: F401 - each registers its commands on `cli`
-from .common import _fatal, cli
+from .common import cli, fatal
 
 __all__ = ["cli", "main"]
 
@@ -35,24 +35,24 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="zeinspect", standalone_mode=False)
     except click.UsageError as exc:
         hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        _fatal(f"{exc.format_message()}{hint}", EXIT_INPUT)
+        fatal(f"{exc.format_message()}{hint}", EXIT_INPUT)
     except click.exceptions.Abort:
-        _fatal("aborted", 130)
+        fatal("aborted", 130)
     except click.ClickException as exc:
-        _fatal(exc.format_message(), EXIT_INPUT)
+        fatal(exc.format_message(), EXIT_INPUT)
     except ZeinspectError as exc:
-        _fatal(exc.one_line(), exc.exit_code)
+        fatal(exc.one_line(), exc.exit_code)
     except KeyboardInterrupt:
-        _fatal("interrupted", 130)
+        fatal("interrupted", 130)
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(EXIT_OK)
     except MemoryError:
-        _fatal("out of memory", EXIT_INPUT)
+        fatal("out of memory", EXIT_INPUT)
     except Exception as exc:  # noqa: BLE001 - never a traceback for the user
-        if os.environ.get("ZEINSPECT_DEBUG"):
+        if envvars.value("ZEINSPECT_DEBUG"):
             raise
-        _fatal(f"internal error: {exc.__class__.__name__}: {exc} (set ZEINSPECT_DEBUG=1 for a traceback)", 70)
+        fatal(f"internal error: {exc.__class__.__name__}: {exc} (set ZEINSPECT_DEBUG=1 for a traceback)", 70)
     else:
         sys.exit(EXIT_OK)
 

@@ -3,8 +3,11 @@
 Exit codes (README "Exit codes"): 0 fine; 1 a kernel did not build / the gate failed;
 2 usage or input error; 3 toolchain error (no compiler, a compiler crash or hang).
 Heavy modules are imported inside the commands so that `zeinspect --help` starts fast.
-The options every compiling command shares are declared once (`compile_options`) and become
-one `AotConfig`; the shape options come from the lever registry (levers.MODULE_LEVERS).
+The options every compiling command shares are declared once (`compile_options`); what they
+give becomes the run's `Settings` through `zeinspect.settings.resolve`, the one rule every
+front end uses (defaults < environment < gate configuration < command line).  The shape options
+come from the lever registry (levers.MODULE_LEVERS); a setting another module registers with a
+`flag` gets its option here too.
 """
 
 from __future__ import annotations
@@ -30,16 +33,16 @@ def cli() -> None:
     """Find, gate and remove scratch memory use (spills, private memory) in Intel GPU kernels."""
 
 
-def _fatal(message: str, code: int) -> None:
+def fatal(message: str, code: int) -> None:
     click.echo(f"zeinspect: error: {' '.join(str(message).split())}", err=True)
     sys.exit(code)
 
 
-def _write(text: str) -> None:
+def write(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _progress(quiet: bool, label: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+def progress_display(quiet: bool, label: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
     """A progress callback drawing on stderr, or None when quiet or not a terminal."""
     if quiet or not sys.stderr.isatty():
         return None, lambda: None
@@ -61,30 +64,26 @@ def _progress(quiet: bool, label: str) -> tuple[Callable[[int, int], None] | Non
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """What every compiling command takes, parsed once."""
+    """What the command line gave of the run's settings (by setting name), and --quiet."""
 
-    targets: tuple[str, ...]
-    compiler: str | None
-    options: str
-    jobs: int
-    no_cache: bool
-    timeout: float | None
+    given: dict
     quiet: bool
-    scheduler: str | None = None
-    cache_url: str | None = None
-    cache_readonly: bool = False
 
-    def config(self, default_targets: tuple[str, ...] = ("default",), **fields: Any) -> Any:
-        from ..probes.aot import AotConfig
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(self.given.get("targets") or ())
 
-        base = dict(targets=self.targets or default_targets, compiler=self.compiler, options=self.options,
-                    jobs=self.jobs, use_cache=not self.no_cache, timeout=self.timeout, scheduler=self.scheduler,
-                    cache_url=self.cache_url, cache_readonly=self.cache_readonly)
-        return AotConfig(**{**base, **fields})
+    def config(self, default_targets: tuple[str, ...] = ("default",), gate: Any = None,
+               **fields: Any) -> Any:
+        """The run's settings: these options (and `fields`, other options of the command) over the
+        gate configuration at `gate`, over the environment, over the defaults."""
+        from ..app.gate import settings
+
+        return settings({**self.given, **fields}, gate=gate, defaults={"targets": default_targets})
 
     def run(self, label: str, work: Callable[[Callable[[int, int], None] | None], Any]) -> Any:
         """`work(progress)` with a progress display on stderr (none when quiet or not a terminal)."""
-        update, close = _progress(self.quiet, label)
+        update, close = progress_display(self.quiet, label)
         try:
             return work(update)
         finally:
@@ -94,39 +93,75 @@ class CompileOptions:
 def compile_options(f: Callable) -> Callable:
     """Declare the shared options and hand the command one `CompileOptions` as `compile`."""
 
+    extra = _registered_settings()
+
     @functools.wraps(f)
-    def command(*args: Any, targets: tuple, compiler: str | None, options: str, jobs: int, no_cache: bool,
-                timeout: float | None, quiet: bool, scheduler: str | None, cache_url: str | None,
-                cache_readonly: bool, **kwargs: Any) -> Any:
-        return f(*args, compile=CompileOptions(tuple(targets), compiler, options, jobs, no_cache, timeout, quiet,
-                                               scheduler, cache_url or None, cache_readonly), **kwargs)
+    def command(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(key) for key, name in (*SETTING_OPTIONS, *extra)}
+        # A flag not given says nothing (the gate configuration or the environment may).
+        given["use_cache"] = False if kwargs.pop("no_cache") else None
+        given["cache_readonly"] = True if kwargs.pop("cache_readonly") else None
+        return f(*args, compile=CompileOptions(given, quiet), **kwargs)
 
     for option in reversed((
         click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
         click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix)."),
         click.option("--options", default="", help="Extra ocloc -options for every compile (the front end's too)."),
-        click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores)."),
-        click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache."),
-        click.option("--timeout", type=click.FloatRange(1, None), default=None,
-                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
-                     "questions to the compiler get at most a minute of it."),
+        *common_run_options(),
         click.option("--quiet", "-q", is_flag=True, help="No progress display."),
-        click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
-                     help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
-        *cache_url_options(),
+        *(click.option(SETTINGS_FLAGS[name], key, default=None, help=help_) for key, name, help_ in
+          ((key, name, _setting_help(name)) for key, name in extra)),
     )):
         command = option(command)
     return command
 
 
+SETTING_OPTIONS = (("targets", "targets"), ("compiler", "compiler"), ("options", "options"), ("jobs", "jobs"),
+                   ("timeout", "timeout"), ("scheduler", "scheduler"), ("cache_url", "cache_url"),
+                   ("environment", "environment"))
+"""(click parameter, setting name) of the shared options that give a run setting."""
+SETTINGS_FLAGS: dict[str, str] = {}
+
+
+def _registered_settings() -> tuple[tuple[str, str], ...]:
+    """(click parameter, setting name) for each setting registered from outside with a `flag`."""
+    from ..settings import SETTINGS
+
+    SETTINGS_FLAGS.update({s.name: s.flag for s in SETTINGS.extra() if s.flag})
+    return tuple((f"setting_{s.name}", s.name) for s in SETTINGS.extra() if s.flag)
+
+
+def _setting_help(name: str) -> str:
+    from ..settings import SETTINGS
+
+    return SETTINGS[name].help
+
+
+def common_run_options() -> tuple:
+    """How a run compiles (every compiling command, `diff` too): jobs, time limit, cache, cluster, environment."""
+    return (
+        click.option("--jobs", "-j", type=click.IntRange(0, 256), default=None, help="Parallel compiles (0: cores)."),
+        click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache."),
+        click.option("--timeout", type=click.FloatRange(1, None), default=None,
+                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
+                     "questions to the compiler get at most a minute of it."),
+        click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                     help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
+        click.option("--env", "environment", multiple=True, metavar="NAME=VALUE",
+                     help="A variable of the compiler's environment (IGC_*, NEO's debug keys, SYCL_PROGRAM_*), "
+                          "over the caller's; NAME= drops one.  Repeatable."),
+        *cache_url_options(),
+    )
+
+
 def cache_url_options() -> tuple:
     """The shared build cache, behind the local one (zeinspect.shared_cache)."""
-    return (click.option("--cache-url", default=None, envvar="ZEINSPECT_CACHE_URL", metavar="URL",
+    return (click.option("--cache-url", default=None, metavar="URL",
                          help="A build cache many machines share: a folder or s3://bucket/prefix "
                               "(default $ZEINSPECT_CACHE_URL; S3 needs zeinspect[remote])."),
             click.option("--cache-url-readonly", "cache_readonly", is_flag=True,
-                         envvar="ZEINSPECT_CACHE_URL_READONLY",
-                         help="Read the shared cache, never write to it (untrusted pull-request runs)."))
+                         help="Read the shared cache, never write to it (untrusted pull-request runs; "
+                              "default $ZEINSPECT_CACHE_URL_READONLY)."))
 
 
 def probe_options(f: Callable) -> Callable:
@@ -151,22 +186,22 @@ def probe_options(f: Callable) -> Callable:
     return compile_options(command)
 
 
-def _own_stats(stats: Any) -> dict:
+def own_stats(stats: Any) -> dict:
     """The probe's counters plus zeinspect's own peak memory (not its compilers')."""
     import resource
 
     return {**stats.to_json(), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
-def _incidents(incidents: list[str]) -> None:
+def show_incidents(incidents: list[str]) -> None:
     for incident in incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
 
 
-def _emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **options: Any) -> None:
-    from ..formats.writers import Options, emit
+def emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **options: Any) -> None:
+    from ..formats import writers as registry
 
-    emit(writers, result, [(f, d) for f, d in outputs if f], Options(**options), _write)
+    registry.emit(writers, result, [(f, d) for f, d in outputs if f], registry.Options(**options), write)
 
 
 def audit_options(f: Callable) -> Callable:

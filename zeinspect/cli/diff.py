@@ -8,13 +8,13 @@ from typing import Any
 import click
 
 from ..levers import MODULE_LEVERS
-from .common import TARGETS_HELP, _emit, _incidents, cache_url_options, cli
+from .common import TARGETS_HELP, cli, common_run_options, emit, show_incidents
 
 _LEVERS = [lv for lv in MODULE_LEVERS if lv.cli is not None]
 
 
-def _cache_url_options(f: Any) -> Any:
-    for option in reversed(cache_url_options()):
+def _run_options(f: Any) -> Any:
+    for option in reversed(common_run_options()):
         f = option(f)
     return f
 
@@ -52,29 +52,20 @@ def _lever_options(f: Any) -> Any:
               help="Also write the regressions as SARIF 2.1.0.")
 @click.option("--explain", is_flag=True, help="For regressions: which lines spill, in both builds.")
 @click.option("--verbose", "-v", is_flag=True, help="List every change, not only the worst regressions.")
-@click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0, help="Parallel compiles (0: cores).")
-@click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache.")
-@click.option("--timeout", type=click.FloatRange(1, None), default=None,
-              help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-@click.option("--scheduler", default=None, envvar="ZEINSPECT_SCHEDULER", metavar="tcp://HOST:PORT",
-              help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER).")
-@_cache_url_options
+@_run_options
 def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_sets: tuple, kernels: tuple,
          min_bytes: int, min_ratio: float, view: str, as_json: bool, html_to: str | None, sarif_to: str | None,
-         explain: bool, verbose: bool, jobs: int, no_cache: bool, timeout: float | None, quiet: bool,
-         scheduler: str | None, cache_url: str | None, cache_readonly: bool, **levers: Any) -> None:
+         explain: bool, verbose: bool, quiet: bool, no_cache: bool, cache_readonly: bool, **levers: Any) -> None:
     """Compare kernels between two builds (OLD NEW: inputs of any kind or saved --json
     documents), or one input under two compilers (--compiler A --compiler B), two option
     strings or two shapes.  Exit 0: nothing got worse; 1: something did; 2: could not compare."""
-    from ..app.diff import DiffRequest
+    from ..app.diff import DiffRequest, Thresholds
     from ..app.diff import diff as run_diff
-    from ..errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK
+    from ..app.gate import settings
     from ..formats.writers import DIFF
-    from ..judge.diff import Thresholds
     from ..levers import Shape
-    from ..probes.aot import AotConfig
-    from .common import _progress
+    from .common import progress_display
 
     values = {lv.name: levers.pop(f"lever_{lv.name}") for lv in _LEVERS}
     pair = [(name, v) for name, v in values.items() if v]
@@ -88,22 +79,22 @@ def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_set
             shapes = tuple(Shape(**{name: v}) for v in given)
         else:
             base_shape = Shape(**{name: given[0]})
-    config = AotConfig(targets=tuple(targets) or ("default",), compiler=compilers[0] if len(compilers) == 1 else None,
-                       options=option_sets[0] if len(option_sets) == 1 else "", shape=base_shape,
-                       kernels=tuple(kernels), jobs=jobs, use_cache=not no_cache, timeout=timeout, scheduler=scheduler,
-                       cache_url=cache_url or None, cache_readonly=cache_readonly)
-    request = DiffRequest(old=old, new=new, config=config, explicit_targets=bool(targets),
+    # The rest of **levers are the shared run options (jobs, timeout, scheduler, cache, environment).
+    config = settings({**levers, "targets": targets, "compiler": compilers[0] if len(compilers) == 1 else None,
+                       "options": option_sets[0] if len(option_sets) == 1 else None, "shape": base_shape,
+                       "kernels": kernels, "use_cache": False if no_cache else None,
+                       "cache_readonly": True if cache_readonly else None})
+    request = DiffRequest(old=old, new=new, config=config,
                           compilers=tuple(compilers) if len(compilers) > 1 or new is None else (),
                           options=tuple(option_sets) if len(option_sets) > 1 or new is None else (),
                           shapes=shapes, thresholds=Thresholds(min_bytes, min_ratio), explain=explain)
-    update, close = _progress(quiet, "compiling")
+    update, close = progress_display(quiet, "compiling")
     try:
         got = run_diff(request, progress=update)
     finally:
         close()
-    _emit(DIFF, got,
+    emit(DIFF, got,
           [("json" if as_json else view, None), ("html" if html_to else "", html_to),
            ("sarif" if sarif_to else "", sarif_to)], verbose=verbose)
-    _incidents(got.result.incidents)
-    # As diff(1): trouble (could not compare) wins over a difference.
-    sys.exit(EXIT_INPUT if not got.result.trusted else EXIT_FINDING if got.result.regressed else EXIT_OK)
+    show_incidents(got.result.incidents)
+    sys.exit(got.exit_code)

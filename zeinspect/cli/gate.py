@@ -9,19 +9,18 @@ from typing import Any
 import click
 
 from ..errors import EXIT_OK, EXIT_TOOLCHAIN
-from .common import CompileOptions, _emit, _fatal, _incidents, _own_stats, _write, audit_options, cli, shape_options
+from .common import CompileOptions, audit_options, cli, emit, fatal, own_stats, shape_options, show_incidents, write
 
 
-def _run_audit(compile: CompileOptions, config: str | None, strict: bool = False, **given: Any) -> Any:
-    from ..app.audit import AuditRequest, run
-    from ..judge.gate import load as load_gate
+def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, logs: tuple, runtime: bool,
+               simulate: str | None, strict: bool = False, **given: Any) -> Any:
+    from ..app.audit import request as audit_request
+    from ..app.audit import run
 
-    overrides = dict(targets=compile.targets, options=compile.options, compiler=compile.compiler, strict=strict,
-                     jobs=compile.jobs, use_cache=not compile.no_cache, timeout=compile.timeout,
-                     scheduler=compile.scheduler, cache_url=compile.cache_url, cache_readonly=compile.cache_readonly,
-                     **given)
-    request = (AuditRequest.from_gate(load_gate(config), **overrides) if config
-               else AuditRequest(**{k: v for k, v in overrides.items() if v is not None}))
+    settings = {**compile.given, "strict": strict or None, "ratchet": given.pop("ratchet"),
+                "shapes_file": given.pop("shapes")}
+    request = audit_request(settings, config=config, paths=tuple(paths), logs=tuple(logs), runtime=runtime,
+                            simulate=simulate)
     return request, compile.run("compiling", lambda p: run(request, progress=p))
 
 
@@ -42,13 +41,13 @@ def audit(compile: CompileOptions, config: str | None, strict: bool, as_json: bo
     from ..formats.writers import AUDIT
 
     started = time.monotonic()
-    request, got = _run_audit(compile, config, strict, **given)
+    request, got = _run_audit(compile, config, strict=strict, **given)
     outputs = [("json" if as_json else fmt, None), ("junit" if junit else "", junit),
                ("sarif" if sarif_to else "", sarif_to), ("html" if html_to else "", html_to)]
-    _emit(AUDIT, got, outputs, strict=request.strict, verbose=verbose, stats=_own_stats(got.collection.stats),
-          seconds=time.monotonic() - started)
-    _incidents(got.collection.incidents)
-    sys.exit(got.exit_code(request.strict))
+    emit(AUDIT, got, outputs, strict=request.settings.strict, verbose=verbose,
+          stats=own_stats(got.collection.stats), seconds=time.monotonic() - started)
+    show_incidents(got.collection.incidents)
+    sys.exit(got.exit_code(request.settings.strict))
 
 
 @cli.group()
@@ -62,19 +61,18 @@ def ratchet() -> None:
 def ratchet_update(compile: CompileOptions, config: str | None, allow_grow: bool, **given: Any) -> None:
     """Rewrite the ratchet file to what was measured (tightening only, unless --allow-grow)."""
     from ..app.audit import update_ratchet
-    from ..errors import EXIT_FINDING
 
     _, got = _run_audit(compile, config, **given)
     if got.collection.incidents:
-        _incidents(got.collection.incidents)
-        _fatal("not updating the ratchet: some compiles crashed or hung", EXIT_TOOLCHAIN)
+        show_incidents(got.collection.incidents)
+        fatal("not updating the ratchet: some compiles crashed or hung", EXIT_TOOLCHAIN)
     done = update_ratchet(got, allow_grow=allow_grow)
     for line in done.plan.changes + done.plan.grew + done.plan.kept:
         click.echo(line)
     for line in done.plan.refused:
         click.echo(f"refused: {line}")
     click.echo(f"wrote {done.path}" if done.wrote else f"{done.path} is up to date")
-    sys.exit(EXIT_FINDING if done.plan.refused else EXIT_OK)
+    sys.exit(done.exit_code)
 
 
 @cli.command()
@@ -91,9 +89,9 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
     searches = compile.run("compiling shapes", lambda p: search_shapes(
         [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p))
     if as_json:
-        _write(dumps(shapes_fmt.document(searches)))
+        write(dumps(shapes_fmt.document(searches)))
     else:
-        _write(shapes_fmt.table(searches) if searches else "no kernel uses scratch memory on these targets\n")
+        write(shapes_fmt.table(searches) if searches else "no kernel uses scratch memory on these targets\n")
     sys.exit(EXIT_OK)
 
 
@@ -108,19 +106,16 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
 def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, write_to: str | None, config: str | None,
         as_json: bool) -> None:
     """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
-    from ..app.audit import config_with_gate
+    from ..app.gate import load_gate
     from ..app.shapes import fix as run_fix
     from ..formats import fix as fix_fmt
     from ..formats.json import dumps
-    from ..judge.gate import load as load_gate
 
     gate = load_gate(config) if config else None
-    aot = compile.config()
-    if gate is not None:
-        aot = config_with_gate(aot, gate, explicit_targets=bool(compile.targets))
+    aot = compile.config(gate=gate)
     got = compile.run("compiling shapes", lambda p: run_fix(tuple(paths), aot, gate=gate, write_to=write_to,
                                                             allow_subgroup_change=allow_subgroup_change, progress=p))
-    _write(dumps(fix_fmt.document(got.result, got.triton)) if as_json else fix_fmt.text(got.result, got.triton))
+    write(dumps(fix_fmt.document(got.result, got.sources)) if as_json else fix_fmt.text(got.result, got.sources))
     for path in got.written:
         click.echo(f"wrote {path}", err=as_json)
     for d in got.differ:

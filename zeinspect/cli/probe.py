@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ..errors import EXIT_OK, EXIT_TOOLCHAIN
-from .common import CompileOptions, _emit, _incidents, _own_stats, _write, cli, compile_options, probe_options
+from ..errors import EXIT_OK
+from .common import CompileOptions, cli, compile_options, emit, own_stats, probe_options, show_incidents, write
 
 
 def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, view: str,
@@ -17,11 +17,10 @@ def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: A
     from ..formats.writers import INSPECT
 
     config = compile.config(shape=shape, kernels=tuple(kernels))
-    got = compile.run("compiling", lambda p: probe_paths(paths, config, explicit_targets=bool(compile.targets),
-                                                         explain=explain, progress=p))
-    _emit(INSPECT, got, [("json" if as_json else view, None), ("html" if html_to else "", html_to)],
-          verbose=verbose, stats=_own_stats(got.collection.stats), seconds=got.seconds)
-    _incidents(got.collection.incidents)
+    got = compile.run("compiling", lambda p: probe_paths(paths, config, explain=explain, progress=p))
+    emit(INSPECT, got, [("json" if as_json else view, None), ("html" if html_to else "", html_to)],
+          verbose=verbose, stats=own_stats(got.collection.stats), seconds=got.seconds)
+    show_incidents(got.collection.incidents)
     return got.exit_code
 
 
@@ -47,10 +46,10 @@ def kernel(file: str, compile: CompileOptions, kernels: tuple, shape: Any, as_js
                          compare_aot=compare_aot)
     if as_json:
         doc = report_document(got.reports + got.aot, got.compilers, incidents=got.incidents)
-        _write(dumps({**doc, "runtime": {"device": got.device, "driver": got.driver}}))
+        write(dumps({**doc, "runtime": {"device": got.device, "driver": got.driver}}))
     else:
-        _write(side_by_side(got.reports, got.aot) if compare_aot else cards(got.reports))
-    _incidents(got.incidents)
+        write(side_by_side(got.reports, got.aot) if compare_aot else cards(got.reports))
+    show_incidents(got.incidents)
     sys.exit(got.exit_code)
 
 
@@ -67,14 +66,14 @@ def explain(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, a
     """Show which source lines spill, and how full the register file is on each, per kernel and
     target, from IGC's own ISA (no GPU)."""
     from ..app.inspect import explain_paths
-    from ..errors import EXIT_FINDING
+    from ..app.outcome import Outcome
     from ..formats.writers import EXPLAIN
 
     result = explain_paths(list(paths), compile.config(shape=shape, kernels=tuple(kernels)))
-    _emit(EXPLAIN, result, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
+    emit(EXPLAIN, result, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
           isa=with_isa)
-    _incidents(result.incidents)
-    sys.exit(EXIT_TOOLCHAIN if result.incidents else EXIT_FINDING if result.failures else EXIT_OK)
+    show_incidents(result.incidents)
+    sys.exit(Outcome.of(len(result.failures), result.incidents).exit_code)
 
 
 @cli.command()
@@ -94,18 +93,12 @@ def inspect(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, a
 @click.option("--json", "as_json", is_flag=True)
 def devices(simulate: str | None, as_json: bool) -> None:
     """List Level Zero drivers and devices, and the SYCL devices dpctl sees."""
-    from ..errors import ToolchainError
+    from ..app.devices import listing
     from ..formats import devices as devices_fmt
-    from ..probes.runtime import RuntimeConfig, sycl_devices
-    from ..probes.runtime import devices as ze_devices
 
-    listing: dict[str, Any] = {"level_zero": None, "level_zero_error": None, "sycl": sycl_devices()}
-    try:
-        listing["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
-    except ToolchainError as exc:
-        listing["level_zero_error"] = str(exc)
-    _write(devices_fmt.dumps(listing) if as_json else devices_fmt.text(listing))
-    sys.exit(EXIT_OK if listing["level_zero"] or listing["sycl"] else EXIT_TOOLCHAIN)
+    found, code = listing(simulate)
+    write(devices_fmt.dumps(found) if as_json else devices_fmt.text(found))
+    sys.exit(code)
 
 
 @cli.command()
@@ -114,7 +107,7 @@ def devices(simulate: str | None, as_json: bool) -> None:
               help="Folder to write the images and manifest.json into (created if missing).")
 def extract(file: str, out_dir: str) -> None:
     """Write every device image a SYCL AOT build embedded, with a manifest."""
-    from ..judge.extract import extract as do_extract
+    from ..app.extract import extract as do_extract
 
     written, skipped = do_extract(file, out_dir)
     for name in written:
@@ -148,7 +141,7 @@ def occupancy(paths: tuple, kernels: tuple, wg_size: int | None, slm_bytes: int 
 
     what_if = WhatIf(wg_size=wg_size, slm_bytes=slm_bytes, grf_count=grf_count)
     got = compile.run("compiling", lambda p: run(list(paths), compile.config(kernels=tuple(kernels)), what_if,
-                                                 explicit_targets=bool(compile.targets), progress=p))
-    _write(dumps(occupancy_fmt.document(got)) if as_json else occupancy_fmt.text(got))
-    _incidents(got.inspected.collection.incidents)
+                                                 progress=p))
+    write(dumps(occupancy_fmt.document(got)) if as_json else occupancy_fmt.text(got))
+    show_incidents(got.inspected.collection.incidents)
     sys.exit(got.exit_code)

@@ -7,7 +7,8 @@ import sys
 import click
 
 from ..hardware import TRITON_TARGETS
-from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile_options
+from ..model import GrfMode
+from .common import CompileOptions, cli, compile_options, own_stats, show_incidents, write
 
 
 @cli.command()
@@ -18,7 +19,7 @@ from .common import CompileOptions, _incidents, _own_stats, _write, cli, compile
               help="Warps per program (default: as the module launches the kernel, else 4).")
 @click.option("--threads-per-warp", type=click.Choice(["16", "32"]), default=None,
               help="Threads per warp (default: as the module launches the kernel, else 32).")
-@click.option("--grf-mode", type=click.Choice(["default", "small", "large", "auto"]), default=None,
+@click.option("--grf-mode", type=click.Choice([mode.triton for mode in GrfMode]), default=None,
               help="Triton-XPU's register file mode (default: as the module launches the kernel, else default).")
 @click.option("--stage", is_flag=True, help="Apply the SLM staging pass to large FMA dots.")
 @click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here.")
@@ -61,19 +62,17 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
                           options_given=frozenset(k for k, v in given.items() if v is not None))
     config = compile.config(default_targets=TRITON_TARGETS)
     if not name:
-        from ..triton import package
-
-        found = compile.run("compiling", lambda p: package.screen_package(path, kernel, config, progress=p,
-                                                                          policy=build_policy, build=not list_only))
-        _write(views.package_text(found, path) if not as_json else
-               views.package_document(found, _own_stats(found.collection.stats)))
-        _incidents(found.collection.incidents)
+        found = compile.run("compiling", lambda p: app.screen_package(path, kernel, config, progress=p,
+                                                                      policy=build_policy, build=not list_only))
+        write(views.package_text(found, path) if not as_json else
+               views.package_document(found, own_stats(found.collection.stats)))
+        show_incidents(found.collection.incidents)
         sys.exit(found.exit_code)
     got = compile.run("compiling", lambda p: app.screen(
         kernel, config, autotune=autotune, fix=fix_configs, stage=stage, explain=explain, policy=build_policy,
         artifacts_dir=Path(artifacts) if artifacts else None, progress=p))
-    _write(views.render(got, as_json=as_json, stats=_own_stats(got.stats)))
-    _incidents([i for c in got.collections for i in c.incidents])
+    write(views.render(got, as_json=as_json, stats=own_stats(got.stats)))
+    show_incidents([i for c in got.collections for i in c.incidents])
     sys.exit(got.exit_code)
 
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from .. import __version__, names
-from ..judge.diff import NA, Change, DiffResult, Entry, Figures
+from ..judge.diff import NA, PART_FIELDS, Change, DiffResult, Entry, Figures
 from .common import safe
 
 SCHEMA = "zeinspect.diff/1"
@@ -22,7 +22,12 @@ SHOWN = 20
 """Regressions the text view lists without -v."""
 _FIELDS_SHOWN = (("status", "status"), ("scratch_bytes", "scratch"), ("spill_bytes", "spill"),
                  ("private_bytes", "private"), ("grf", "GRF"), ("simd", "SIMD"), ("threads_per_eu", "thr/EU"),
-                 ("max_work_group_size", "max-wg"), ("code_bytes", "code"), ("triton_retry", "Triton retry"))
+                 ("max_work_group_size", "max-wg"), ("code_bytes", "code"))
+
+
+def _shown() -> tuple[tuple[str, str], ...]:
+    """The figures a text view names, with the registered parts' (judge.diff.PART_FIELDS)."""
+    return _FIELDS_SHOWN + tuple((f.name, f.label) for f in PART_FIELDS.values())
 
 
 def _value(v: Any) -> str:
@@ -32,14 +37,14 @@ def _value(v: Any) -> str:
 def _figures(f: Figures | None) -> str:
     if f is None:
         return "absent"
-    shown = [f"{label} {_value(f.get(name))}" for name, label in _FIELDS_SHOWN
+    shown = [f"{label} {_value(f.get(name))}" for name, label in _shown()
              if f.get(name) != NA and name != "status"]
     return f.status + (f" ({', '.join(shown)})" if shown else "") + (f" x{f.count}" if f.count > 1 else "")
 
 
 def _changed(e: Entry) -> str:
     parts = []
-    for name, label in _FIELDS_SHOWN:
+    for name, label in _shown():
         if name in e.changed:
             a = e.old.get(name) if e.old else NA
             b = e.new.get(name) if e.new else NA
@@ -56,7 +61,14 @@ def summary_line(result: DiffResult) -> str:
     c = result.counts()
     return (f"{len(result.entries)} kernel-target pairs compared: {c['worse']} worse, {c['better']} better, "
             f"{c['same']} same, {c['added']} added, {c['removed']} removed"
-            + (f", {c['unreadable']} could not be compared" if c["unreadable"] else ""))
+            + (f", {c['unreadable']} could not be compared" if c["unreadable"] else "")
+            + ("; built under different compiler environments (old: "
+               f"{_environment(result.environments[0])}; new: {_environment(result.environments[1])})"
+               if result.environments_differ else ""))
+
+
+def _environment(env: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in env.items()) or "none"
 
 
 def _hottest(explained: Any) -> str | None:
@@ -158,6 +170,7 @@ def document(run: Any) -> dict:
             "regressed": result.regressed, "trusted": result.trusted,
             "only_old_targets": list(result.only_old_targets), "only_new_targets": list(result.only_new_targets),
             "compilers": {"old": run.old.compilers, "new": run.new.compilers},
+            "environments": {"old": result.environments[0], "new": result.environments[1]},
             "entries": result.entries,  # written by msgspec as they are (judge.diff.Entry)
             "likely_renames": [{"old": a.identity.to_json(), "new": b.identity.to_json()}
                                for a, b in result.likely_renames()],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..app import plugins
 from ..judge.fix import FixResult, sycl_spelling
 from .common import safe
 
@@ -10,7 +11,8 @@ def _state(cleans: bool) -> str:
     return "no scratch memory on any target" if cleans else "still uses scratch memory"
 
 
-def text(result: FixResult, triton_records: dict) -> str:
+def text(result: FixResult, sources: dict[str, dict]) -> str:
+    """`sources`: each gate source's decision records by label (app.shapes.FixOutcome)."""
     out = []
     for d in result.decisions:
         out.append(f"{safe(d.search.input)}:{safe(d.kernel)}: {d.shape.describe()}: {_state(d.cleans)}")
@@ -23,27 +25,25 @@ def text(result: FixResult, triton_records: dict) -> str:
             out.append(f"  checked: {same} on {eq.device}, {eq.outputs_compared} outputs")
         elif eq is not None:
             out.append(f"  checked: {eq.why}")
-    for label, rec in triton_records.items():
-        shape = rec["shape"]
-        out.append(f"{safe(label)}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
-                   f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads: {_state(rec['cleans'])}")
-        out.append(f"  why: {rec['why']}")
-        out.append(f"  Triton: {rec['triton']}")
-    left = len([d for d in result.decisions if not d.cleans]) + len([r for r in triton_records.values()
-                                                                   if not r["cleans"]])
+    for name, records in sources.items():
+        for label, rec in records.items():
+            first, *rest = plugins.source(name).describe_fix(safe(label), rec)
+            out += [f"{first}: {_state(rec['cleans'])}", *rest]
+    left = len([d for d in result.decisions if not d.cleans]) + len([r for records in sources.values()
+                                                                   for r in records.values() if not r["cleans"]])
     if left:
         out.append(f"{left} kernel(s) still use scratch memory in their best shape: list them in the ratchet "
                    "(zeinspect ratchet update --shapes ...)")
     return "".join(line + "\n" for line in out)
 
 
-def document(result: FixResult, triton_records: dict) -> dict:
+def document(result: FixResult, sources: dict[str, dict]) -> dict:
     return {
         "decisions": [{"input": d.search.input, "kernel": d.kernel, "shape": d.shape.to_json(), "cleans": d.cleans,
                        "why": d.search.why(), "sycl": sycl_spelling(d.shape, d.search.written),
                        "same_results": d.equivalence.to_json() if d.equivalence is not None else None,
                        "results": {t: r.to_json() for t, r in d.verified.items()}}
                       for d in result.decisions],
-        "triton": triton_records,
+        **sources,
         "untouched": result.untouched,
     }

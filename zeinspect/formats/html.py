@@ -18,7 +18,7 @@ import json
 import shlex
 
 from ..judge.audit import AuditResult, measured
-from ..model import Compiler, KernelReport, Verdict, family_label
+from ..model import Compiler, KernelReport, Verdict, environment_of, family_label
 from ..occupancy import of
 from .audit import counts
 from .occupancy import summary
@@ -54,7 +54,7 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
             continue
         targets.setdefault(r.target, r.ip)
         row = rows.setdefault((r.input, r.kernel), {"n": len(rows), "k": r.kernel, "i": r.input, "c": {}})
-        scratch = (r.scratch_bytes or r.scratch_space_bytes or 0) if r.applicable else 0
+        scratch = r.shown_scratch_bytes if r.applicable else 0
         row["c"][r.target] = [_CODE[j.verdict], scratch]
         if j.verdict not in (Verdict.CLEAN, Verdict.NOT_APPLICABLE):
             details[(row["n"], r.target)] = _cell_detail(r, j.message)
@@ -83,7 +83,8 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
         "summary": {"line": result.summary, "counts": counts(result), "passed": result.passed(strict),
                     "strict": strict, "kernels": result.kernels, "targets": len(order),
                     "verdicts": {v.label: result.count(v) for v in Verdict}, "seconds": seconds,
-                    "compilers": [c.id for c in compilers], "ratchet": result.ratchet_path},
+                    "compilers": [c.id for c in compilers], "ratchet": result.ratchet_path,
+                    "environment": environment_of(j.report for j in result.judgements if j.report is not None)},
         "targets": [{"name": t, "ip": targets[t], "family": family_label(targets[t])} for t in order],
         "kernels": kernels,
         "details": by_cell,
@@ -168,6 +169,8 @@ document.getElementById("summary").innerHTML =
    ["findings", ["OVERFLOW","FAILED","NEW","GREW","IMPROVED","STALE"].map(v => v + " " + S.verdicts[v]).join(", ")],
    ["not applicable", S.verdicts["N/A"]], ["listed", S.verdicts.LISTED], ["clean", S.verdicts.CLEAN],
    ["compilers", S.compilers.join(", ") || "none"], ["ratchet", S.ratchet],
+   ...(Object.keys(S.environment).length
+       ? [["built under", Object.entries(S.environment).map(e => e[0] + "=" + e[1]).join(", ")]] : []),
    ["time taken", S.seconds == null ? "not recorded" : S.seconds.toFixed(1) + " s"]]
   .map(r => "<tr><td>" + esc(r[0]) + "</td><td>" + esc(r[1]) + "</td></tr>").join("") + "</table><p>" +
   esc(S.line) + "</p>";

@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..model import SCHEMA, Compiler, KernelReport
+from .. import __version__
+from ..model import SCHEMA, Compiler, KernelReport, environment_of
 
 _HOLE = "\u0000zeinspect-list\u0000"
 
@@ -16,12 +17,19 @@ def report_document(reports: list[KernelReport], compilers: list[Compiler], *, s
                     notes: list[str] | None = None, incidents: list[str] | None = None) -> dict:
     return {
         "schema": SCHEMA,
-        "compilers": [c.to_json() for c in compilers],
+        "zeinspect": __version__,
+        "compilers": compilers_json(compilers, reports),
         "reports": [r.to_json() for r in reports],
         "stats": stats or {},
         "notes": list(notes or []),
         "incidents": list(incidents or []),
     }
+
+
+def compilers_json(compilers: list[Compiler], reports: list[KernelReport]) -> list[dict]:
+    """Each compiler with the variables of its environment the reports were built under."""
+    return [c.to_json() | {"environment": environment_of(r for r in reports if r.compiler == c.id)}
+            for c in compilers]
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")
@@ -72,5 +80,6 @@ def report_pieces(reports: list[KernelReport], compilers: list[Compiler], *, sta
                   extra: dict | None = None) -> Iterator[str]:
     """`report_document` (with `extra` keys beside its own), streamed (see `streamed`)."""
     head = report_document([], compilers, stats=stats, notes=notes, incidents=incidents) | (extra or {})
+    head["compilers"] = compilers_json(compilers, reports)
     del head["reports"]
     return streamed(head, "reports", (r.to_json() for r in reports))

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from .. import __version__, names
 from ..judge.audit import AuditResult, Judgement
-from ..model import Verdict
+from ..model import Verdict, environment_of
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINDINGS = (Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE)
@@ -94,13 +94,14 @@ def document(result: AuditResult, *, strict: bool) -> dict:
         results.append({"ruleId": verdict.label, "ruleIndex": FINDINGS.index(verdict),
                         "level": "error" if first.fails(strict) else "note",
                         "message": {"text": message}, "locations": [location], "properties": properties})
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "zeinspect", "version": __version__, "rules": rules}},
-                  "results": results,
-                  "properties": {"summary": result.summary, "passed": result.passed(strict)}}],
-    }
+    run: dict = {"tool": {"driver": {"name": "zeinspect", "version": __version__, "rules": rules}},
+                 "results": results,
+                 "properties": {"summary": result.summary, "passed": result.passed(strict)}}
+    environment = environment_of(j.report for j in result.judgements if j.report is not None)
+    if environment:
+        # The compiler's variables the figures depend on, where SARIF keeps a run's environment.
+        run["invocations"] = [{"executionSuccessful": True, "environmentVariables": environment}]
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
 def dumps(result: AuditResult, *, strict: bool) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .. import names
-from ..model import KernelReport, Status
+from ..model import KernelReport, Status, built_under
 from .common import fmt_bytes, fmt_opt, safe
 
 MARK_OVERFLOW = "OVER"
@@ -31,9 +31,7 @@ def cell(report: KernelReport | None) -> str:
         return MARK_WG
     if report.status is Status.NOT_APPLICABLE:
         return MARK_NOT_APPLICABLE
-    # The driver's figures; the compiler's scratch reservation only when the driver
-    # reports nothing (private memory in scratch on Xe-LP).
-    used = report.scratch_bytes or report.scratch_space_bytes
+    used = report.shown_scratch_bytes
     if used:
         return fmt_bytes(used)
     if report.log_spilled_regs:
@@ -60,7 +58,7 @@ def summary(reports: list[KernelReport]) -> str:
             f"{over} over the scratch cap, {failed} did not build, {clean} clean; "
             f"{na} kernel-target pairs not applicable"
             + (f"; {unchecked} audited with device requirements assumed met (not decidable offline)"
-               if unchecked else ""))
+               if unchecked else "") + built_under(reports))
 
 
 def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True) -> str:
@@ -152,6 +150,8 @@ def cards(reports: list[KernelReport]) -> str:
             seen_ip.add(key)
             shared = ", ".join(safe(x.target) for x in group if (x.ip, x.compiler) == key)
             out.append(f"  [{shared}] ip {r.ip or '?'}, compiled by {r.compiler or 'n/a (existing binary)'}")
+            if r.environment:
+                out.append(f"    built under {safe(', '.join(f'{k}={v}' for k, v in r.environment))}")
             if r.scratch_limit_bytes is not None and r.applicable:
                 if r.needed_scratch_bytes is not None:
                     what = f"needs {r.needed_scratch_bytes} bytes of scratch space"

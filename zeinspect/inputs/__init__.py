@@ -10,22 +10,23 @@ the one registration of how each kind is recognised, tried in order.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 from ..model import InputId
+from . import packages
 from .fatbin import is_fatbin
 from .files import read_file
-from .kinds import InputKind
-from .offload import is_host_archive, is_host_elf
+from .kinds import SOURCE_SUFFIXES, InputKind
+from .offload import carries_device_images, is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
 from .sycl_image import ImageInfo
 from .zebin import is_zebin, looks_like_elf
 
 MAX_INPUT_BYTES = 2 * 1024 * 1024 * 1024
-SOURCE_SUFFIXES = (".cl",)
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,20 @@ def detect_kind(path: str, data: bytes) -> InputKind | None:
 
 
 def read_input(path: str) -> Input:
-    """One file, recognised by content; InputError names the file and the problem."""
+    """One file, recognised by content; InputError names the file and the problem.  A name a
+    report shows is an input too: `PACKAGE!member` (a package's member) and `FILE[image]` (one
+    device image of a host file, as `lib.so[.tgtimg[21]]` or `lib.a(k.o)[__CLANG_...]`)."""
+    if packages.split(path) is not None:
+        package, member = packages.split(path) or ("", "")
+        return _package_member(package, member)
+    image = _image_spec(path)
+    if image is not None:
+        return image
     data = read_file(path, "file", MAX_INPUT_BYTES)
+    return _recognised(path, data)
+
+
+def _recognised(path: str, data: bytes, origin: InputId | None = None) -> Input:
     if not data:
         raise InputError("is empty", path=path)
     kind = detect_kind(path, data)
@@ -103,10 +116,45 @@ def read_input(path: str) -> Input:
             data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("is named .cl but is not UTF-8 text", path=path) from None
-    return Input(path=path, kind=kind, data=data)
+    return Input(path=path, kind=kind, data=data, origin=origin)
+
+
+def _package_member(package: str, member: str) -> Input:
+    found = next((m for m in packages.members(package) if m.name == member), None)
+    if found is None:
+        raise InputError(f"has no member {member!r} that holds kernels", path=package)
+    return _member_input(package, found, packages.identity(package))
+
+
+def _member_input(package: str, member: packages.Member, pkg: packages.Package) -> Input:
+    name = f"{package}{packages.SEPARATOR}{member.name}"
+    return _recognised(name, member.data, InputId(name, package=pkg.label))
+
+
+_IMAGE = re.compile(r"^(?P<file>.+?)(?:\((?P<member>[^()\[\]]+)\))?\[(?P<image>.+)\]$")
+
+
+def _image_spec(spec: str) -> Input | None:
+    """`FILE[image]` or `FILE(member)[image]`, when FILE is a host file (or a package's member)
+    and it has that image: the image as an input of its own, named as its reports name it."""
+    m = _IMAGE.match(spec)
+    if m is None or (not os.path.isfile(m["file"]) and packages.split(m["file"]) is None):
+        return None
+    host = read_input(m["file"])
+    if host.kind != InputKind.HOST:
+        return None
+    images, _, _ = expand_host(host)
+    for img in images:
+        if img.origin is not None and img.origin.image == m["image"] and img.origin.member == m["member"]:
+            return img
+    raise InputError(f"has no device image {m['image']!r}" + (f" in member {m['member']!r}" if m["member"] else ""),
+                     path=m["file"])
 
 
 def _wanted_in_directory(path: Path) -> bool:
+    """Whether a file found in a folder holds kernels: a source or SPIR-V module, a device
+    binary, or a host file (library, object, archive, executable) that carries device images,
+    as its section names say (inputs.offload.carries_device_images reads a few KB of it)."""
     if path.suffix in SOURCE_SUFFIXES or path.suffix == ".spv":
         return True
     try:
@@ -114,7 +162,11 @@ def _wanted_in_directory(path: Path) -> bool:
             head = handle.read(20)
     except OSError:
         return False
-    return is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head)
+    if is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head):
+        return True
+    if packages.is_package(path.name):
+        return True
+    return (head[:4] == b"\x7fELF" or head[:8] == b"!<arch>\n") and carries_device_images(str(path))
 
 
 def collect(paths: list[str]) -> list[Input]:
@@ -133,11 +185,25 @@ def collect(paths: list[str]) -> list[Input]:
                     if child.is_file() and _wanted_in_directory(child):
                         found.append(str(child))
             if not found:
-                raise InputError("holds no kernels (.cl, .spv, zebins or fat binaries)", path=path)
-            out.extend(read_input(f) for f in found)
+                raise InputError("holds no kernels (.cl, .spv, zebins, fat binaries, packages or host files with "
+                                 "device images)", path=path)
+            for f in found:
+                out.extend(_package(f) if packages.is_package(f) else [read_input(f)])
+        elif packages.is_package(path) and p.is_file():
+            got = _package(path)
+            if not got:
+                raise InputError("holds no kernels (no member is a source, SPIR-V, device binary or host file "
+                                 "with device images)", path=path)
+            out.extend(got)
         else:
             out.append(read_input(path))
     return out
+
+
+def _package(path: str) -> list[Input]:
+    """Every member of a package that holds kernels, as inputs named `PACKAGE!member`."""
+    pkg = packages.identity(path)
+    return [_member_input(path, m, pkg) for m in packages.members(path)]
 
 
 def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
@@ -159,13 +225,14 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
     info = {"ips": ips, "spirv": False, "images": len(images)}
     empty = 0
     for img in images:
-        origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None)
+        origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None,
+                         inp.origin.package if inp.origin is not None else None)
         where = origin.label
         if img.skipped:
             notes.append(f"{where}: skipped: {img.skipped}")
             continue
         if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
-            out.append(Input(path=where, kind=img.kind, data=img.data, origin=origin))
+            out.append(Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin))
             try:
                 if img.kind == InputKind.ZEBIN:
                     ip = read_zebin(img.data, where).ip

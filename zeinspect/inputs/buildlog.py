@@ -1,6 +1,6 @@
 """Read compiler build logs: IGC's spill warnings, PTSS errors and ocloc's per-device verdicts.
 
-Both generations are recognised (FORMATS.md "Build-log lines"):
+Both generations are recognised (docs/how-it-works.md#build-log):
 
     warning: kernel <mangled>  compiled SIMD16 allocated 128 regs and spilled around 1043     (IGC < 2.35)
     warning: in kernel 'name': compiled SIMD16 allocated 128 regs and spilled around 1420    (IGC >= 2.35)

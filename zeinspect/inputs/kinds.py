@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import enum
 
+SOURCE_SUFFIXES = (".cl",)
+"""OpenCL C is plain text: its suffix, not its content, says what it is."""
+
 
 class InputKind(enum.StrEnum):
     OPENCL = "opencl"

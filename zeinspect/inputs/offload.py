@@ -1,6 +1,6 @@
 """Device images inside SYCL AOT builds: objects, static archives, executables, shared objects.
 
-Where images live (FORMATS.md "SYCL AOT images"):
+Where images live (docs/how-it-works.md#sycl-images):
 
 * the old offload model: sections `__CLANG_OFFLOAD_BUNDLE__<kind>-<triple>`, images laid end
   to end with zero padding;
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import envvars
 from ..errors import FormatError
 from .kinds import InputKind
 from .sycl_image import ImageInfo, descriptors
@@ -35,7 +36,6 @@ from .sycl_image import ImageInfo, descriptors
 OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 BUNDLE_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
-MAX_DECOMPRESSED = int(os.environ.get("ZEINSPECT_MAX_DECOMPRESSED", str(1 << 30)))
 MAX_IMAGES = 100_000
 MAX_DEPTH = 4
 IMAGE_KINDS = {0: "none", 1: "object", 2: "bitcode", 3: "cubin", 4: "fatbinary", 5: "ptx", 6: "spirv"}
@@ -170,8 +170,8 @@ def _zstd_frame(data: bytes, off: int) -> tuple[int | None, bytes | None, str | 
             piece = data[pos:pos + chunk]
             out += obj.decompress(piece)
             pos += len(piece)
-            if len(out) > MAX_DECOMPRESSED:
-                return None, None, (f"zstd image decompresses to more than {MAX_DECOMPRESSED} bytes: "
+            if len(out) > envvars.value("ZEINSPECT_MAX_DECOMPRESSED"):
+                return None, None, (f"zstd image decompresses to more than {envvars.value('ZEINSPECT_MAX_DECOMPRESSED')} bytes: "
                                     "refused as a decompression bomb")
     except zstandard.ZstdError as exc:
         return None, None, f"damaged zstd frame: {exc}"
@@ -316,9 +316,9 @@ def _elf_errors(reader: Callable) -> Callable:
 
 
 def _host_sections(data: bytes, what: str) -> tuple[Any, list]:
-    from .zebin import _elf
+    from .zebin import read_elf
 
-    elf, sections = _elf(data, what)
+    elf, sections = read_elf(data, what)
     return elf, sections
 
 
@@ -526,3 +526,79 @@ def safe_name(index: int, img: Image) -> str:
     label = img.arch or (img.triple or "").replace(BUNDLE_PREFIX, "") or img.kind
     label = _SAFE.sub("_", label).strip("._")[:48] or "image"
     return f"{index:03d}-{label}.{EXTENSIONS.get(img.kind, 'bin')}"
+
+
+# -- sniffing a file for device images without reading it ----------------------------------
+
+SNIFF_MEMBERS = 100_000
+"""Members of a static archive looked at, at most (each costs two small reads)."""
+
+
+def _section_names(f: Any, base: int, size: int) -> list[str]:
+    """The section names of the ELF64 little-endian object at `base` in `f` (its header, its
+    section table and its section-name table only); [] for anything else or anything damaged."""
+    f.seek(base)
+    head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        return []
+    shoff, = struct.unpack_from("<Q", head, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+    if not shoff or shentsize < 64 or not 0 < shnum <= 65535 or shstrndx >= shnum or shoff + shnum * shentsize > size:
+        return []
+    f.seek(base + shoff)
+    table = f.read(shnum * shentsize)
+    if len(table) < shnum * shentsize:
+        return []
+    str_off, str_size = struct.unpack_from("<QQ", table, shstrndx * shentsize + 0x18)
+    if str_off + str_size > size or str_size > 1 << 24:
+        return []
+    f.seek(base + str_off)
+    strings = f.read(str_size)
+    names = []
+    for i in range(shnum):
+        at, = struct.unpack_from("<I", table, i * shentsize)
+        end = strings.find(b"\0", at)
+        names.append(strings[at:end if end >= 0 else None].decode("latin-1"))
+    return names
+
+
+def _names_carry_images(names: list[str]) -> bool:
+    return any(n.startswith(BUNDLE_PREFIX) or n in (".llvm.offloading", ".tgtimg") for n in names)
+
+
+def carries_device_images(path: str) -> bool:
+    """Whether a host file (an x86-64 object, shared object, executable or static archive)
+    holds device images, from its section names alone: what a folder walk asks of every file,
+    reading a few kilobytes of each however large (a package's other libraries hold none)."""
+    try:
+        with open(path, "rb") as f:
+            return stream_carries_device_images(f, os.fstat(f.fileno()).st_size)
+    except OSError:
+        return False
+
+
+def stream_carries_device_images(f: Any, size: int) -> bool:
+    """`carries_device_images` for a seekable stream of `size` bytes (a file, a package's member)."""
+    f.seek(0)
+    head = f.read(8)
+    if head[:4] == b"\x7fELF":
+        return _names_carry_images(_section_names(f, 0, size))
+    if head != b"!<arch>\n":
+        return False
+    at = 8
+    for _ in range(SNIFF_MEMBERS):
+        f.seek(at)
+        header = f.read(60)
+        if len(header) < 60 or header[58:60] != b"`\n":
+            return False
+        try:
+            length = int(header[48:58].decode("ascii").strip() or "0")
+        except ValueError:
+            return False
+        body = at + 60
+        if _names_carry_images(_section_names(f, body, min(length, size - body))):
+            return True
+        at = body + length + (length & 1)
+        if at >= size:
+            return False
+    return False

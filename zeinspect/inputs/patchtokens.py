@@ -14,7 +14,7 @@ import struct
 
 from ..errors import FormatError
 from ..model import KernelFigures
-from .zebin import _elf, elf_errors_as_format_errors
+from .zebin import elf_errors_as_format_errors, read_elf
 
 PROGRAM_MAGIC = 0x494E5443  # 'CTNI'
 SECTION_NAME = "Intel(R) OpenCL Device Binary"
@@ -36,7 +36,7 @@ def is_patchtoken_binary(data: bytes) -> bool:
 @elf_errors_as_format_errors
 def read_patchtoken_binary(data: bytes, what: str = "binary") -> tuple[str, list[KernelFigures]]:
     """Returns (core family label, kernel figures)."""
-    _, sections = _elf(data, what)
+    _, sections = read_elf(data, what)
     blob = None
     for section in sections:
         if section.name == SECTION_NAME:

@@ -45,6 +45,9 @@ class _Report(msgspec.Struct, forbid_unknown_fields=False):
     origin: Any = None
     occupancy: Any = None
     extra: Any = None
+    options: Any = None
+    environment: Any = None
+    input_sha256: Any = None
 
 
 REPORT_FIELDS: tuple[str, ...] = _Report.__struct_fields__

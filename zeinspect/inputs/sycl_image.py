@@ -31,6 +31,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model import GrfMode
 from .sycl_aspects import ASPECTS
 
 SYCL_KIND = 4
@@ -134,9 +135,9 @@ class ImageInfo:
         (0 = automatic, 2 = large), as appendCompileOptionsForGRFSizeProperties reads them."""
         size, mode = self._misc("sycl-grf-size"), self._misc("sycl-register-alloc-mode")
         if size is not None:
-            return {256: "256", 0: "auto"}.get(size)
+            return {256: GrfMode.LARGE.value, 0: GrfMode.AUTO.value}.get(size)
         if mode is not None:
-            return {2: "256", 0: "auto"}.get(mode)
+            return {2: GrfMode.LARGE.value, 0: GrfMode.AUTO.value}.get(mode)
         return None
 
     @property
@@ -337,8 +338,8 @@ BACKEND_OPTIONS = {
 
 
 def options_for_target(compile_options: str, link_options: str, target_names: tuple[str, ...], *,
-                       esimd: bool = False, grf_size: str | None = None, opt_level: int | None = None
-                       ) -> tuple[list[str], list[str]]:
+                       esimd: bool = False, grf_size: str | None = None, opt_level: int | None = None,
+                       environment: tuple[tuple[str, str], ...] = ()) -> tuple[list[str], list[str]]:
     """The backend options the SYCL runtime builds an image with on a device of these names.
 
     intel/llvm sycl/source/detail/program_manager/program_manager.cpp,
@@ -357,6 +358,17 @@ def options_for_target(compile_options: str, link_options: str, target_names: tu
     - `sycl-grf-size` 256 (or register-alloc-mode large) adds `-doubleGRF` to an ESIMD image
       and `-ze-opt-large-register-file` to others; automatic adds
       `-ze-intel-enable-auto-large-GRF-mode`.
+    The runtime's own variables (`environment`, as the deployment sets them) come in as
+    ProgramManager::getBuiltURProgram applies them to an image it builds at run time:
+    - `SYCL_PROGRAM_COMPILE_OPTIONS` replaces the image's compile options
+      (applyOptionsFromEnvironment), and then no `optLevel` option is added
+      (appendCompileOptionsFromImage checks the variable); -vc-codegen and the register-file
+      properties still are, and the translations above apply to its words;
+    - `SYCL_PROGRAM_LINK_OPTIONS` replaces the image's link options;
+    - `SYCL_PROGRAM_APPEND_COMPILE_OPTIONS` and `SYCL_PROGRAM_APPEND_LINK_OPTIONS` are added
+      last, untranslated (appendCompileEnvironmentVariablesThatAppend and its link twin:
+      "should always come last").
+    Native (AOT) images are loaded as built, whatever these say: only SPIR-V images get here.
     Returns (options as separate words, notes)."""
     import shlex
 
@@ -368,6 +380,14 @@ def options_for_target(compile_options: str, link_options: str, target_names: tu
 
     out: list[str] = []
     notes: list[str] = []
+    env = dict(environment)
+    replaced = env.get("SYCL_PROGRAM_COMPILE_OPTIONS")
+    if replaced is not None:
+        notes.append(f"SYCL_PROGRAM_COMPILE_OPTIONS replaces the image's compile options ({compile_options or 'none'})")
+        compile_options, opt_level = replaced, None
+    if env.get("SYCL_PROGRAM_LINK_OPTIONS") is not None:
+        notes.append(f"SYCL_PROGRAM_LINK_OPTIONS replaces the image's link options ({link_options or 'none'})")
+        link_options = env["SYCL_PROGRAM_LINK_OPTIONS"]
     for token in words(compile_options):
         if token.startswith("-ftarget-register-alloc-mode="):
             for pair in token.split("=", 1)[1].split(","):
@@ -385,10 +405,12 @@ def options_for_target(compile_options: str, link_options: str, target_names: tu
         notes.append("ESIMD image: built with -vc-codegen (the VC back end), as the runtime builds it")
     elif opt_level is not None and f"-O{opt_level}" in BACKEND_OPTIONS:
         out += words(BACKEND_OPTIONS[f"-O{opt_level}"])
-    if grf_size == "256":
+    if grf_size == GrfMode.LARGE:
         out.append("-doubleGRF" if esimd else "-ze-opt-large-register-file")
         notes.append(f"image property sycl-grf-size 256: {out[-1]}")
-    elif grf_size == "auto":
+    elif grf_size == GrfMode.AUTO:
         out.append("-ze-intel-enable-auto-large-GRF-mode")
+    out += words(env.get("SYCL_PROGRAM_APPEND_COMPILE_OPTIONS", ""))
     out += words(link_options)
+    out += words(env.get("SYCL_PROGRAM_APPEND_LINK_OPTIONS", ""))
     return out, notes

@@ -55,7 +55,7 @@ def looks_like_elf(data: bytes) -> bool:
     return data[:4] == b"\x7fELF"
 
 
-def _elf(data: bytes, what: str) -> Any:
+def read_elf(data: bytes, what: str) -> Any:
     """Open ELF bytes with pyelftools, turning its many failure modes into FormatError."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -158,7 +158,7 @@ def _zebin_sections(data: bytes, what: str) -> list[tuple[str, int | str, bytes]
     fast = _plain_zebin_sections(data, what) if looks_like_elf(data) else None
     if fast is not None:
         return fast
-    elf, sections = _elf(data, what)
+    elf, sections = read_elf(data, what)
     if elf.header["e_machine"] not in ("EM_INTEL205", EM_INTELGT):
         raise FormatError(f"{what} is an ELF file but not an Intel GPU binary (e_machine {elf.header['e_machine']})")
     return [(s.name, s["sh_type"], s.data()) for s in sections]

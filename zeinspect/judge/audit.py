@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import names
-from ..model import WHOLE_MODULE, Compiler, KernelReport, Status, Verdict, grf_bytes_for_ip
+from ..model import WHOLE_MODULE, Compiler, KernelReport, Status, Verdict, built_under, grf_bytes_for_ip
 from .ratchet import Entry, Ratchet, find_entry, kernel_matches
 
 
@@ -81,7 +81,7 @@ class AuditResult:
         if self.unchecked_requirements:
             text += (f"; {self.unchecked_requirements} audited with device requirements assumed met "
                      "(not decidable offline)")
-        return text
+        return text + built_under(j.report for j in self.judgements if j.report is not None)
 
 
 def measured(report: KernelReport) -> tuple[int, int]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import difflib
 import enum
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,10 +40,35 @@ UNREADABLE = "unreadable"
 NA = "n/a"
 FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
 """Statuses that cannot build or cannot launch."""
-FIELDS = ("status", "spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes",
-          "threads_per_eu", "max_work_group_size", "work_group_size", "triton_retry")
 NUMBERS = ("spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes", "threads_per_eu",
            "max_work_group_size", "work_group_size")
+
+
+@dataclass(frozen=True)
+class PartField:
+    """A figure a probe's own part of a report carries (`extra.<part>`), compared like the others:
+    registered by the package that owns the part (zeinspect.triton's retry), so the judge
+    reads it by the part's name without knowing the part."""
+
+    name: str
+    label: str
+    """How the text views name it."""
+    part: str
+    """The key of the part under the report's `extra`."""
+    of: Callable[[dict], Any]
+    """The part's JSON -> the figure."""
+
+
+PART_FIELDS: dict[str, PartField] = {}
+
+
+def register_field(part_field: PartField) -> None:
+    PART_FIELDS[part_field.name] = part_field
+
+
+def fields() -> tuple[str, ...]:
+    """Every compared figure: the status, the numbers, and the registered parts' figures."""
+    return ("status", *NUMBERS, *PART_FIELDS)
 
 
 class Change(enum.StrEnum):
@@ -69,20 +94,51 @@ class Identity(msgspec.Struct, frozen=True, order=True):
         return {"where": self.where, "kernel": self.kernel, "target": self.target}
 
 
+class Build(msgspec.Struct, frozen=True):
+    """What a report was built from, beside its figures: the module, options and environment."""
+
+    digest: str | None
+    options: str | None
+    environment: tuple[tuple[str, str], ...]
+
+    @staticmethod
+    def of(report: dict) -> Build | None:
+        env = report.get("environment")
+        if not isinstance(env, dict):
+            return None  # a document from before environments were recorded
+        return Build(report.get("input_sha256") if isinstance(report.get("input_sha256"), str) else None,
+                     report.get("options") if isinstance(report.get("options"), str) else None,
+                     tuple(sorted((str(k), str(v)) for k, v in env.items())))
+
+
+def environment_change(old: Build | None, new: Build | None) -> str | None:
+    """`IGC_X unset -> VALUE, ...` when the environment is all that differs between two builds of
+    one module with one compiler's options (the caller checks the compiler); None otherwise."""
+    if old is None or new is None or old.environment == new.environment:
+        return None
+    if old.digest != new.digest or old.options != new.options or old.digest is None:
+        return None
+    a, b = dict(old.environment), dict(new.environment)
+    return ", ".join(f"{k} {a.get(k, 'unset')} -> {b.get(k, 'unset')}" for k in sorted(a.keys() | b.keys())
+                     if a.get(k) != b.get(k))
+
+
 class Figures:
     """One side's figures for one identity: a number, NA or UNREADABLE per field.  A plain
     class: a frozen dataclass's __init__ costs three times as much, and a library's diff makes
     200,000 (nothing changes one once made)."""
 
-    __slots__ = ("values", "count", "input", "compiler", "reason")
+    __slots__ = ("values", "count", "input", "compiler", "reason", "build")
 
     def __init__(self, values: dict, count: int = 1, input: str = "", compiler: str | None = None,
-                 reason: str | None = None):
+                 reason: str | None = None, build: Build | None = None):
         self.values = values
         self.count = count
         self.input = input
         self.compiler = compiler
         self.reason = reason
+        self.build = build
+        """How it was built (not compared, not written): what a change is attributed to."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Figures) and self.to_json() == other.to_json()
@@ -153,6 +209,12 @@ class DiffResult:
     notes: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     """Why a side could not be compared in part (a crashed compile, an unreadable document)."""
+    environments: tuple[dict, dict] = ({}, {})
+    """The compiler variables each side was built under (toolchain.environment)."""
+
+    @property
+    def environments_differ(self) -> bool:
+        return self.environments[0] != self.environments[1]
 
     def counts(self) -> dict[str, int]:
         out = {c.value: 0 for c in Change}
@@ -225,8 +287,9 @@ def figures_of(report: dict, crashed: bool = False) -> dict:
     if get("scratch_unknown"):
         values["scratch_bytes"] = UNREADABLE
     extra = get("extra")
-    triton = extra.get("triton") if isinstance(extra, dict) else None
-    values["triton_retry"] = (bool(triton.get("first_build")) if isinstance(triton, dict) else NA)
+    for name, part_field in PART_FIELDS.items():
+        part = extra.get(part_field.part) if isinstance(extra, dict) else None
+        values[name] = part_field.of(part) if isinstance(part, dict) else NA
     if crashed:
         values = {name: (UNREADABLE if name != "status" else values["status"]) for name in values}
         values["status"] = UNREADABLE
@@ -294,6 +357,16 @@ def _worse_copy(a: dict, b: dict) -> bool:
     return rank(a) > rank(b)
 
 
+def environment_of(reports: list[dict]) -> dict[str, str]:
+    """Every compiler variable a side's reports were built under."""
+    out: dict[str, str] = {}
+    for r in reports:
+        env = r.get("environment")
+        if isinstance(env, dict):
+            out.update((str(k), str(v)) for k, v in env.items())
+    return dict(sorted(out.items()))
+
+
 def side(reports: list[dict], crashed: set[int] | None = None) -> dict[Identity, Figures]:
     """One side's rows: its reports by identity, several copies as one row (the worst, counted)."""
     root = _root(_file_of(r) for r in reports if isinstance(r.get("origin"), dict) or r.get("input"))
@@ -302,11 +375,11 @@ def side(reports: list[dict], crashed: set[int] | None = None) -> dict[Identity,
     for i, r in enumerate(reports):
         ident = Identity(_place(r, root, relative), _text(r.get("kernel")), _text(r.get("target")))
         values = figures_of(r, crashed=bool(crashed and i in crashed))
-        got = Figures(values, 1, _text(r.get("input")), r.get("compiler"), r.get("reason"))
+        got = Figures(values, 1, _text(r.get("input")), r.get("compiler"), r.get("reason"), Build.of(r))
         kept = rows.get(ident)
         if kept is not None:
             best = got if _worse_copy(values, kept.values) else kept
-            got = Figures(best.values, kept.count + 1, best.input, best.compiler, best.reason)
+            got = Figures(best.values, kept.count + 1, best.input, best.compiler, best.reason, best.build)
         rows[ident] = got
     return rows
 
@@ -325,7 +398,7 @@ def judge(old: Figures, new: Figures, th: Thresholds) -> tuple[Change, tuple[str
     if old.values == new.values and UNREADABLE not in old.values.values():
         return Change.SAME, (), ()  # most of a library between two builds; nothing below can differ
     unreadable = [n for n in _COMPARED if UNREADABLE in (old.get(n), new.get(n))]
-    changed = tuple(n for n in FIELDS if old.get(n) != new.get(n))
+    changed = tuple(n for n in fields() if old.get(n) != new.get(n))
     if unreadable:
         return Change.UNREADABLE, tuple(f"{n} unreadable" for n in unreadable), changed
     if (old.status == "not_applicable") != (new.status == "not_applicable"):
@@ -349,6 +422,9 @@ def judge(old: Figures, new: Figures, th: Thresholds) -> tuple[Change, tuple[str
     o, n, need = old.get("max_work_group_size"), new.get("max_work_group_size"), new.get("work_group_size")
     if isinstance(o, int) and isinstance(n, int) and isinstance(need, int) and n < need <= o:
         worse.append(f"largest work-group {o} -> {n}, below the {need} it requires")
+    cause = environment_change(old.build, new.build) if (worse or better) and old.compiler == new.compiler else None
+    if cause:
+        (worse or better).append(f"the compiler's environment alone changed: {cause}")
     if worse:
         return Change.WORSE, tuple(worse), changed
     if better:

@@ -16,9 +16,10 @@ from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..levers.base import ShapeBase, spell
 from ..levers.spirv_rewrite import rewrite_module
 from ..model import KernelReport, Status
-from ..probes.aot import AotConfig, probe
+from ..probes.aot import probe
 from ..probes.results import Progress
 from ..probes.session import Session
+from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .equivalence import Equivalence
 from .shapes import Search, search
@@ -55,7 +56,7 @@ class FixResult:
     """Kernels that use no scratch memory as written."""
 
 
-def scratch_users(inp: Input, config: AotConfig, session: Session, plan: TargetPlan) -> tuple[list[str], list[str]]:
+def scratch_users(inp: Input, config: Settings, session: Session, plan: TargetPlan) -> tuple[list[str], list[str]]:
     got = probe([inp], replace(config, shape=Shape()), session, plan=plan)
     names = []
     for r in got.reports:
@@ -66,7 +67,7 @@ def scratch_users(inp: Input, config: AotConfig, session: Session, plan: TargetP
     return users, [n for n in names if n not in users]
 
 
-def fix(inputs: list[Input], config: AotConfig, session: Session, plan: TargetPlan, *,
+def fix(inputs: list[Input], config: Settings, session: Session, plan: TargetPlan, *,
         allow_subgroup_change: bool = False, progress: Progress | None = None) -> FixResult:
     result = FixResult()
     for inp in inputs:
@@ -85,7 +86,7 @@ def fix(inputs: list[Input], config: AotConfig, session: Session, plan: TargetPl
     return result
 
 
-def _check_results(result: FixResult, config: AotConfig, session: Session, plan: TargetPlan) -> None:
+def _check_results(result: FixResult, config: Settings, session: Session, plan: TargetPlan) -> None:
     """Run original and remedied kernels where a device accepts them; never claim without a run."""
     from ..inputs import read_input
     from ..toolchain.front_end import to_spirv
@@ -104,13 +105,14 @@ def _check_results(result: FixResult, config: AotConfig, session: Session, plan:
         elif d.kernel not in described:
             d.equivalence = Equivalence(False, "not executable here: the kernel has no launch description")
         else:
-            original = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path))
+            original = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path),
+                                config.compiler_environment)
             remedied, _ = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, ip, cache, config.timeout,
-                                         config.options_for(inp.path))
+                                         config.options_for(inp.path), config.compiler_environment)
             d.equivalence = compare(original, remedied, described[d.kernel])
 
 
-def _verify(result: FixResult, config: AotConfig, session: Session) -> None:
+def _verify(result: FixResult, config: Settings, session: Session) -> None:
     """Compile each module with all its decisions at once, as the audit will, and keep the figures."""
     import tempfile
 
@@ -124,7 +126,7 @@ def _verify(result: FixResult, config: AotConfig, session: Session) -> None:
     with tempfile.TemporaryDirectory(prefix="zeinspect-fix-") as tmp:
         path = Path(tmp) / "shapes.yaml"
         path.write_text(dump(_document(result, artefacts=None)))
-        got = collect_in_chosen_shapes(list(by_module), config, session, str(path), explicit_targets=True)
+        got = collect_in_chosen_shapes(list(by_module), config.with_targets(config.targets), session, str(path))
     for d in result.decisions:
         d.verified = {r.target: r for r in got.reports if r.input == d.search.input and r.kernel == d.kernel}
 
@@ -158,9 +160,10 @@ def _document(result: FixResult, artefacts: dict | None) -> dict:
     return {"schema": SCHEMA, "generated": datetime.date.today().isoformat(), "modules": modules}
 
 
-def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: AotConfig | None,
-          session: Session | None, *, triton: dict | None = None) -> list[str]:
-    """Write the decisions and, per module, the remedied SPIR-V next to them; returns what was written."""
+def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: Settings | None,
+          session: Session | None, *, sections: dict[str, dict] | None = None) -> list[str]:
+    """Write the decisions and, per module, the remedied SPIR-V next to them; returns what was written.
+    `sections`: other sources' decision records, each under its source's key (a gate's Triton kernels)."""
     from ..inputs import read_input
 
     out_dir = Path(shapes_path).parent
@@ -180,7 +183,7 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: 
         info: dict = {}
         if rewrites:
             data, _ = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, first_ip, session.cache, config.timeout,
-                                     config.options_for(inp.path))
+                                     config.options_for(inp.path), config.compiler_environment)
             name = Path(module).with_suffix(".spv").name
             atomic_write(art_dir / name, data)
             written.append(str(art_dir / name))
@@ -188,8 +191,7 @@ def write(result: FixResult, shapes_path: str, plan: TargetPlan | None, config: 
         info["build_options"] = _build_options(decisions, plan)
         artefacts[module] = info
     document = _document(result, artefacts)
-    if triton:
-        document["triton"] = triton
+    document.update({name: records for name, records in (sections or {}).items() if records})
     atomic_write(Path(shapes_path), dump(document).encode())
     written.append(shapes_path)
     return written

@@ -25,9 +25,10 @@ from ..inputs import Input
 from ..levers import MODULE_LEVERS, Shape, module_rewrites, written_shape
 from ..levers.base import LeverRegistry, ShapeBase, grid, ignored, rank, unsupported
 from ..model import WHOLE_MODULE, KernelReport, Status
-from ..probes.aot import AotConfig, probe
+from ..probes.aot import probe
 from ..probes.results import Progress
 from ..probes.session import Session
+from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 
 
@@ -58,7 +59,7 @@ class Cell:
     def scratch(self) -> int:
         if self.report is None:
             return 0
-        return self.report.scratch_bytes or self.report.scratch_space_bytes or 0
+        return self.report.shown_scratch_bytes
 
 
 @dataclass
@@ -163,7 +164,7 @@ class Search:
         return " ".join(parts[:2]) + "".join(parts[2:])
 
 
-def _cell(target: str, report: KernelReport | None, shape: Any, levers: LeverRegistry = MODULE_LEVERS) -> Cell:
+def cell_of(target: str, report: KernelReport | None, shape: Any, levers: LeverRegistry = MODULE_LEVERS) -> Cell:
     if report is None:
         return Cell(target, CellState.FAILED, None, "no report")
     if report.status is not Status.OK:
@@ -177,7 +178,7 @@ def _cell(target: str, report: KernelReport | None, shape: Any, levers: LeverReg
     return Cell(target, CellState.SCRATCH if report.uses_scratch else CellState.CLEAN, report)
 
 
-def search(inp: Input, kernel: str, base: AotConfig, session: Session, plan: TargetPlan, *,
+def search(inp: Input, kernel: str, base: Settings, session: Session, plan: TargetPlan, *,
            allow_subgroup_change: bool = False, progress: Progress | None = None) -> Search:
     """Compile every shape of `kernel` for every planned target (through the cache)."""
     from ..errors import UsageError
@@ -187,7 +188,7 @@ def search(inp: Input, kernel: str, base: AotConfig, session: Session, plan: Tar
 
     first_ip = plan.ips[0]
     compiler = plan.compiler_for_ip[first_ip]
-    spirv = to_spirv(inp, compiler, first_ip, session.cache, base.timeout, base.options_for(inp.path))
+    spirv = to_spirv(inp, compiler, first_ip, session.cache, base.timeout, base.options_for(inp.path), base.compiler_environment)
     module = read_module(spirv, inp.path)
     fid = next((f for f, name in module.entry_points() if name == kernel), None)
     if fid is None:
@@ -211,7 +212,7 @@ def search(inp: Input, kernel: str, base: AotConfig, session: Session, plan: Tar
             for c in got.compilers:
                 if c.id not in result.compiler_ids:
                     result.compiler_ids.append(c.id)
-            row.cells = [_cell(t.name, by_target.get(t.name), shape) for t in plan.targets]
+            row.cells = [cell_of(t.name, by_target.get(t.name), shape) for t in plan.targets]
         except UsageError as exc:  # e.g. no spelling for this register-file mode
             row.cells = [Cell(t.name, CellState.NOT_AVAILABLE, None, str(exc)) for t in plan.targets]
         result.rows.append(row)

@@ -34,10 +34,11 @@ from ..errors import FormatError, InputError
 from ..inputs import collect
 from ..inputs.zeinfo import load_yaml_strictly
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites, written_shape
-from ..probes.aot import AotConfig, _kernel_wanted, probe
+from ..probes.aot import kernel_wanted, probe
 from ..probes.collect import collect_reports
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
+from ..settings import Settings
 
 SCHEMA = "zeinspect.shapes/1"
 
@@ -91,15 +92,14 @@ def dump(doc: dict) -> str:
         yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=None)
 
 
-def collect_in_chosen_shapes(paths: list[str], config: AotConfig, session: Session, shapes_path: str, *,
-                             explicit_targets: bool, progress: Progress | None = None) -> Collection:
+def collect_in_chosen_shapes(paths: list[str], config: Settings, session: Session, shapes_path: str, *,
+                             progress: Progress | None = None) -> Collection:
     decisions = load(shapes_path)
     inputs = collect(paths)
     plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out = Collection()
     if plain:
-        out.extend(collect_reports([], config, session, explicit_targets=explicit_targets, progress=progress,
-                                   inputs=plain))
+        out.extend(collect_reports([], config, session, progress=progress, inputs=plain))
     shaped = [i for i in inputs if os.path.normpath(i.path) in decisions and i.compilable]
     if not shaped:
         return out
@@ -112,10 +112,10 @@ def collect_in_chosen_shapes(paths: list[str], config: AotConfig, session: Sessi
         chosen = decisions[os.path.normpath(inp.path)]
         first_ip = plan.ips[0]
         spirv = to_spirv(inp, plan.compiler_for_ip[first_ip], first_ip, session.cache, config.timeout,
-                         config.options_for(inp.path))
+                         config.options_for(inp.path), config.compiler_environment)
         module = read_module(spirv, inp.path)
         written = {name: written_shape(module, fid) for fid, name in module.entry_points()}
-        names = [n for n in written if _kernel_wanted(n, config.kernels)]
+        names = [n for n in written if kernel_wanted(n, config.kernels)]
         unknown = sorted(set(chosen) - set(written))
         if unknown:
             raise InputError(f"{shapes_path} records a shape for {unknown[0]!r}, which this module does not have",

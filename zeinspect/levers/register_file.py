@@ -28,11 +28,11 @@ PROBE_IPS = LARGE_GRF_PROBE_IPS
 
 # mode -> candidates of (where, option text, grf_count expected or None for "builds")
 CANDIDATES: dict[str, list[tuple[str, str, int | None]]] = {
-    "256": [("options", "-ze-opt-large-register-file", 256), ("options", "-cl-intel-256-GRF-per-thread", 256),
+    GrfMode.LARGE: [("options", "-ze-opt-large-register-file", 256), ("options", "-cl-intel-256-GRF-per-thread", 256),
             ("options", "-ze-exp-register-file-size 256", 256)],
-    "128": [("options", "-cl-intel-128-GRF-per-thread", 128), ("options", "-ze-exp-register-file-size 128", 128),
+    GrfMode.SMALL: [("options", "-cl-intel-128-GRF-per-thread", 128), ("options", "-ze-exp-register-file-size 128", 128),
             ("internal", "-cl-intel-128-GRF-per-thread", 128)],
-    "auto": [("options", "-ze-intel-enable-auto-large-GRF-mode", None),
+    GrfMode.AUTO: [("options", "-ze-intel-enable-auto-large-GRF-mode", None),
              ("internal", "-ze-intel-enable-auto-large-GRF-mode", None)],
 }
 
@@ -42,7 +42,7 @@ GrfSpelling = BuildOptions
 
 def grf_spelling(compiler: Compiler, mode: str) -> BuildOptions:
     """The options that select `mode` on this compiler; UsageError if it has none."""
-    if mode == "default":
+    if mode == GrfMode.DEFAULT:
         return BuildOptions()
     if mode not in CANDIDATES:
         raise UsageError(f"unknown register file mode {mode!r} (default, 128, 256, auto)")
@@ -95,16 +95,16 @@ def _establish(compiler: Compiler, mode: str) -> BuildOptions:
         if grf is not None and (expected is None or grf == expected):
             return BuildOptions(options=text if where == "options" else "",
                                internal_options=text if where == "internal" else "")
-    if mode == "128" and _try(compiler, ip, "options", "") == 128:
+    if mode == GrfMode.SMALL and _try(compiler, ip, "options", "") == 128:
         # No explicit spelling, but 128 is what this compiler always picks by default.
         return BuildOptions(note="no explicit 128-register option; this compiler's default is 128")
     return BuildOptions(note="unsupported")
 
 
 # Choosing among equally good shapes: the default register file, then automatic, then 256.
-_COST = {"default": 0, "128": 0, "auto": 1, "256": 2}
-_SYCL = {"256": "the grf_size<256> kernel property (sycl::ext::intel::experimental::grf_size<256>)",
-         "auto": "the grf_size_automatic kernel property"}
+_COST = {GrfMode.DEFAULT: 0, GrfMode.SMALL: 0, GrfMode.AUTO: 1, GrfMode.LARGE: 2}
+_SYCL = {GrfMode.LARGE: "the grf_size<256> kernel property (sycl::ext::intel::experimental::grf_size<256>)",
+         GrfMode.AUTO: "the grf_size_automatic kernel property"}
 
 
 def large_mode_ignored(report: KernelReport) -> str | None:

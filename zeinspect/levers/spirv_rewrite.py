@@ -44,9 +44,10 @@ def _spirv_val_cached(digest: str, data: bytes) -> str | None:  # noqa: ARG001 -
 
 
 def rewrite_module(inp: Input, rewrites: tuple[Rewrite, ...], levers: LeverRegistry, compiler: Compiler, ip: str,
-                   cache: BuildCache, timeout: float | None, options: str = "") -> tuple[bytes, tuple[str, ...]]:
+                   cache: BuildCache, timeout: float | None, options: str = "",
+                   environment: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, tuple[str, ...]]:
     """SPIR-V with each rewrite applied, and notes saying what changed."""
-    original = to_spirv(inp, compiler, ip, cache, timeout, options)
+    original = to_spirv(inp, compiler, ip, cache, timeout, options, environment)
     data = original
     notes = []
     for kernel, name, value in rewrites:

@@ -37,21 +37,23 @@ from ..model import (
     slot_overflow,
 )
 from ..occupancy import cannot_launch
+from ..settings import Settings, merge_options
+from ..toolchain.environment import shell_prefix
 from ..toolchain.requirements import RequirementCheck
 from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan
 from .executor import Compiled, Job, build_argv
 from .results import Collection, Progress
-from .session import AotConfig, Session, merge_options
+from .session import Session
 
-__all__ = ["AotConfig", "build_options", "prepare_module", "probe", "reports_for"]
+__all__ = ["build_options", "prepare_module", "probe", "reports_for"]
 
 
-def _kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
+def kernel_wanted(name: str, patterns: tuple[str, ...]) -> bool:
     return not patterns or any(names.matches(p, name) for p in patterns)
 
 
-def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache
+def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cache: BuildCache
                   ) -> tuple[Rewrite, ...]:
     """The SPIR-V rewrites this build applies: the config's own, or the shape's rewrite levers
     (those not left as written) for every kernel `config.kernels` selects."""
@@ -61,38 +63,41 @@ def _rewrites_for(inp: Input, config: AotConfig, compiler: Compiler, ip: str, ca
         return ()
     from ..toolchain.front_end import to_spirv
 
-    spirv = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path))
-    return tuple(rw for name in read_module(spirv, inp.path).kernel_names() if _kernel_wanted(name, config.kernels)
+    spirv = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path),
+                     config.compiler_environment)
+    return tuple(rw for name in read_module(spirv, inp.path).kernel_names() if kernel_wanted(name, config.kernels)
                  for rw in module_rewrites(name, config.shape))
 
 
-def prepare_module(inp: Input, config: AotConfig, compiler: Compiler, ip: str, cache: BuildCache
+def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, cache: BuildCache
                    ) -> tuple[bytes, str, tuple[str, ...]]:
     """The bytes to hand ocloc: the input itself, or SPIR-V with the shape's rewrites applied."""
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
     data, notes = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, ip, cache, config.timeout,
-                                 config.options_for(inp.path))
+                                 config.options_for(inp.path),
+                     config.compiler_environment)
     return data, InputKind.SPIRV, notes
 
 
-def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler) -> tuple[str, str, tuple[str, ...]]:
+def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler,
+                   sycl: tuple[tuple[str, str], ...] = ()) -> tuple[str, str, tuple[str, ...]]:
     """(options, internal options, notes) the SYCL runtime would build this image with here.
 
     A register-file option among them takes the spelling this compiler accepts for that mode
     (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
     return _options_for(image.compile_options, image.link_options, tuple(t.name for t in targets), compiler,
-                        image.has_spec_constants, image.is_esimd, image.grf_size, image.opt_level)
+                        image.has_spec_constants, image.is_esimd, image.grf_size, image.opt_level, sycl)
 
 
 @functools.lru_cache(maxsize=4096)
 def _options_for(compile_options: str, link_options: str, target_names: tuple[str, ...], compiler: Compiler,
-                 spec_constants: bool, esimd: bool, grf_size: str | None, opt_level: int | None
-                 ) -> tuple[str, str, tuple[str, ...]]:
+                 spec_constants: bool, esimd: bool, grf_size: str | None, opt_level: int | None,
+                 sycl: tuple[tuple[str, str], ...] = ()) -> tuple[str, str, tuple[str, ...]]:
     """_image_options for one spelling of options: a library's thousands of images share a few."""
     tokens, notes = options_for_target(compile_options, link_options, target_names, esimd=esimd,
-                                       grf_size=grf_size, opt_level=opt_level)
+                                       grf_size=grf_size, opt_level=opt_level, environment=sycl)
     plain: list[str] = []
     internal: list[str] = []
     for token in tokens:
@@ -110,12 +115,13 @@ def _options_for(compile_options: str, link_options: str, target_names: tuple[st
     return merge_options(*plain), merge_options(*internal), tuple(notes)
 
 
-def build_options(inp: Input, config: AotConfig, compiler: Compiler, targets: list[Target]
+def build_options(inp: Input, config: Settings, compiler: Compiler, targets: list[Target]
                   ) -> tuple[str, str, tuple[str, ...]]:
     """(options, internal options, notes) an input is built with for these targets: the user's,
     the shape's register-file spelling, a SYCL image's own, and the zebin request old ocloc needs."""
     image_options, image_internal, image_notes = (
-        _image_options(inp.image, targets, compiler) if inp.image is not None else ("", "", ()))
+        _image_options(inp.image, targets, compiler, config.sycl_environment) if inp.image is not None
+        else ("", "", ()))
     chosen = [lv.build_options(compiler, getattr(config.shape, lv.name))
               for lv in MODULE_LEVERS.of(How.BUILD_OPTION) if lv.build_options is not None]
     internal = merge_options("" if compiler.zebin_by_default else "-cl-intel-allow-zebin",
@@ -132,7 +138,7 @@ def _requirements(inp: Input, ip: str, compiler: Compiler, targets: list[Target]
     return [(t, check_requirements(inp.image, t.name, ip, [compiler] + compilers)) for t in targets]
 
 
-def _not_applicable(inp: Input, ip: str, compiler: Compiler, config: AotConfig,
+def _not_applicable(inp: Input, ip: str, compiler: Compiler, config: Settings,
                     checks: list[tuple[Target, RequirementCheck]] | None) -> list[KernelReport] | None:
     """Reports for an image whose device requirements the targets of this IP do not meet; None
     when it is applicable there (targets sharing an IP share their capabilities)."""
@@ -192,7 +198,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
         options=merge_options(job.options, job.internal_options), work_group_size=work_group,
-        eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
+        eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes, environment=job.environment,
+        input_digest=job.module_digest,
     )
 
 
@@ -223,6 +230,7 @@ def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: l
             scratch_limit_bytes=limit, reason=reason,
             log=tuple(lines_for_kernel(compiled.log, name)) if name != WHOLE_MODULE else tuple(errors[:20]),
             command=command, notes=job.notes, options=merge_options(job.options, job.internal_options),
+            environment=job.environment, input_digest=job.module_digest,
         ))
     return out
 
@@ -233,7 +241,7 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
     for target in targets:
         rewritten = job.module is not job.input.data
         file_arg = f"<{job.input.path} rewritten: {'; '.join(job.notes)}>" if rewritten else job.input.path
-        command = shlex.join(build_argv(job, file_arg, None, target.name))
+        command = shell_prefix(job.environment) + shlex.join(build_argv(job, file_arg, None, target.name))
         if compiled.binary is not None and compiled.figures is not None:
             for fig in compiled.figures:
                 if names.is_internal(fig.name):
@@ -249,7 +257,7 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
     return out
 
 
-def probe(inputs: list[Input], config: AotConfig, session: Session, *, progress: Progress | None = None,
+def probe(inputs: list[Input], config: Settings, session: Session, *, progress: Progress | None = None,
           plan: TargetPlan | None = None) -> Collection:
     """Compile every compilable input for every planned IP; reports in input, kernel, target order."""
     compilers = session.compilers
@@ -275,7 +283,8 @@ def probe(inputs: list[Input], config: AotConfig, session: Session, *, progress:
                 continue
             options, internal, build_notes = build_options(inp, config, compiler, targets)
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
-            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes)
+            job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes,
+                      environment=config.compiler_environment)
             jobs.append((job, targets))
             if checks and checks[0][1].unchecked:
                 unchecked[len(jobs) - 1] = checks[0][1].unchecked
@@ -305,7 +314,7 @@ def probe(inputs: list[Input], config: AotConfig, session: Session, *, progress:
     produced: list[KernelReport] = []
     for report in itertools.chain(not_applicable, *per_job):
         seen_names.setdefault(report.kernel, len(seen_names))
-        if report.kernel == WHOLE_MODULE or _kernel_wanted(report.kernel, config.kernels):
+        if report.kernel == WHOLE_MODULE or kernel_wanted(report.kernel, config.kernels):
             produced.append(report)
     if config.kernels and seen_names and not any(r.kernel != WHOLE_MODULE for r in produced):
         known = ", ".join(n for n in seen_names if n != WHOLE_MODULE)

@@ -20,6 +20,7 @@ from ..levers import DEFAULT_SHAPE
 from ..model import (
     SCRATCH_LIMIT_XE_HP,
     SCRATCH_LIMIT_XE_LP,
+    WHOLE_MODULE,
     Compiler,
     KernelFigures,
     KernelReport,
@@ -85,29 +86,103 @@ def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, la
     raise FormatError(f"{what} is not a zebin or a patch-token binary")
 
 
+def member_rank(entry: str, ip: str | None) -> int:
+    """How well an ocloc fat binary's member name matches a device of IP `ip`, as NEO ranks
+    them when it loads one member of the archive for a device (compute-runtime,
+    shared/source/device_binary_format/device_binary_format_ar.cpp,
+    unpackSingleDeviceBinary<DeviceBinaryFormat::archive>): the full IP version first
+    (`64.20.1.0`), then the product with its stepping (`64.bmg.<stepping>`), then the IP's
+    major.minor, then the product alone (`64.bmg`).  Lower is preferred."""
+    if ip is not None and entry == ip:
+        return 0
+    if ip is not None and entry == ".".join(ip.split(".")[:2]):
+        return 2
+    return 1 if "." in entry else 3
+
+
+def _empty_module(inp: Input) -> bool:
+    """A SYCL image whose descriptor lists no kernels: what the compiler emits for a translation
+    unit without any (its zebins have neither .ze_info nor code), not a broken build."""
+    return inp.image is not None and not inp.image.entries
+
+
+@dataclass
+class _Counts:
+    generic_ir: list[str] = field(default_factory=list)
+    shadowed: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        """One line per kind, with a count and the first place (a library has hundreds of each)."""
+        kinds = ((self.generic_ir, "fat binaries carry a generic_ir (SPIR-V) member for JIT fallback"),
+                 (self.shadowed, "images shadowed by a better-matching member of their fat binary, the one the "
+                                 "driver loads for that device: counted once, as that member"),
+                 (self.empty, "images without kernels (translation units with none) not audited"))
+        return [f"{len(places)} {what} (first: {places[0]})" for places, what in kinds if places]
+
+
+def _fatbin_reports(inp: Input, compilers: Sequence[Compiler], counts: _Counts, notes: list[str]
+                    ) -> list[KernelReport]:
+    """The reports of the members the driver would load, one member per IP (member_rank)."""
+    best: dict[str | None, tuple[int, str, list[KernelReport]]] = {}
+    for member in read_members(inp.data, inp.path):
+        label = f"{inp.path}[{member.name}]"
+        if member.name == "generic_ir":
+            counts.generic_ir.append(inp.path)
+            continue
+        try:
+            found, more = reports_from_image(inp.path, member.data, hint_ip=member.ip, label=label,
+                                             compilers=compilers)
+        except FormatError as exc:
+            if _empty_module(inp):
+                counts.empty.append(label)
+                continue
+            found, more = [_broken(inp.path, member.ip, str(exc), compilers)], []
+        notes.extend(more)
+        ip = member.ip or next((r.ip for r in found if r.ip), None)
+        rank = member_rank(member.entry, ip)
+        kept = best.get(ip)
+        if kept is None or rank < kept[0]:
+            if kept is not None:
+                counts.shadowed.append(f"{inp.path}[{kept[1]}]")
+            best[ip] = (rank, member.name, found)
+        else:
+            counts.shadowed.append(label)
+    return [r for _, _, found in best.values() for r in found]
+
+
+def _broken(path: str, ip: str | None, why: str, compilers: Sequence[Compiler]) -> KernelReport:
+    """A native image that does not read: a finding for that image, never the end of the run."""
+    target = name_for_ip(ip, compilers) if ip else "unknown target"
+    return KernelReport(input=path, kernel=WHOLE_MODULE,
+                        target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, status=Status.BUILD_FAILED,
+                        source=Source.BINARY, reason=why, scratch_limit_bytes=scratch_limit_for_ip(ip) if ip else None)
+
+
 def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None,
                    compilers: Sequence[Compiler] = ()) -> BinaryResult:
     """Reports for every binary input; with a plan, only its targets, and say which are missing."""
     result = BinaryResult()
+    counts = _Counts()
     for inp in inputs:
         if inp.kind.compilable:
             continue
-        try:
-            if inp.kind == InputKind.FATBIN:
-                reports = []
-                for member in read_members(inp.data, inp.path):
-                    if member.name == "generic_ir":
-                        result.notes.append(f"{inp.path}: carries a generic_ir (SPIR-V) member for JIT fallback")
-                        continue
-                    found, notes = reports_from_image(inp.path, member.data, hint_ip=member.ip,
-                                                      label=f"{inp.path}[{member.name}]", compilers=compilers)
-                    reports.extend(found)
-                    result.notes.extend(notes)
-            else:
+        if inp.kind == InputKind.FATBIN:
+            try:
+                reports = _fatbin_reports(inp, compilers, counts, result.notes)
+            except FormatError as exc:
+                raise InputError(str(exc), path=None) from None
+        else:
+            try:
                 reports, notes = reports_from_image(inp.path, inp.data, compilers=compilers)
-                result.notes.extend(notes)
-        except FormatError as exc:
-            raise InputError(str(exc), path=None) from None
+            except FormatError as exc:
+                if inp.origin is None:  # a file the user named: its error is theirs to see
+                    raise InputError(str(exc), path=None) from None
+                if _empty_module(inp):
+                    counts.empty.append(inp.path)
+                    continue
+                reports, notes = [_broken(inp.path, None, str(exc), compilers)], []
+            result.notes.extend(notes)
         if inp.origin is not None:
             reports = [r.replace(origin=inp.origin) for r in reports]
         if plan is not None:
@@ -121,4 +196,5 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None,
                 result.missing_targets[inp.path] = missing
             reports = wanted
         result.reports.extend(reports)
+    result.notes.extend(counts.notes())
     return result

@@ -9,16 +9,18 @@ from .. import names
 from ..inputs import Input, collect
 from ..inputs.kinds import InputKind
 from ..model import Compiler
-from .aot import AotConfig, _kernel_wanted, probe
+from ..settings import Settings
+from .aot import kernel_wanted, probe
 from .binary import probe_binaries
 from .results import Collection, Progress
 from .session import Session
 
 
-def collect_reports(paths: list[str], config: AotConfig, session: Session, *, explicit_targets: bool,
+def collect_reports(paths: list[str], config: Settings, session: Session, *,
                     progress: Progress | None = None, inputs: list[Input] | None = None) -> Collection:
     """Reports for every path: sources compiled for the planned targets, binaries read as they are
-    (and, when targets were asked for explicitly, narrowed to them with the missing ones noted)."""
+    (and, when targets were named (`config.targets_given`), narrowed to them with the missing ones noted)."""
+    explicit_targets = config.targets_given
     inputs = list(inputs) if inputs is not None else collect(list(paths))
     out = Collection()
     host_info = {}
@@ -51,7 +53,7 @@ def collect_reports(paths: list[str], config: AotConfig, session: Session, *, ex
     if binaries:
         plan = out.plan or (session.plan(config.targets) if explicit_targets else None)
         got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found)
-        out.reports += [r for r in got.reports if _kernel_wanted(r.kernel, config.kernels)]
+        out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
         if not host_info:  # a host file's missing targets are said once, below, with its fallback
             out.notes += [f"{path}: holds no image for {', '.join(missing)}"

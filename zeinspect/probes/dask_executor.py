@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import envvars
 from ..errors import ToolchainError
 from ..model import Compiler
 from .executor import CachedExecutor, Compiled, Job, LocalExecutor, pack, spread
 from .results import CompileStats, Progress
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
-CONNECT_TIMEOUT = float(os.environ.get("ZEINSPECT_SCHEDULER_TIMEOUT", "10"))
 RETRIES = 2
 """Extra attempts of a job whose worker died (the scheduler moves it to another worker)."""
 
@@ -94,7 +93,7 @@ def connect(address: str) -> Any:
     except ImportError:
         raise ToolchainError(f"--scheduler {address}: Dask is not installed (pip install 'zeinspect[dask]')") from None
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        return Client(address, timeout=envvars.value("ZEINSPECT_SCHEDULER_TIMEOUT"), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = " ".join(str(exc).split()) or exc.__class__.__name__
         raise ToolchainError(f"no Dask cluster at {address}: {reason}") from None

@@ -24,7 +24,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +39,7 @@ from ..inputs.spirv import read_module
 from ..inputs.zebin import read_zebin
 from ..levers import Shape
 from ..model import Compiler, KernelFigures
+from ..toolchain import environment as compiler_environment
 from ..toolchain.ocloc import compile_argv
 from ..toolchain.run import ToolRun, run_tool
 from .results import CompileStats, Progress
@@ -61,6 +62,8 @@ class Job:
     """Set on a SPIR-V job made from an OpenCL C job by a shared front-end run: it is
     cached, logged and reproduced as that job (see toolchain.front_end)."""
     front_end_log: str = ""
+    environment: tuple[tuple[str, str], ...] = ()
+    """The compiler's variables it is built under (toolchain.environment.for_compiler): part of its key."""
 
     @functools.cached_property
     def module_digest(self) -> str:
@@ -72,12 +75,18 @@ class Job:
         if self.stands_for is not None:
             return self.stands_for.key
         return make_key(kind="aot", module=self.module_digest, input_kind=self.kind, ip=self.ip,
-                        options=self.options, internal=self.internal_options, compiler=self.compiler.id)
+                        options=self.options, internal=self.internal_options, compiler=self.compiler.id,
+                        environment=[list(kv) for kv in self.environment])
 
     @property
     def batch_key(self) -> tuple:
         return (id(self.input), self.module_digest, self.kind, self.compiler.id, self.options,
-                self.internal_options)
+                self.internal_options, self.environment)
+
+    @property
+    def process_environment(self) -> dict:
+        """The whole environment its ocloc process runs with (toolchain.environment.process)."""
+        return compiler_environment.process(self.environment)
 
 
 @dataclass
@@ -184,7 +193,8 @@ def _compile_job(job: Job, timeout: float | None) -> Compiled:
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(job, tmp)
         out = Path(tmp) / "out"
-        run: ToolRun = run_tool(build_argv(job, str(src), str(out), job.ip), cwd=tmp, timeout=timeout)
+        run: ToolRun = run_tool(build_argv(job, str(src), str(out), job.ip), cwd=tmp, timeout=timeout,
+                                env=job.process_environment)
         binary = None
         if out.is_dir() and run.returncode == 0:
             for produced in sorted(out.iterdir()):
@@ -228,7 +238,7 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
         src = _write_module(first, tmp)
         out = Path(tmp) / "out"
         argv = build_argv(first, str(src), str(out), ",".join(j.ip for j in jobs))
-        run = run_tool(argv, cwd=tmp, timeout=timeout)
+        run = run_tool(argv, cwd=tmp, timeout=timeout, env=first.process_environment)
         produced = [p for p in sorted(out.iterdir()) if p.suffix not in OUTPUT_SKIP_SUFFIXES] if out.is_dir() else []
         if run.returncode != 0 or run.describe_failure() or len(produced) != 1:
             return None
@@ -290,10 +300,10 @@ def pack(indices: list[int], jobs: list[Job], workers: int) -> list[list[int]]:
     batches as keep several workers busy (four per worker at least), each at most MULTI_MAX_JOBS
     builds and MULTI_MAX_BYTES of SPIR-V; jobs that cannot be batched stay alone."""
     out: list[list[int]] = []
-    by_compiler: dict[str, list[int]] = {}
+    by_compiler: dict[tuple, list[int]] = {}
     for i in indices:
         if multi_eligible(jobs[i]):
-            by_compiler.setdefault(jobs[i].compiler.id, []).append(i)
+            by_compiler.setdefault((jobs[i].compiler.id, jobs[i].environment), []).append(i)
         else:
             out.append([i])
     for members in by_compiler.values():
@@ -340,7 +350,8 @@ def _compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | No
             lines.append(_multi_line(build_argv(job, src.name, out.name, job.ip)))
         listing = Path(tmp) / "builds.txt"
         listing.write_text("\n".join(lines) + "\n")
-        run = run_tool([jobs[0].compiler.path, "multi", listing.name], cwd=tmp, timeout=timeout)
+        run = run_tool([jobs[0].compiler.path, "multi", listing.name], cwd=tmp, timeout=timeout,
+                       env=jobs[0].process_environment)
         text = MULTI_SUMMARY.split(run.output, maxsplit=1)[0]
         marks = list(MULTI_MARKER.finditer(text))
         # After a crash or a hang the last build that started may be cut short: trust only
@@ -495,10 +506,10 @@ class LocalExecutor:
 
     timeout: float | None = None
     workers: int = 0
-    batch: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_BATCH", "1") != "0")
-    multi: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_MULTI", "1") != "0")
-    """Build modules built alone several to an `ocloc multi` process ($ZEINSPECT_MULTI=0: off)."""
-    share_front_end: bool = field(default_factory=lambda: os.environ.get("ZEINSPECT_SHARE_FRONT_END", "1") != "0")
+    batch: bool = True
+    multi: bool = True
+    """Build modules built alone several to an `ocloc multi` process (settings: $ZEINSPECT_MULTI=0: off)."""
+    share_front_end: bool = True
     compiles: int = 0
     front_ends: int = 0
     multi_batches: int = 0
@@ -582,7 +593,8 @@ class LocalExecutor:
         # A target alone in its group gains nothing (two processes instead of its share of a
         # batched direct build): only groups of two or more share a front end.
         runs = {pool.submit(run_front_end, jobs[g[0]].compiler, jobs[g[0]].module, jobs[g[0]].ip, jobs[g[0]].options,
-                            jobs[g[0]].internal_options, self.timeout): g for g in groups.values() if len(g) > 1}
+                            jobs[g[0]].internal_options, self.timeout, jobs[g[0]].environment): g
+                for g in groups.values() if len(g) > 1}
         for future in as_completed(runs):
             front = future.result()
             self.front_ends += 1
@@ -600,13 +612,3 @@ class LocalExecutor:
             return compile_multi(jobs, self.timeout)
         return list(compile_batch(jobs, self.timeout) or []) or None
 
-
-def executor_for(cache: BuildCache, timeout: float | None, workers: int, scheduler: str | None = None
-                 ) -> CachedExecutor:
-    """The executor a probe runs its jobs on: the cache in front of the local pool, or of a
-    Dask cluster when a scheduler address is given (probes.dask_executor)."""
-    if scheduler:
-        from .dask_executor import DaskExecutor
-
-        return CachedExecutor(DaskExecutor(scheduler, timeout), cache)
-    return CachedExecutor(LocalExecutor(timeout=timeout, workers=workers), cache)

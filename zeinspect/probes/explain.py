@@ -30,9 +30,10 @@ from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
 from ..model import Compiler
+from ..settings import Settings
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan
-from .aot import AotConfig, build_options
+from .aot import build_options
 from .session import Session
 
 
@@ -116,9 +117,10 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
 
 
 def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str,
-                  internal: str, timeout: float | None) -> DumpedBuild:
+                  internal: str, timeout: float | None, environment: tuple[tuple[str, str], ...] = ()
+                  ) -> DumpedBuild:
     key = make_key(kind="isa-dump/4", compiler=compiler.id, source=hashlib.sha256(data).hexdigest(), spirv=spirv,
-                   ip=ip, options=options, internal=internal)
+                   ip=ip, options=options, internal=internal, environment=[list(kv) for kv in environment])
     hit = cache.get(key)
     if hit is not None:
         meta, payload = hit
@@ -126,7 +128,8 @@ def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: 
         return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
                            base64.b64decode(body["binary"]) if body["binary"] is not None else None,
                            meta.get("exit_code", 0))
-    built = dump_isa(compiler, data, spirv=spirv, ip=ip, options=options, internal_options=internal, timeout=timeout)
+    built = dump_isa(compiler, data, spirv=spirv, ip=ip, options=options, internal_options=internal, timeout=timeout,
+                     environment=environment)
     if built.failure is None:  # a crash or a hang may not happen again: never cached
         body = {"dumps": [[d.file, d.text] for d in built.dumps],
                 "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
@@ -184,7 +187,7 @@ class _Job:
     module_file: str | None
 
 
-def _jobs(inputs: list[Input], config: AotConfig, plan: TargetPlan, module_files: dict[str, str],
+def _jobs(inputs: list[Input], config: Settings, plan: TargetPlan, module_files: dict[str, str],
           out: ExplainResult) -> Iterator[_Job]:
     for inp in _with_images(inputs, out):
         if not inp.compilable:
@@ -203,7 +206,7 @@ def _jobs(inputs: list[Input], config: AotConfig, plan: TargetPlan, module_files
             yield _Job(inp, ip, compiler, tuple(plan.names_for_ip(ip)), options, internal, module_file)
 
 
-def explain(inputs: list[Input], config: AotConfig, session: Session, plan: TargetPlan | None = None, *,
+def explain(inputs: list[Input], config: Settings, session: Session, plan: TargetPlan | None = None, *,
             module_files: dict[str, str] | None = None) -> ExplainResult:
     """`module_files`: input path -> the source file its lines belong to where the dump does not
     say (OpenCL C: the input itself; Triton: the kernel's module).  The dumping compiles run in
@@ -215,7 +218,8 @@ def explain(inputs: list[Input], config: AotConfig, session: Session, plan: Targ
 
     def build(job: _Job) -> DumpedBuild:
         return _dumped_build(cache, job.compiler, job.input.data, spirv=job.input.kind == InputKind.SPIRV,
-                             ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout)
+                             ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout,
+                             environment=config.compiler_environment)
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), config.jobs or os.cpu_count() or 1))) as pool:
         for job, built in zip(jobs, pool.map(build, jobs)):
@@ -223,7 +227,7 @@ def explain(inputs: list[Input], config: AotConfig, session: Session, plan: Targ
     return out
 
 
-def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: AotConfig) -> None:
+def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Settings) -> None:
     where, target = f"{job.input.path} on {', '.join(job.targets)}", job.targets[0]
     if built.failure:
         out.incidents.append(f"{where}: {built.failure}")

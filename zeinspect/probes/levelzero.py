@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import envvars
+
 RESULT_NAMES = {
     0x0: "ZE_RESULT_SUCCESS", 0x1: "ZE_RESULT_NOT_READY",
     0x70000001: "ZE_RESULT_ERROR_DEVICE_LOST", 0x70000002: "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY",
@@ -72,7 +74,7 @@ def load() -> Any:
     """(ffi, lib) with libze_loader opened; LoaderMissing when it is not installed."""
     from .. import _ze  # generated at install time from native/ze_build.py
 
-    path = os.environ.get("ZEINSPECT_ZE_LOADER") or DEFAULT_LOADER
+    path = envvars.value("ZEINSPECT_ZE_LOADER") or DEFAULT_LOADER
     try:
         return _ze.ffi, _ze.ffi.dlopen(path)
     except OSError as exc:
@@ -245,7 +247,7 @@ class LevelZero:
         handle = self.ffi.new("ze_kernel_handle_t*")
         self.call("zeKernelCreate", module, desc, handle)
         kernel = handle[0]
-        if os.environ.get("ZEINSPECT_RUNTIME_FAULT") == "bogus-kernel-handle":
+        if envvars.value("ZEINSPECT_RUNTIME_FAULT") == "bogus-kernel-handle":
             # Test hook: hand the real driver a handle that is not one, as a buggy caller would;
             # the crash it causes must be contained by the probe's child process.
             kernel = self.ffi.cast("ze_kernel_handle_t", 0xDEAD0000)

@@ -31,6 +31,7 @@ from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..levers import DEFAULT_SHAPE
 from ..model import WHOLE_MODULE, KernelReport, Source, Status, driver_version_text, scratch_limit_for_ip
+from ..toolchain import environment as compiler_environment
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -42,6 +43,8 @@ class RuntimeConfig:
     build_flags: str = ""
     kernels: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    environment: tuple[tuple[str, str], ...] = ()
+    """The run's compiler variables (toolchain.environment): the driver builds under them."""
 
 
 @dataclass
@@ -64,9 +67,8 @@ def simulation_env(product: str) -> dict:
 
 def _spawn(request: dict, config: RuntimeConfig) -> tuple[list[dict], int | None, bool]:
     """Run the child; (messages it printed, its return code, timed out?)."""
-    env = dict(os.environ)
-    if config.simulate:
-        env.update(simulation_env(config.simulate))
+    env = compiler_environment.process(config.environment,
+                                       simulation_env(config.simulate) if config.simulate else None)
     with tempfile.TemporaryDirectory(prefix="zeinspect-ze-") as tmp:  # *.aub files land here and go with it
         proc = subprocess.Popen([sys.executable, "-m", "zeinspect.probes.runtime"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp,
@@ -147,7 +149,7 @@ def probe(inputs: list[Input], config: RuntimeConfig) -> RuntimeResult:
             raise ToolchainError(f"{inp.path}: the runtime probe builds SPIR-V or zebins, not {inp.kind}")
         data = inp.data
         if inp.kind == InputKind.OPENCL:
-            data = _opencl_to_spirv(inp, config.build_flags, config.timeout)
+            data = _opencl_to_spirv(inp, config.build_flags, config.timeout, config.environment)
         request = {"action": "probe", "format": "native" if inp.kind == InputKind.ZEBIN else "spirv",
                    "module": data.hex(), "flags": config.build_flags, "device": config.device,
                    "kernels": list(config.kernels)}
@@ -262,7 +264,7 @@ def _native_figures(native: bytes, path: str, ip: str | None) -> Any:
     return read_zebin(native, what, target_ip=ip).kernels
 
 
-def _opencl_to_spirv(inp: Input, options: str, timeout: float | None) -> bytes:
+def _opencl_to_spirv(inp: Input, options: str, timeout: float | None, environment: tuple = ()) -> bytes:
     from ..cache import BuildCache
     from ..errors import ToolchainError as _T
     from ..paths import build_cache_dir
@@ -274,7 +276,8 @@ def _opencl_to_spirv(inp: Input, options: str, timeout: float | None) -> bytes:
         raise _T(f"{inp.path}: OpenCL C needs ocloc to become SPIR-V first, and none is installed")
     c = compilers[0]
     ip = next((ip for name, ips in c.ip_map if name == "tgllp" for ip in ips), None) or "12.0.0"
-    return to_spirv(inp, c, ip, BuildCache(build_cache_dir()), timeout, options)
+    return to_spirv(inp, c, ip, BuildCache(build_cache_dir()), timeout, options,
+                    compiler_environment.for_compiler(environment))
 
 
 # -- the child ---------------------------------------------------------------------------

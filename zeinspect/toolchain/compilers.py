@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .. import envvars
 from ..errors import ToolchainError
 from ..model import Compiler, driver_build
 from ..paths import toolchain_dir
@@ -162,7 +163,7 @@ def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dic
         igc_version=igc,
         targets=tuple(entry["targets"]),
         ip_map=tuple((name, tuple(ips)) for name, ips in sorted(entry["ids"].items())),
-        # Zebin became ocloc's default on all platforms in 23.39 (FORMATS.md).
+        # Zebin became ocloc's default on all platforms in 23.39 (docs/how-it-works.md#zebin).
         zebin_by_default=major >= 24,
         origin=origin,
     )
@@ -193,7 +194,7 @@ def discover(timeout: float | None = None) -> list[Compiler]:
 def discover_report(timeout: float | None = None) -> list[tuple[Compiler | None, str]]:
     """Each candidate with either its identity or the reason it was skipped."""
     candidates: list[tuple[str, str, dict | None]] = []
-    env = os.environ.get("ZEINSPECT_OCLOC")
+    env = envvars.value("ZEINSPECT_OCLOC")
     if env:
         # An explicit choice, like $CC: this compiler and no other.
         manifest = next((m for launcher, m in fetched_stacks() if os.path.realpath(launcher) == os.path.realpath(env)), None)

@@ -29,16 +29,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import envvars
 from ..errors import ToolchainError
 from ..paths import toolchain_dir
 
-SUITE = os.environ.get("ZEINSPECT_DEBIAN_SUITE", "sid")
+
+def suite() -> str:
+    """The Debian suite the stack comes from ($ZEINSPECT_DEBIAN_SUITE, sid by default)."""
+    return str(envvars.value("ZEINSPECT_DEBIAN_SUITE"))
 ROOT_PACKAGES = ("intel-ocloc", "libze-intel-gpu1", "libze1")
 ARCH_LIB = "usr/lib/x86_64-linux-gnu"
 
 
 DEBIAN_SUITES = {"sid", "unstable", "testing", "stable", "oldstable", "forky", "trixie", "bookworm", "bullseye"}
-APT_ETC = Path(os.environ.get("ZEINSPECT_APT_ETC", "/etc/apt"))
+def apt_etc() -> Path:
+    """apt's configuration folder, whose sources name the mirror ($ZEINSPECT_APT_ETC)."""
+    return Path(envvars.value("ZEINSPECT_APT_ETC"))
 
 
 def _sources(etc: Path) -> list[tuple[list[str], list[str], list[str]]]:
@@ -76,16 +82,16 @@ def _sources(etc: Path) -> list[tuple[list[str], list[str], list[str]]]:
 def debian_mirror(etc: Path | None = None) -> str:
     """The Debian mirror this system's apt uses (`$ZEINSPECT_DEBIAN_MIRROR` overrides): the
     first `deb` source for a Debian suite with `main`.  No address is written in this code."""
-    override = os.environ.get("ZEINSPECT_DEBIAN_MIRROR")
+    override = envvars.value("ZEINSPECT_DEBIAN_MIRROR")
     if override:
         return override
-    for uris, suites, components in _sources(etc or APT_ETC):
+    for uris, suites, components in _sources(etc or apt_etc()):
         if "main" in components and any(s in DEBIAN_SUITES or s.split("-")[0] in DEBIAN_SUITES
                                         and not s.endswith("-security") for s in suites):
             for uri in uris:
                 if not uri.rstrip("/").endswith("-security"):
                     return uri.rstrip("/")
-    raise ToolchainError(f"no Debian mirror among apt's sources in {etc or APT_ETC}; set ZEINSPECT_DEBIAN_MIRROR "
+    raise ToolchainError(f"no Debian mirror among apt's sources in {etc or apt_etc()}; set ZEINSPECT_DEBIAN_MIRROR "
                          "to the address of a Debian archive")
 
 
@@ -145,9 +151,9 @@ def _prepare(staging: Path, mirror: str) -> list[str]:
     shutil.rmtree(staging, ignore_errors=True)
     for sub in ("lists/partial", "cache/archives/partial", "debs", "root"):
         (staging / sub).mkdir(parents=True, exist_ok=True)
-    (staging / "sources.list").write_text(f"deb {mirror} {SUITE} main\n")
+    (staging / "sources.list").write_text(f"deb {mirror} {suite()} main\n")
     options = _apt_options(staging)
-    _run(["apt-get", *options, "update"], what=f"apt-get update ({SUITE})")
+    _run(["apt-get", *options, "update"], what=f"apt-get update ({suite()})")
     return options
 
 
@@ -173,12 +179,12 @@ def fetch(*, force: bool = False, progress: Callable[[str], Any] = print) -> Pat
     staging = root / f".staging-{os.getpid()}"
     try:
         mirror = debian_mirror()
-        progress(f"reading the package index of Debian {SUITE} ({mirror})")
+        progress(f"reading the package index of Debian {suite()} ({mirror})")
         options = _prepare(staging, mirror)
 
         ocloc_fields = _show(options, "intel-ocloc")
         version = ocloc_fields.get("Version", "")
-        name = f"{SUITE}-ocloc-{version}".replace(":", "_").replace("/", "_")
+        name = f"{suite()}-ocloc-{version}".replace(":", "_").replace("/", "_")
         final = root / name
         if final.joinpath("manifest.json").exists() and not force:
             progress(f"already present: {final}")
@@ -187,7 +193,7 @@ def fetch(*, force: bool = False, progress: Callable[[str], Any] = print) -> Pat
         icd = _show(options, "intel-opencl-icd")
         igc_packages = sorted(set(re.findall(r"\b(libig(?:c|dfcl)\d+)\b", icd.get("Depends", ""))))
         if not igc_packages:
-            raise ToolchainError(f"Debian {SUITE}'s intel-opencl-icd names no IGC packages; cannot fetch")
+            raise ToolchainError(f"Debian {suite()}'s intel-opencl-icd names no IGC packages; cannot fetch")
         packages = _closure(options, [*ROOT_PACKAGES, *igc_packages])
         progress(f"downloading {len(packages)} packages: {' '.join(packages)}")
         versions = _download_unpack(staging, options, packages)
@@ -201,7 +207,7 @@ def fetch(*, force: bool = False, progress: Callable[[str], Any] = print) -> Pat
         ocloc_name = binaries[-1].name
         _write_launcher(staging / "bin" / "ocloc", final, ocloc_name)
         manifest = {
-            "suite": SUITE,
+            "suite": suite(),
             "mirror": mirror,
             "root": str(final / "root"),
             "ocloc_binary": ocloc_name,
@@ -222,7 +228,7 @@ def fetch(*, force: bool = False, progress: Callable[[str], Any] = print) -> Pat
     # Smoke test through the launcher, as every later call will run it.
     from .compilers import identify
 
-    compiler = identify(str(final / "bin" / "ocloc"), f"fetched ({SUITE})", manifest=manifest)
+    compiler = identify(str(final / "bin" / "ocloc"), f"fetched ({suite()})", manifest=manifest)
     progress(f"installed {compiler.id} in {final}")
     return final
 
@@ -232,7 +238,7 @@ def _write_launcher(path: Path, final: Path, ocloc_name: str) -> None:
     libdir = final / "root" / ARCH_LIB
     path.write_text(
         "#!/bin/sh\n"
-        f"# zeinspect: Debian {SUITE}'s ocloc, run through its own dynamic loader and libraries\n"
+        f"# zeinspect: Debian {suite()}'s ocloc, run through its own dynamic loader and libraries\n"
         f"exec '{libdir}/ld-linux-x86-64.so.2' --library-path '{libdir}' '{final}/root/usr/bin/{ocloc_name}' \"$@\"\n"
     )
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -25,6 +25,7 @@ from ..fileio import sha256
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import Compiler
+from .environment import Environment, process
 from .knowledge import device_query, remembered
 from .ocloc import compile_argv
 from .run import run_tool
@@ -55,7 +56,7 @@ class FrontEndRun:
 
 
 def run_front_end(compiler: Compiler, source: bytes, ip: str, options: str, internal_options: str,
-                  timeout: float | None) -> FrontEndRun:
+                  timeout: float | None, environment: Environment = ()) -> FrontEndRun:
     """`ocloc compile -spv_only` for `ip`, with the options the back end will get too (ocloc
     hands the same options to both halves of a direct build)."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-fe-") as tmp:
@@ -64,7 +65,7 @@ def run_front_end(compiler: Compiler, source: bytes, ip: str, options: str, inte
         out = Path(tmp) / "out"
         argv = compile_argv(compiler, str(src), ip, spv_only=True, out_dir=str(out), options=options,
                             internal_options=internal_options)
-        run = run_tool(argv, cwd=tmp, timeout=timeout)
+        run = run_tool(argv, cwd=tmp, timeout=timeout, env=process(environment))
         produced = sorted(out.glob("*.spv")) if out.is_dir() else []
         if run.returncode != 0 or run.describe_failure() or not produced:
             return FrontEndRun(None, run.output, run.describe_failure() or f"exit code {run.returncode}")
@@ -72,18 +73,18 @@ def run_front_end(compiler: Compiler, source: bytes, ip: str, options: str, inte
 
 
 def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout: float | None,
-             options: str = "") -> bytes:
+             options: str = "", environment: Environment = ()) -> bytes:
     """The module as SPIR-V: the input itself, or OpenCL C through ocloc's front end with the
-    user's `options` (its -D macros decide what the source is)."""
+    user's `options` (its -D macros decide what the source is) under the compiler's `environment`."""
     if inp.kind == InputKind.SPIRV:
         return inp.data
     # Targets that share a front end share its SPIR-V.
     key = make_key(kind="spv_only", module=sha256(inp.data), front_end=front_end_class(compiler, ip),
-                   compiler=compiler.id, options=options)
+                   compiler=compiler.id, options=options, environment=[list(kv) for kv in environment])
     hit = cache.get(key)
     if hit is not None:
         return hit[1]
-    run = run_front_end(compiler, inp.data, ip, options, "", timeout)
+    run = run_front_end(compiler, inp.data, ip, options, "", timeout, environment)
     if run.spirv is None:
         first = next((line for line in run.log.splitlines() if "error" in line), run.log.strip()[-300:])
         raise InputError(f"the OpenCL C front end failed: {first or run.failure}", path=inp.path)

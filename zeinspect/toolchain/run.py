@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 
+from .. import envvars
 from ..errors import ToolchainError
+from . import environment as compiler_environment
 
-DEFAULT_TIMEOUT = float(os.environ.get("ZEINSPECT_TIMEOUT", "600"))
+DEFAULT_TIMEOUT = 600.0
 MAX_LOG_BYTES = 4 * 1024 * 1024
 QUERY_TIMEOUT = 60.0
 
@@ -24,9 +27,45 @@ def query_timeout(timeout: float | None = None) -> float:
     """Seconds for a compiler to answer a question (its version, its targets): a minute at
     most, and no longer than --timeout or $ZEINSPECT_TIMEOUT, so a hanging ocloc costs what
     the user allowed a compile, not more."""
-    if timeout is None and os.environ.get("ZEINSPECT_TIMEOUT"):
-        timeout = DEFAULT_TIMEOUT
+    if timeout is None:
+        timeout = envvars.value("ZEINSPECT_TIMEOUT")
     return QUERY_TIMEOUT if timeout is None else min(QUERY_TIMEOUT, timeout)
+
+
+class Slots:
+    """The process-wide bound on compiler processes running at once (`-j`, default one per core).
+
+    Every compiler process goes through `run_tool`, which holds a slot while it runs: however
+    the callers nest their thread pools (an autotune screen's configs, each probe's executor,
+    explain's dumps), no more than the bound run together.  `peak` is the most seen at once."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.limit = max(1, os.cpu_count() or 1)
+        self.running = 0
+        self.peak = 0
+
+    def bound(self, jobs: int) -> None:
+        """Set the bound: `jobs` processes, 0 for one per core."""
+        with self._cond:
+            self.limit = max(1, jobs or os.cpu_count() or 1)
+            self._cond.notify_all()
+
+    def __enter__(self) -> Slots:
+        with self._cond:
+            while self.running >= self.limit:
+                self._cond.wait()
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self.running -= 1
+            self._cond.notify()
+
+
+SLOTS = Slots()
 
 
 @dataclass(frozen=True)
@@ -62,8 +101,20 @@ class ToolRun:
 
 
 def run_tool(argv: list[str], *, cwd: str, timeout: float | None = None, env: dict | None = None) -> ToolRun:
-    """Run a compiler in its own process group; on timeout kill the whole group."""
-    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    """Run a compiler in its own process group; on timeout kill the whole group.
+
+    `env` is the whole environment (toolchain.environment.process); None: the caller's without
+    any variable that could change a build, so that a question to the compiler (its version,
+    an option's spelling) is answered as a clean driver would."""
+    if timeout is None:
+        timeout = envvars.value("ZEINSPECT_TIMEOUT") or DEFAULT_TIMEOUT
+    if env is None:
+        env = compiler_environment.process()
+    with SLOTS:
+        return _run(argv, cwd, timeout, env)
+
+
+def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
     start = time.monotonic()
     try:
         proc = subprocess.Popen(

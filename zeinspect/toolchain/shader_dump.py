@@ -14,12 +14,12 @@ zebin, so explain costs one compile per target.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Compiler
+from .environment import Environment, process
 from .ocloc import compile_argv
 from .run import run_tool
 
@@ -48,15 +48,16 @@ class DumpedBuild:
 
 
 def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options: str, internal_options: str,
-             timeout: float | None) -> DumpedBuild:
-    """One compile with dumps on: its `.asm` dumps, ocloc's log, a crash or timeout, the zebin."""
+             timeout: float | None, environment: Environment = ()) -> DumpedBuild:
+    """One compile with dumps on: its `.asm` dumps, ocloc's log, a crash or timeout, the zebin.
+    It runs under the run's compiler `environment`, with the dump flags on top."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-dump-") as tmp:
         src = Path(tmp) / ("module.spv" if spirv else "module.cl")
         src.write_bytes(source)
         dumps = Path(tmp) / "dumps"
         dumps.mkdir()
         out = Path(tmp) / "out"
-        env = dict(os.environ, **DUMP_ENV, IGC_DumpToCustomDir=str(dumps))
+        env = process(environment, {**DUMP_ENV, "IGC_DumpToCustomDir": str(dumps)})
         argv = compile_argv(compiler, str(src), ip, spirv_input=spirv, out_dir=str(out),
                             options=options, internal_options=internal_options)
         run = run_tool(argv, cwd=tmp, timeout=timeout, env=env)

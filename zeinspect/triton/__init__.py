@@ -26,6 +26,7 @@ from typing import Any
 
 from ..app import plugins
 from ..hardware import TRITON_TARGETS
+from ..judge.diff import PartField, register_field
 
 
 def prune_configs(**kwargs: Any) -> Any:
@@ -47,6 +48,12 @@ def _fix(*args: Any) -> dict:
     return gate_fix(*args)
 
 
+def _parse(raw: Any, base: Any, path: str) -> tuple:
+    from .gate import parse_entries
+
+    return parse_entries(raw, base, path)
+
+
 def _claims(path: str) -> bool:
     """A Triton module, a FILE.py:KERNEL spec (what `diff` builds through Triton)."""
     file = path.rpartition(":")[0] if ".py:" in path else path
@@ -59,6 +66,21 @@ def _probe(path: str, config: Any, progress: Any) -> Any:
     return module_reports(path, config, progress)
 
 
-plugins.register(plugins.GateSource(name="triton", audit=_audit, fix=_fix))
+def _describe_fix(label: str, record: dict) -> list[str]:
+    """A Triton kernel's decision, as `zeinspect fix` prints it."""
+    shape = record["shape"]
+    return [f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
+            f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads",
+            f"  why: {record['why']}", f"  Triton: {record['triton']}"]
+
+
+def _retried(part: dict) -> bool:
+    """Whether Triton's build policy rebuilt the kernel (its first build is kept beside)."""
+    return bool(part.get("first_build"))
+
+
+register_field(PartField(name="triton_retry", label="Triton retry", part="triton", of=_retried))
+plugins.register(plugins.GateSource(name="triton", parse=_parse, audit=_audit, fix=_fix,
+                                    describe_fix=_describe_fix))
 plugins.register_input(plugins.InputSource(name="triton", claims=_claims, probe=_probe,
                                            default_targets=TRITON_TARGETS))

@@ -12,17 +12,18 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..app.outcome import exit_code
 from ..app.session import open_session
-from ..judge.gate import TritonEntry
 from ..judge.shapes_file import load_section
-from ..probes.aot import AotConfig
 from ..probes.executor import Executor
 from ..probes.explain import ExplainResult
 from ..probes.results import Collection, CompileStats, Progress
 from ..probes.session import Session
+from ..settings import Settings
 from .fix import record, search_triton
+from .gate import TritonEntry
 from .kernel import TritonKernel
 from .levers import TritonShape
 from .policy import BuildPolicy
@@ -58,7 +59,7 @@ class TritonResult:
         return exit_code(reports, incidents)
 
 
-def screen(kernel: TritonKernel, config: AotConfig, *, autotune: bool = False, fix: bool = False,
+def screen(kernel: TritonKernel, config: Settings, *, autotune: bool = False, fix: bool = False,
            stage: bool = False, explain: bool = False, artifacts_dir: Path | None = None,
            policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
            backend: Callable[[], Executor] | None = None) -> TritonResult:
@@ -85,7 +86,7 @@ def screen(kernel: TritonKernel, config: AotConfig, *, autotune: bool = False, f
     return out
 
 
-def module_reports(spec: str, config: AotConfig, progress: Progress | None = None) -> Collection:
+def module_reports(spec: str, config: Settings, progress: Progress | None = None) -> Collection:
     """Every launched kernel of a module (FILE.py) or one of them (FILE.py:KERNEL), each config
     of its autotune, with the values it is launched with; a kernel that cannot be screened is
     a note (what `diff` compares)."""
@@ -130,7 +131,7 @@ def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool
     return kernel, None
 
 
-def gate_reports(entry: TritonEntry, config: AotConfig, session: Session, shapes_path: str | None,
+def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_path: str | None,
                  progress: Progress | None) -> Collection:
     """A gate configuration's Triton kernel, in its recorded shape when `fix` chose one."""
     kernel = kernel_of(entry)
@@ -148,7 +149,14 @@ def gate_reports(entry: TritonEntry, config: AotConfig, session: Session, shapes
     return probe_triton(kernel, sub, session, stage=stage, progress=progress)
 
 
-def gate_fix(entry: TritonEntry, config: AotConfig, session: Session, progress: Progress | None) -> dict:
+def gate_fix(entry: TritonEntry, config: Settings, session: Session, progress: Progress | None) -> dict:
     sub = replace(config, targets=entry.targets or config.targets)
     return record(search_triton(kernel_of(entry), sub, session, progress=progress))
 
+
+
+def screen_package(*args: Any, **kwargs: Any) -> Any:
+    """Every launched kernel of a module or package (triton.package.screen_package)."""
+    from .package import screen_package as screen
+
+    return screen(*args, **kwargs)

@@ -41,6 +41,7 @@ from ..toolchain.targets import TargetPlan
 from . import loader
 from .discover import Launch
 from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, known_grf_mode, signature_for
+from .memo import Memo, file_key
 from .staging import StagingResult
 
 EXTENSIONS_WANTED = {
@@ -205,19 +206,22 @@ def _metadata(compiled: Any) -> dict:
     return {k: meta.get(k) for k in ("name", "build_flags", "shared", "num_warps", "threads_per_warp")}
 
 
-_MODULES: dict[tuple, loader.LoadedModule] = {}
-_OWN: dict[tuple, dict] = {}
+MEMO_SIZE = 64
+"""Modules (per file and target) kept loaded at once; a library's screen loads each once per target."""
+_MODULES = Memo(MEMO_SIZE, on_drop=lambda m: loader.forget(m.namespace.get("__name__")))
+_OWN = Memo(MEMO_SIZE, on_drop=lambda own: loader.forget(*(m.__name__ for m in own.values())))
 """(package root, target) -> the package's modules loaded so far: shared by the modules of a package."""
 
 
 def loaded_module(path: str, caps: dict, target_name: str, threads_per_warp: int) -> loader.LoadedModule:
-    """The module at `path` as loaded for this target (triton.loader), once per target."""
-    key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+    """The module at `path` as loaded for this target (triton.loader), once per target and
+    version of the file."""
+    key = (*file_key(path), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
     if key not in _MODULES:
         if not Path(path).is_file():
             raise InputError("no such Triton source file", path=path)
-        root = str(loader._package_root(Path(path).resolve())[0])
-        own = _OWN.setdefault((root, *key[1:]), {})
+        root = str(loader.package_root(Path(path).resolve())[0])
+        own = _OWN.setdefault((root, *key[3:]), {})
         with offline():
             _MODULES[key] = loader.load(path, gpu_target(caps, target_name, threads_per_warp),
                                         device_properties(caps, target_name), own)
@@ -272,7 +276,7 @@ def classify(message: str) -> str:
     return text[:300]
 
 
-_LAUNCHES: dict[tuple, dict[str, Launch]] = {}
+_LAUNCHES = Memo(1024)
 
 
 def _launch_spec(caps: dict, target_name: str, threads_per_warp: int) -> dict:
@@ -294,7 +298,7 @@ def prime_launches(paths: list[str], caps: dict, target_name: str, threads_per_w
     spec = _launch_spec(caps, target_name, threads_per_warp)
     todo = []
     for path in paths:
-        key = (str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
+        key = (*file_key(path), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)
         if key in _LAUNCHES:
             continue
         try:
@@ -305,7 +309,7 @@ def prime_launches(paths: list[str], caps: dict, target_name: str, threads_per_w
         return
     from .discover import discover
 
-    found = discover([p for p, _ in todo], [spec], loader.LOAD_TIMEOUT)
+    found = discover([p for p, _ in todo], [spec], loader.load_timeout())
     for path, key in todo:
         launches = found.get(key[0], {}).get(target_name, {})
         _LAUNCHES[key] = launches
@@ -318,7 +322,7 @@ def prime_launches(paths: list[str], caps: dict, target_name: str, threads_per_w
 def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> dict[str, Launch]:
     """kernel name -> how the module's own host code launches it on this target."""
     prime_launches([path], caps, target_name, threads_per_warp)
-    return _LAUNCHES[(str(Path(path).resolve()), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)]
+    return _LAUNCHES[(*file_key(path), json.dumps(caps, sort_keys=True), target_name, threads_per_warp)]
 
 
 DISCOVER_VERSION = 1

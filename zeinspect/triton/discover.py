@@ -71,7 +71,7 @@ class _Stop(Exception):
 
 
 def _type_of(value: Any) -> str | None:
-    from .hook import _type_of as type_of
+    from .argtypes import type_of
 
     return type_of(value)
 
@@ -172,11 +172,11 @@ def _run_module(path: str, current: dict) -> None:
     import ast
     import types
 
-    from .loader import _module_name, _package_root
+    from .loader import module_name, package_root
 
     source = Path(path).read_text(encoding="utf-8", errors="replace")
-    root, top = _package_root(Path(path))
-    _, package = _module_name(Path(path), root, top)
+    root, top = package_root(Path(path))
+    _, package = module_name(Path(path), root, top)
     module = types.ModuleType("__zeinspect_program__")
     module.__file__ = path
     module.__package__ = package

@@ -14,13 +14,13 @@ from pathlib import Path
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import KernelReport
-from ..probes.aot import AotConfig
 from ..probes.explain import ExplainResult, explain
 from ..probes.session import Session
+from ..settings import Settings
 from .probe import triton_part
 
 
-def explain_reports(label: str, module_file: str, reports: list[KernelReport], config: AotConfig,
+def explain_reports(label: str, module_file: str, reports: list[KernelReport], config: Settings,
                     session: Session) -> ExplainResult:
     """Explain the builds behind Triton reports (triton.probe), grouped by artifact and options;
     `label` (`module.py:kernel`) names them as the reports do."""

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..judge.shapes import Cell, CellState, Row, Search, _cell
+from ..judge.shapes import Cell, CellState, Row, Search, cell_of
 from ..levers.base import How, LeverRegistry, grid, spell
 from ..model import WHOLE_MODULE, KernelReport
-from ..probes.aot import AotConfig
 from ..probes.results import Progress
 from ..probes.session import Session
+from ..settings import Settings
 from .kernel import TritonKernel
 from .levers import TRITON_LEVERS, TritonShape
 from .probe import probe_triton, triton_part
@@ -46,7 +46,7 @@ class TritonSearch:
         return fake.why()
 
 
-def search_triton(kernel: TritonKernel, config: AotConfig, session: Session, *,
+def search_triton(kernel: TritonKernel, config: Settings, session: Session, *,
                   progress: Progress | None = None) -> TritonSearch:
     result = TritonSearch(kernel=kernel)
     written = TritonShape(grf_mode=kernel.grf_mode, threads_per_warp=kernel.threads_per_warp,
@@ -56,7 +56,7 @@ def search_triton(kernel: TritonKernel, config: AotConfig, session: Session, *,
         k = replace(kernel, **shape.launch())
         got = probe_triton(k, config, session, stage=shape.stage, progress=progress)
         row = TritonRow(shape=shape, as_written=shape == written, written=written)
-        row.cells = [_cell(r.target, r, shape, TRITON_LEVERS) for r in got.reports if r.kernel != WHOLE_MODULE] or \
+        row.cells = [cell_of(r.target, r, shape, TRITON_LEVERS) for r in got.reports if r.kernel != WHOLE_MODULE] or \
             [Cell(r.target, CellState.FAILED, r, r.reason or "") for r in got.reports]
         for r in got.reports:
             part = triton_part(r)

@@ -23,24 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..hardware import TRITON_TARGETS
-
-DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
-          "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e5m2": "fp8e5",
-          "float8_e4m3fn": "fp8e4nv"}
-
-
-def _type_of(value: Any) -> str | None:
-    """A Triton signature type for a launch argument (a tensor's dtype, a Python scalar), or None."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        return "*" + DTYPES.get(str(dtype).rsplit(".", 1)[-1], "fp32")
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, int):
-        return "i32" if -2**31 <= value < 2**31 else "i64"
-    if isinstance(value, float):
-        return "fp32"
-    return None
+from .argtypes import type_of
 
 
 def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes: int = 0,
@@ -63,8 +46,8 @@ def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes:
     Autotuner (which it otherwise finds as its caller)."""
 
     def prune(configs: list, named_args: dict, **kwargs: Any) -> list:
+        from ..app.gate import settings
         from ..app.session import open_session
-        from ..probes.aot import AotConfig
         from .backend import offline
         from .kernel import AutotuneConfig, TritonKernel, parse_pairs
         from .screen import screen_configs
@@ -73,11 +56,11 @@ def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes:
         path, name = _kernel(kernel, sys._getframe(1))
         given = parse_pairs(signature, "signature")
         for arg, value in {**named_args, **kwargs}.items():
-            typed = _type_of(value)
+            typed = type_of(value)
             if typed is not None and arg not in given:
                 given[arg] = typed
         base = TritonKernel(file=path, kernel=name, signature=given, constexprs={})
-        config = AotConfig(targets=tuple(targets), compiler=compiler)
+        config = settings({"targets": tuple(targets), "compiler": compiler})
         # offline(): the user's process gets its backends, TRITON_CACHE_DIR and sys.modules back.
         with offline():
             screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, open_session(config),

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
+from ..model import GrfMode
 from ..pairs import parse_pairs
 from .discover import Launch
 from .source import pointer_arguments
 
 LAUNCH_OPTIONS = ("num_warps", "threads_per_warp", "grf_mode", "num_stages")
-TRITON_GRF_MODES = ("default", "small", "large", "auto")
+TRITON_GRF_MODES = tuple(mode.triton for mode in GrfMode)
 """The register-file modes of the installed triton-xpu (3.3.0b1: XPUOptions.grf_mode)."""
 
 __all__ = ["AutotuneConfig", "TritonKernel", "constexpr_value", "parse_pairs", "parse_spec", "signature_for"]

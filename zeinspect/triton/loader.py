@@ -42,7 +42,6 @@ import importlib
 import importlib.util
 import inspect
 import io
-import os
 import signal
 import sys
 import threading
@@ -53,9 +52,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import envvars
 from ..errors import InputError
 
-LOAD_TIMEOUT = float(os.environ.get("ZEINSPECT_LOAD_TIMEOUT", "60"))
+
+def load_timeout() -> float:
+    """Seconds a module may take to load ($ZEINSPECT_LOAD_TIMEOUT, 60 by default)."""
+    return float(envvars.value("ZEINSPECT_LOAD_TIMEOUT"))
 PURE_BUILTINS = {"int", "float", "bool", "str", "max", "min", "abs", "len", "range", "list", "tuple", "dict", "set",
                  "sorted", "sum", "round", "pow", "zip", "enumerate", "getattr", "isinstance", "divmod", "filter",
                  "map", "any", "all", "reversed", "hasattr", "frozenset", "type", "iter", "next", "repr", "format",
@@ -474,10 +477,10 @@ class _Loader:
 
     def __init__(self, path: Path, own: dict[str, types.ModuleType] | None = None) -> None:
         self.path = path
-        self.root, self.top = _package_root(path)
+        self.root, self.top = package_root(path)
         self.own_modules: dict[str, types.ModuleType] = own if own is not None else {}
         self.own_names: set[str] = {m.__name__ for m in self.own_modules.values()}
-        self.deadline = time.monotonic() + LOAD_TIMEOUT
+        self.deadline = time.monotonic() + load_timeout()
         self._strict = threading.local()
 
     def private_name(self, path: Path) -> str:
@@ -586,7 +589,7 @@ class _Loader:
         return leaf if fromlist else self.load_own(name.split(".")[0])
 
 
-def _package_root(path: Path) -> tuple[Path, str | None]:
+def package_root(path: Path) -> tuple[Path, str | None]:
     """(the folder imports of the module's own package resolve from, its top package or None)."""
     folder = path.parent
     if not (folder / "__init__.py").is_file():
@@ -596,7 +599,7 @@ def _package_root(path: Path) -> tuple[Path, str | None]:
     return folder.parent, folder.name
 
 
-def _module_name(path: Path, root: Path, top: str | None) -> tuple[str, str]:
+def module_name(path: Path, root: Path, top: str | None) -> tuple[str, str]:
     """(the dotted name the file has in its package, that package's name)."""
     if top is None:
         return path.stem, ""
@@ -653,7 +656,7 @@ def load(path: str, target: Any, device_properties: dict | None = None,
     p = Path(path).resolve()
     tree = _parse(p)
     loader = _Loader(p, own)
-    name, package = _module_name(p, loader.root, loader.top)
+    name, package = module_name(p, loader.root, loader.top)
     module = _Module(loader, p, name, package)
     LOADED[module.module.__name__] = module.module
     sys.modules[module.module.__name__] = module.module  # Triton reads a kernel's source through its module
@@ -667,7 +670,7 @@ def load(path: str, target: Any, device_properties: dict | None = None,
         try:
             module.run(tree.body)
         except _LoadTimeout:
-            raise InputError(f"did not finish loading within {LOAD_TIMEOUT:g} s (a loop at import time?); "
+            raise InputError(f"did not finish loading within {load_timeout():g} s (a loop at import time?); "
                              "$ZEINSPECT_LOAD_TIMEOUT sets the limit", path=path) from None
         finally:
             triton.runtime.driver.reset_active()
@@ -675,6 +678,13 @@ def load(path: str, target: Any, device_properties: dict | None = None,
         LOADED[sibling.__name__] = sibling
         sys.modules[sibling.__name__] = sibling
     return LoadedModule(path=path, namespace=module.ns, unbound=module.unbound)
+
+
+def forget(*names: str | None) -> None:
+    """Modules dropped from the memo of loaded modules (triton.backend) are not kept here either."""
+    for name in names:
+        if name:
+            LOADED.pop(name, None)
 
 
 def register_modules() -> None:

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..app.outcome import exit_code
-from ..errors import EXIT_INPUT, InputError, ToolchainError, UsageError
+from ..app.outcome import Outcome, exit_code
+from ..errors import InputError, ToolchainError, UsageError
 from ..model import KernelReport
-from ..probes.aot import AotConfig
 from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
+from ..settings import Settings
 from .kernel import TritonKernel
 
 
@@ -60,7 +60,7 @@ class PackageScreen:
     def exit_code(self) -> int:
         """1 when a screened kernel did not build or cannot launch, 2 when no module loaded."""
         if self.load_errors and not self.modules:
-            return EXIT_INPUT
+            return Outcome.untrusted(self.load_errors).exit_code
         return exit_code(self.reports, self.collection.incidents)
 
 
@@ -118,7 +118,7 @@ _NEEDS = re.compile(r"(?:constexpr|pointer) ((?:'\w+'(?:, )?)+) needs (?:a value
 def needed(message: str) -> list[str]:
     """The names a `signature_for` refusal asks the user for."""
     return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
-def screen_package(path: str, base: TritonKernel, config: AotConfig, *, progress: Progress | None = None,
+def screen_package(path: str, base: TritonKernel, config: Settings, *, progress: Progress | None = None,
                    backend: Callable[[], Executor] | None = None, policy: str = "jit",
                    build: bool = True) -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring);

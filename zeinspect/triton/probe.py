@@ -20,9 +20,10 @@ from ..hardware import slm_per_work_group
 from ..model import InputId, KernelReport, Status
 from ..occupancy import cannot_launch
 from ..paths import build_cache_dir
-from ..probes.aot import AotConfig, probe
+from ..probes.aot import probe
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
+from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .backend import TritonBuild, as_input, build
 from .kernel import TritonKernel
@@ -68,7 +69,7 @@ def triton_part(report: KernelReport) -> TritonPart | None:
 @dataclass
 class _Run:
     kernel: TritonKernel
-    config: AotConfig
+    config: Settings
     session: Session
     plan: TargetPlan
     policy: BuildPolicy
@@ -76,7 +77,7 @@ class _Run:
     out: Collection = field(default_factory=Collection)
 
 
-def probe_triton(kernel: TritonKernel, config: AotConfig, session: Session, *, stage: bool,
+def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, stage: bool,
                  artifacts_dir: Path | None = None, progress: Progress | None = None,
                  policy: BuildPolicy | str = BuildPolicy.JIT, triton_lock: threading.Lock | None = None) -> Collection:
     """Reports for a Triton kernel on the planned targets (see the module docstring)."""

@@ -14,9 +14,9 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import UsageError
-from ..probes.aot import AotConfig
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
+from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .backend import TRITON_LOCK, capabilities, loaded_module
 from .kernel import AutotuneConfig, TritonKernel
@@ -43,7 +43,7 @@ def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[tuple[Autot
     return [(tuned, tuple(targets)) for tuned, targets in found.values()]
 
 
-def screen_autotune(kernel: TritonKernel, config: AotConfig, session: Session, *,
+def screen_autotune(kernel: TritonKernel, config: Settings, session: Session, *,
                     policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None) -> Screen:
     """Every autotune config on every planned target whose config list has it, in the module's order."""
     plan = session.plan(config.targets)
@@ -53,7 +53,7 @@ def screen_autotune(kernel: TritonKernel, config: AotConfig, session: Session, *
                           targets=[None if ts == everywhere else ts for _, ts in found])
 
 
-def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config: AotConfig, session: Session, *,
+def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config: Settings, session: Session, *,
                    policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
                    targets: list[tuple[str, ...] | None] | None = None) -> Screen:
     """The given configs on every planned target (or, per config, on `targets[i]`), side by side."""

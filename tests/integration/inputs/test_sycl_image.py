@@ -62,7 +62,7 @@ def test_fp64_image_is_not_applicable_where_the_compiler_says_fp64_is_missing(cl
     from zeinspect.toolchain.knowledge import device_extensions
 
     has_fp64 = {t: "cl_khr_fp64" in (device_extensions(sid_compiler, t) or ()) for t in ("dg2-g10", "bmg-g21")}
-    assert has_fp64 == {"dg2-g10": False, "bmg-g21": True}  # the compiler's word (FACTS: checked with IGC 2.40)
+    assert has_fp64 == {"dg2-g10": False, "bmg-g21": True}  # the compiler's word (IGC 2.40)
     code, doc = cli.json("inspect", library["path"], "-t", "dg2-g10,bmg-g21", "--compiler", sid_compiler.id)
     na = _by(doc, "dscale", "dg2-g10")
     assert na["status"] == "not_applicable" and na["missing_aspects"] == ["fp64"] and "cl_khr_fp64" in na["reason"]

@@ -31,8 +31,8 @@ from zeinspect.inputs.buildlog import compiler_lines
 from zeinspect.inputs.kinds import InputKind
 from zeinspect.inputs.offload import find_images
 from zeinspect.model import Status
-from zeinspect.probes.aot import AotConfig
 from zeinspect.probes.aot import probe as aot_probe
+from zeinspect.settings import Settings
 from zeinspect.toolchain.knowledge import sub_group_sizes
 from zeinspect.toolchain.requirements import check
 
@@ -49,7 +49,7 @@ def sparse():
     return images
 
 
-def probe(inputs, config: AotConfig):
+def probe(inputs, config: Settings):
     return aot_probe(inputs, config, open_session(config))
 
 
@@ -84,7 +84,7 @@ def test_a_sub_group_size_the_compiler_refuses_makes_the_image_not_applicable(sp
     assert 8 not in offered["bmg-g21"] and 8 in offered["tgllp"]  # the premise, by the compiler's word
     code, log, _ = _ocloc(sid_compiler, img, tmp_path, "bmg-g21")
     assert code != 0 and "subgroup size 8" in log  # built anyway, it fails there
-    res = probe([_input(img, "sg8")], AotConfig(targets=("bmg-g21", "tgllp"), compiler=sid_compiler.id))
+    res = probe([_input(img, "sg8")], Settings(targets=("bmg-g21", "tgllp"), compiler=sid_compiler.id))
     by = {r.target: r for r in res.reports}
     sizes = ", ".join(map(str, offered["bmg-g21"]))
     assert by["bmg-g21"].status is Status.NOT_APPLICABLE
@@ -107,7 +107,7 @@ def test_every_sub_group_requirement_of_the_library_is_judged_by_the_rule(sparse
 
 def test_an_esimd_image_is_built_by_the_vc_back_end_and_its_scratch_is_spill(sparse, sid_compiler, tmp_path):
     img = next(i for i in sparse if i.info.is_esimd and any(ESIMD_SPILL in e for e in i.info.entries))
-    res = probe([_input(img, "esimd")], AotConfig(targets=("bmg-g21",), compiler=sid_compiler.id))
+    res = probe([_input(img, "esimd")], Settings(targets=("bmg-g21",), compiler=sid_compiler.id))
     [report] = res.reports
     assert report.status is Status.OK and "-vc-codegen" in report.options.split()
     # The compiler's own two words on the same build: its log and its .ze_info.
@@ -128,7 +128,7 @@ def test_the_grf_size_property_builds_an_esimd_image_with_the_large_register_fil
              "SYCL/misc properties": {**img.info.properties["SYCL/misc properties"], "sycl-grf-size": 256}}
     large = dataclasses.replace(img.info, properties=props)
     res = probe([_input(img, "plain"), _input(img, "large", large)],
-                AotConfig(targets=("bmg-g21",), compiler=sid_compiler.id))
+                Settings(targets=("bmg-g21",), compiler=sid_compiler.id))
     plain, big = sorted(res.reports, key=lambda r: r.input != "plain")
     assert "-doubleGRF" in big.options.split() and "-doubleGRF" not in plain.options.split()
     assert (plain.grf, big.grf) == (128, 256)
@@ -138,7 +138,7 @@ def test_the_grf_size_property_builds_an_esimd_image_with_the_large_register_fil
 
 def test_an_aspect_the_level_zero_device_never_has_makes_the_image_not_applicable(sparse, sid_compiler, tmp_path):
     img = _smallest(sparse, lambda x: 73 in x.aspects)
-    res = probe([_input(img, "atomic16")], AotConfig(targets=("bmg-g21",), compiler=sid_compiler.id))
+    res = probe([_input(img, "atomic16")], Settings(targets=("bmg-g21",), compiler=sid_compiler.id))
     [report] = res.reports
     assert report.status is Status.NOT_APPLICABLE
     assert "aspect ext_oneapi_atomic16" in report.unmet_requirements and "cl_ext_float_atomics" in report.reason
@@ -148,7 +148,7 @@ def test_an_aspect_the_level_zero_device_never_has_makes_the_image_not_applicabl
     words = compiler_lines(log)
     assert words
     bare = Input(path="bare", kind=InputKind.SPIRV, data=img.data)
-    [forced] = probe([bare], AotConfig(targets=("bmg-g21",), compiler=sid_compiler.id)).reports
+    [forced] = probe([bare], Settings(targets=("bmg-g21",), compiler=sid_compiler.id)).reports
     assert forced.status is Status.BUILD_FAILED and words[0].strip() in forced.reason
 
 

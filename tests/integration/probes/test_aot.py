@@ -141,7 +141,8 @@ def test_card_shows_all_default_targets_and_a_command_that_reproduces(cli, sid_c
 def test_json_schema_fields(cli, sid_compiler):
     _, doc = cli.json("inspect", KERNELS / "clean.cl", "-t", "tgllp", "--compiler", sid_compiler.id)
     assert doc["schema"] == "zeinspect.report/1"
-    assert set(doc["compilers"][0]) == {"id", "path", "ocloc_version", "igc_version"}
+    assert set(doc["compilers"][0]) == {"id", "path", "ocloc_version", "igc_version", "environment"}
+    assert doc["compilers"][0]["environment"] == {}  # no IGC variable here: built as a clean driver would
     r = doc["reports"][0]
     required = {"input", "kernel", "target", "ip", "compiler", "shape", "status", "simd", "grf", "spill_bytes",
                 "private_bytes", "scratch_bytes", "slm_bytes", "log_spilled_regs", "needed_scratch_bytes",

@@ -17,9 +17,9 @@ ELEM = {"fp16": "f16", "bf16": "bf16"}
 @pytest.fixture(scope="module")
 def tools(sid_compiler):
     from zeinspect.app.session import open_session
-    from zeinspect.probes.aot import AotConfig
+    from zeinspect.settings import Settings
 
-    config = AotConfig(targets=("arl-s",), compiler=sid_compiler.id)
+    config = Settings(targets=("arl-s",), compiler=sid_compiler.id)
     return config, open_session(config)
 
 

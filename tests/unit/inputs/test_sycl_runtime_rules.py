@@ -186,3 +186,30 @@ def test_a_failed_build_keeps_the_compilers_own_words():
            "Build failed with error code: -11\nCommand was: ocloc compile ...\n")
     assert compiler_lines(log) == ["InvalidModule: Invalid SPIR-V module: input SPIR-V module uses extension "
                                    "'SPV_EXT_shader_atomic_float16_add' which were disabled by --spirv-ext option"]
+
+
+def _under(environment: dict, info: ImageInfo, compile_options="", link_options="", targets=("bmg-g21",)):
+    return options_for_target(compile_options, link_options, targets, esimd=info.is_esimd, grf_size=info.grf_size,
+                              opt_level=info.opt_level, environment=tuple(environment.items()))
+
+
+def test_sycl_program_compile_options_replace_the_images_and_drop_its_opt_level():
+    """ProgramManager: applyOptionsFromEnvironment replaces the image's compile options, and
+    appendCompileOptionsFromImage adds no optLevel option when the variable is set; ESIMD's
+    -vc-codegen and the register-file property stay, and the translations apply to its words."""
+    plain, notes = _under({}, image(), "-DIMAGE")
+    assert plain == ["-DIMAGE", "-ze-opt-level=2"] and not notes
+    got, notes = _under({"SYCL_PROGRAM_COMPILE_OPTIONS": "-DENV -ftarget-register-alloc-mode=pvc:-ze-x"},
+                        image(misc={"sycl-grf-size": 256}), "-DIMAGE", targets=("pvc",))
+    assert got == ["-DENV", "-ze-x", "-ze-opt-large-register-file"]
+    assert any("replaces the image's compile options (-DIMAGE)" in n for n in notes)
+    got, _ = _under({"SYCL_PROGRAM_COMPILE_OPTIONS": "-DENV"}, image(esimd=True), "-DIMAGE")
+    assert got == ["-DENV", "-vc-codegen"]
+
+
+def test_the_append_forms_come_last_untranslated_and_link_options_are_replaced():
+    env = {"SYCL_PROGRAM_APPEND_COMPILE_OPTIONS": "-ftarget-compile-fast", "SYCL_PROGRAM_LINK_OPTIONS": "-L1",
+           "SYCL_PROGRAM_APPEND_LINK_OPTIONS": "-L2"}
+    got, _ = _under(env, image(misc={"optLevel": 0}), "-DIMAGE", "-LIMAGE")
+    # "Should always come last": after the image's (translated) options and the link options.
+    assert got == ["-DIMAGE", "-ze-opt-disable", "-ftarget-compile-fast", "-L1", "-L2"]

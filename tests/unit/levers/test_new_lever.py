@@ -23,7 +23,7 @@ from zeinspect.judge import shapes_file
 from zeinspect.levers import MODULE_LEVERS, Shape
 from zeinspect.levers.base import BuildOptions, CliOption, How, Lever
 from zeinspect.model import Verdict
-from zeinspect.probes.aot import AotConfig
+from zeinspect.settings import Settings
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures
 
@@ -63,7 +63,7 @@ def _backend(seen: list):
 
 def test_the_new_lever_is_searched_recorded_read_back_and_audited(lever, tmp_path):
     seen: list[str] = []
-    config = AotConfig(targets=("dg2-g10",), use_cache=False)
+    config = Settings(targets=("dg2-g10",), use_cache=False)
     session = open_session(config, compilers=[FAKE_COMPILER], backend=_backend(seen))
     plan = session.plan()
 
@@ -82,8 +82,9 @@ def test_the_new_lever_is_searched_recorded_read_back_and_audited(lever, tmp_pat
     seen.clear()
     ratchet = tmp_path / "ratchet.txt"
     ratchet.write_text("")
-    audited = run(AuditRequest(paths=(SPIRV,), shapes=str(written), ratchet=str(ratchet), targets=("dg2-g10",),
-                               use_cache=False), backend=_backend(seen))
+    audited = run(AuditRequest(Settings(targets=("dg2-g10",), targets_given=True, shapes_file=str(written),
+                                        ratchet=str(ratchet), use_cache=False), paths=(SPIRV,)),
+                  backend=_backend(seen))
     assert seen and all(OPTION in options for options in seen)
     assert [j.verdict for j in audited.result.judgements] == [Verdict.CLEAN]
 

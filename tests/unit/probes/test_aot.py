@@ -8,7 +8,7 @@ from zeinspect.app.session import open_session
 from zeinspect.inputs import Input
 from zeinspect.model import SCRATCH_LIMIT_XE_HP, Status
 from zeinspect.probes import aot
-from zeinspect.probes.aot import AotConfig
+from zeinspect.settings import Settings
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures
 
@@ -25,7 +25,7 @@ def fake():
 
 def run(targets=("dg2-g10", "bmg-g21")):
     inp = Input(path="k.cl", kind="opencl", data=b"__kernel void k(__global float* x) {}")
-    config = AotConfig(targets=targets, use_cache=False)
+    config = Settings(targets=targets, use_cache=False)
     session = open_session(config, compilers=[FAKE_COMPILER],
                            backend=lambda: FakeBackend(lambda job: STATE["answer"](job)))
     return aot.probe([inp], config, session)

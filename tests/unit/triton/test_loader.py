@@ -157,7 +157,7 @@ def test_a_file_that_is_not_python_is_one_line(tmp_path, target, text, words):
 def test_a_module_that_loops_forever_at_import_is_stopped(tmp_path, target, monkeypatch):
     source = tmp_path / "loops.py"
     source.write_text("def forever():\n    while True:\n        pass\nX = forever()\n")
-    monkeypatch.setattr(loader, "LOAD_TIMEOUT", 1.0)
+    monkeypatch.setenv("ZEINSPECT_LOAD_TIMEOUT", "1")
     with pytest.raises(InputError) as err:
         _load(source, target)
     assert "did not finish loading" in err.value.one_line()

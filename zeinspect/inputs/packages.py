@@ -1,0 +1,218 @@
+"""Products as they ship: wheels, conda packages and plain zip and tar archives of a build.
+
+A package is read member by member, never unpacked to disk: each member that holds kernels
+(a source, SPIR-V, a device binary, or a host file whose section names say it carries device
+images) becomes an input named `PACKAGE!member` (`vllm_xpu_kernels-0.1.16.2-...whl!
+vllm_xpu_kernels/libgdn_attn_kernels_xe_2.so`), a name every command takes back as an input.
+The package's name and version (a wheel's or conda package's own metadata) go with it.
+
+Archives come from anywhere, so they are read defensively: a member's size, the number of
+members and the compression ratio are bounded; a member whose name would leave the archive
+(an absolute path, `..`) or that is a link is refused or skipped; what does not read is one
+line naming the package (InputError, exit 2).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import IO, Any
+
+from ..errors import InputError
+from .kinds import SOURCE_SUFFIXES
+
+SEPARATOR = "!"
+SUFFIXES = (".whl", ".zip", ".conda", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".tar.zst")
+MAX_MEMBER_BYTES = 2 * 1024 * 1024 * 1024
+"""The largest member read (decompressed), as for any input file."""
+MAX_MEMBERS = 200_000
+MAX_RATIO = 1000
+"""Decompressed to compressed size, at most, for a member over MAX_RATIO_FLOOR bytes: more is a bomb."""
+MAX_RATIO_FLOOR = 1 << 20
+MAX_NESTING = 2
+"""A conda package's inner tarballs are the one nesting a real package has."""
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    """The member's path inside the package (POSIX, never leaving it)."""
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Package:
+    path: str
+    name: str | None
+    version: str | None
+
+    @property
+    def label(self) -> str:
+        """`name version` as the report shows it (the file name when the metadata says neither)."""
+        if self.name:
+            return f"{self.name} {self.version}" if self.version else self.name
+        return PurePosixPath(self.path).name
+
+
+def is_package(path: str) -> bool:
+    return path.lower().endswith(SUFFIXES)
+
+
+def split(spec: str) -> tuple[str, str] | None:
+    """`PACKAGE!member` -> (package path, member), when the part before `!` is a package."""
+    head, sep, member = spec.partition(SEPARATOR)
+    if sep and member and is_package(head):
+        return head, member
+    return None
+
+
+def _safe_name(name: str, package: str) -> str:
+    clean = name.replace("\\", "/")
+    parts = PurePosixPath(clean).parts
+    if clean.startswith("/") or ".." in parts or re.match(r"^[A-Za-z]:", clean):
+        raise InputError(f"member {name[:120]!r} would leave the archive", path=package)
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def _bounded_read(stream: IO[bytes], declared: int, compressed: int | None, name: str, package: str) -> bytes:
+    """A member's bytes, refusing what is larger than the bounds or than it said it was."""
+    if declared > MAX_MEMBER_BYTES:
+        raise InputError(f"member {name!r} is {declared} bytes, over the {MAX_MEMBER_BYTES} byte limit", path=package)
+    if compressed is not None and declared > MAX_RATIO_FLOOR and declared > MAX_RATIO * max(compressed, 1):
+        raise InputError(f"member {name!r} decompresses {declared // max(compressed, 1)} times its size "
+                         "(an archive bomb?)", path=package)
+    data = stream.read(declared + 1)
+    if len(data) > declared:
+        raise InputError(f"member {name!r} is larger than its header says", path=package)
+    return data
+
+
+def _wanted(name: str, data: bytes) -> bool:
+    """Whether a member holds kernels, by its content (a source by its suffix)."""
+    from .fatbin import is_fatbin
+    from .offload import stream_carries_device_images
+    from .patchtokens import is_patchtoken_binary
+    from .spirv import is_spirv
+    from .zebin import is_zebin
+
+    if name.endswith(SOURCE_SUFFIXES):
+        return True
+    head = data[:20]
+    if is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head):
+        return True
+    return (head[:4] == b"\x7fELF" or head[:8] == b"!<arch>\n") and stream_carries_device_images(
+        io.BytesIO(data), len(data))
+
+
+def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
+    try:
+        archive = zipfile.ZipFile(source)
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise InputError(f"is not a readable zip archive ({exc})"[:200], path=package) from None
+    if len(infos) > MAX_MEMBERS:
+        raise InputError(f"has {len(infos)} members, over the {MAX_MEMBERS} limit", path=package)
+    for info in infos:
+        if info.is_dir():
+            continue
+        name = _safe_name(info.filename, package)
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            continue  # a symbolic link: never followed
+        try:
+            with archive.open(info) as stream:
+                head = stream.read(20)
+            if not _maybe(name, head, depth):
+                continue
+            with archive.open(info) as stream:
+                data = _bounded_read(stream, info.file_size, info.compress_size, name, package)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+            raise InputError(f"member {name!r} does not read ({exc})"[:200], path=package) from None
+        yield from _member(name, data, package, depth)
+
+
+def _maybe(name: str, head: bytes, depth: int) -> bool:
+    """From a member's first bytes: could it hold kernels (or be a package inside a package)?"""
+
+    if depth < MAX_NESTING and is_package(name):
+        return True
+    return name.endswith(SOURCE_SUFFIXES + (".spv",)) or head[:4] in (b"\x7fELF", b"\x03\x02#\x07") or \
+        head[:8] == b"!<arch>\n"
+
+
+def _member(name: str, data: bytes, package: str, depth: int) -> Iterator[Member]:
+    if depth < MAX_NESTING and is_package(name):
+        # A conda package's inner tarballs (`pkg-*.tar.zst`): their members are the package's.
+        yield from _members(io.BytesIO(data), name, package, depth + 1)
+    elif _wanted(name, data):
+        yield Member(name, data)
+
+
+def _tar_members(source: Any, suffix: str, package: str, depth: int) -> Iterator[Member]:
+    stream = source
+    if suffix.endswith(".zst"):
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(source)
+    mode = {"gz": "r|gz", "tgz": "r|gz", "bz2": "r|bz2", "tbz2": "r|bz2", "xz": "r|xz"}.get(
+        suffix.rsplit(".", 1)[-1], "r|")
+    count = 0
+    try:
+        with tarfile.open(fileobj=stream, mode=mode) as archive:  # type: ignore[call-overload]
+            for info in archive:
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise InputError(f"has over {MAX_MEMBERS} members", path=package)
+                if not info.isfile():
+                    continue  # folders, and links (never followed)
+                name = _safe_name(info.name, package)
+                member = archive.extractfile(info)
+                if member is None:
+                    continue
+                head = member.read(20)
+                if not _maybe(name, head, depth):
+                    continue
+                data = head + _bounded_read(member, info.size - len(head), None, name, package)
+                yield from _member(name, data, package, depth)
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        raise InputError(f"is not a readable tar archive ({exc})"[:200], path=package) from None
+    except Exception as exc:  # zstandard's and bz2's own errors: the archive is damaged
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"does not decompress ({exc.__class__.__name__}: {exc})"[:200], path=package) from None
+
+
+def _members(source: Any, name: str, package: str, depth: int) -> Iterator[Member]:
+    lower = name.lower()
+    if lower.endswith((".whl", ".zip", ".conda")):
+        yield from _zip_members(source, package, depth)
+    else:
+        suffix = next(s for s in SUFFIXES if lower.endswith(s))
+        yield from _tar_members(source, suffix, package, depth)
+
+
+def members(path: str) -> Iterator[Member]:
+    """Each member of the package at `path` that holds kernels, read one at a time."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+    except OSError as exc:
+        raise InputError(f"cannot read it ({exc.strerror})", path=path) from None
+    with handle:
+        yield from _members(handle, path, path, 0)
+
+
+def identity(path: str) -> Package:
+    """The package's name and version: a wheel's file name (PEP 427) or a conda package's
+    (`name-version-build`), else none."""
+    base = PurePosixPath(path).name
+    m = re.match(r"^([A-Za-z0-9_.]+)-([0-9][^-]*)-", base)
+    if base.endswith(".whl") and m:
+        return Package(path, m[1].replace("_", "-"), m[2])
+    m = re.match(r"^(.+)-([^-]+)-([^-]+)\.(conda|tar\.bz2)$", base)
+    if m:
+        return Package(path, m[1], m[2])
+    return Package(path, None, None)

@@ -1,0 +1,347 @@
+"""Every setting of a run in one frozen record, resolved once by one rule.
+
+    defaults < environment < gate configuration < command line (or the pytest plugin's options)
+
+`SETTINGS` declares each setting once: its default, how a value is read, and the environment
+variable, gate configuration key and command-line option that can give it.  `resolve` is the
+one function that builds a `Settings` from them; the CLI, the pytest plugin and the Triton
+prune hook all call it.  Probes take a `Settings` (and `replace` it per call: one command
+compiles in many shapes and target groups), never CLI options.
+
+A setting another module registers (`SETTINGS.register`) is kept in `Settings.extra`; one
+that changes what a compile builds says how (`builds`: build options or compiler variables),
+and so reaches every compile and its cache key with no other file changed
+(tests/unit/test_settings.py adds one from the test file alone).
+
+The compiler's environment is a setting too (`environment`): the caller's IGC, NEO and SYCL
+build variables (inherited: a compile builds what the user's own ocloc would), then the gate
+configuration's `environment:`, then `--env NAME=VALUE` (`--env NAME=` drops one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from . import envvars
+from .levers import DEFAULT_SHAPE, Shape
+from .toolchain import environment as compiler_env
+
+
+@dataclass(frozen=True)
+class Builds:
+    """What a setting adds to every compile: build options, IGC internal options, variables."""
+
+    options: str = ""
+    internal_options: str = ""
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[Any], Any] = lambda value: value
+    """A given value (command-line text, YAML) to the setting's; ValueError when it is not one."""
+    env: str | None = None
+    """The environment variable that gives it (declared in envvars.ENVIRONMENT)."""
+    gate: str | None = None
+    """Its key in the gate configuration (None: the configuration cannot set it)."""
+    flag: str | None = None
+    """Its command-line option, for settings registered from outside (the core's are in cli.common)."""
+    builds: Callable[[Any], Builds] | None = None
+    """For a setting that changes what a compile builds: how, given its value."""
+
+
+class SettingRegistry:
+    def __init__(self) -> None:
+        self._by_name: dict[str, Setting] = {}
+
+    def register(self, setting: Setting) -> None:
+        self._by_name[setting.name] = setting
+
+    def unregister(self, name: str) -> None:
+        self._by_name.pop(name, None)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._by_name.values()))
+
+    def __getitem__(self, name: str) -> Setting:
+        return self._by_name[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def gate_keys(self) -> dict[str, Setting]:
+        return {s.gate: s for s in self if s.gate}
+
+    def extra(self) -> list[Setting]:
+        """Settings registered from outside: those `Settings` keeps in `extra`."""
+        return [s for s in self if s.name not in _FIELDS]
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """Targets and the like: `a,b`, a list, or repeated options (each may hold commas)."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(v, str) for v in items):
+        raise ValueError("must be a string or a list of strings")
+    return tuple(p.strip() for v in items for p in v.split(",") if p.strip())
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    return _text(value) or None if value is not None else None
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("must be true or false")
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    if number < 1:
+        raise ValueError("must be at least 1 second")
+    return number
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= 256:
+        raise ValueError("must be a whole number from 0 to 256")
+    return int(value)
+
+
+def parse_environment(value: Any) -> dict[str, str | None]:
+    """`NAME=VALUE` pairs (repeated options, a list) or a mapping, to name -> value; an empty value
+    (`NAME=`) is None: drop that variable from the compiler's environment."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        pairs = [(str(k), "" if v is None else str(v)) for k, v in value.items()]
+    else:
+        items = [value] if isinstance(value, str) else list(value)
+        pairs = []
+        for item in items:
+            name, eq, text = str(item).partition("=")
+            if not eq:
+                raise ValueError(f"{item!r} is not NAME=VALUE")
+            pairs.append((name, text))
+    out: dict[str, str | None] = {}
+    for name, text in pairs:
+        if not name or not name.replace("_", "a").isalnum():
+            raise ValueError(f"{name!r} is not a variable name")
+        out[name] = text or None
+    return out
+
+
+SETTINGS = SettingRegistry()
+for _setting in (
+    Setting("targets", ("default",), "Targets: ocloc names, IP versions, `default` or a family.", _strings,
+            gate="targets"),
+    Setting("compiler", None, "Use only this compiler (id, path or version prefix).", _optional_text, gate="compiler"),
+    Setting("options", "", "Extra ocloc -options for every compile.", _text, gate="options"),
+    Setting("modules", {}, "Per-module options (input path -> options).", dict, gate="modules"),
+    Setting("shape", DEFAULT_SHAPE, "The shape every module is built in (levers)."),
+    Setting("kernels", (), "Only report kernels whose name matches one of these (exact or glob).", _strings),
+    Setting("jobs", 0, "Parallel compiles; 0: the number of cores.", _count, gate="jobs"),
+    Setting("timeout", None, "Seconds before a compile counts as hung.", _seconds, env="ZEINSPECT_TIMEOUT",
+            gate="timeout"),
+    Setting("use_cache", True, "Read and write the build cache.", _boolean),
+    Setting("scheduler", None, "A Dask scheduler address: compile on its cluster.", _optional_text,
+            env="ZEINSPECT_SCHEDULER", gate="scheduler"),
+    Setting("cache_url", None, "A build cache many machines share.", _optional_text, env="ZEINSPECT_CACHE_URL",
+            gate="cache_url"),
+    Setting("cache_readonly", False, "Read the shared cache, never write it.", _boolean,
+            env="ZEINSPECT_CACHE_URL_READONLY", gate="cache_url_readonly"),
+    Setting("environment", (), "The compiler's environment (IGC_*, NEO debug keys, SYCL_PROGRAM_*).",
+            parse_environment, gate="environment"),
+    Setting("ratchet", None, "The ratchet file.", _optional_text, gate="ratchet"),
+    Setting("shapes_file", None, "Recorded shape decisions (zeinspect fix --write).", _optional_text, gate="shapes"),
+    Setting("strict", False, "IMPROVED and STALE fail the gate too.", _boolean, gate="strict"),
+    Setting("batch", True, "Batch one module's targets into one ocloc call.", _boolean, env="ZEINSPECT_BATCH"),
+    Setting("multi", True, "Batch small modules into one `ocloc multi` process.", _boolean, env="ZEINSPECT_MULTI"),
+    Setting("share_front_end", True, "Share OpenCL C's front end across targets.", _boolean,
+            env="ZEINSPECT_SHARE_FRONT_END"),
+):
+    SETTINGS.register(_setting)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of one run (the module docstring says where each comes from)."""
+
+    targets: tuple[str, ...] = ("default",)
+    targets_given: bool = False
+    """Whether the targets were named (gate or command line) rather than defaulted: existing
+    binaries are then kept to those targets and missing ones noted."""
+    compiler: str | None = None
+    options: str = ""
+    modules: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+    """input path -> extra options (from a gate configuration)."""
+    shape: Shape = DEFAULT_SHAPE
+    kernels: tuple[str, ...] = ()
+    """Only report kernels whose name matches one of these (exact or glob)."""
+    jobs: int = 0
+    """Parallel compiles; 0 = the number of cores."""
+    timeout: float | None = None
+    use_cache: bool = True
+    scheduler: str | None = None
+    """A Dask scheduler address: compile on its cluster instead of this machine."""
+    cache_url: str | None = None
+    """A build cache many machines share, behind the local one (zeinspect.shared_cache)."""
+    cache_readonly: bool = False
+    """Read the shared cache, never write it (untrusted pull-request runs)."""
+    environment: compiler_env.Environment = ()
+    """The compiler's variables every compile runs with (toolchain.environment), sorted."""
+    environment_given: tuple[str, ...] = ()
+    """The names of `environment` the gate configuration or the command line gave (the rest
+    were inherited from the caller)."""
+    ratchet: str | None = None
+    shapes_file: str | None = None
+    strict: bool = False
+    batch: bool = True
+    multi: bool = True
+    share_front_end: bool = True
+    rewrites: tuple[tuple[str, str, Any], ...] | None = None
+    """(kernel, lever, value) SPIR-V rewrites to apply; None: the shape's rewrite levers for
+    every kernel that `kernels` selects.  Set by the shape search, never by a user."""
+    extra: tuple[tuple[str, Any], ...] = ()
+    """Registered settings (SETTINGS.extra()): name -> value, sorted."""
+
+    def get(self, name: str) -> Any:
+        """A setting by name, core or registered."""
+        if name in _FIELDS:
+            return getattr(self, name)
+        return dict(self.extra).get(name, SETTINGS[name].default)
+
+    def replace(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    def with_targets(self, targets: Iterable[str]) -> Settings:
+        return replace(self, targets=tuple(targets), targets_given=True)
+
+    def builds(self) -> Builds:
+        """What the registered settings add to every compile."""
+        parts = [s.builds(self.get(s.name)) for s in SETTINGS.extra() if s.builds is not None]
+        return Builds(merge_options(*(p.options for p in parts)), merge_options(*(p.internal_options for p in parts)),
+                      tuple(kv for p in parts for kv in p.environment))
+
+    def options_for(self, path: str) -> str:
+        """The user's options for one input: --options, the gate configuration's for it, and
+        what registered settings add.  The front end gets them too (-D macros decide what an
+        OpenCL C source is)."""
+        return merge_options(self.options, self.modules.get(path, ""), self.builds().options)
+
+    @property
+    def internal_options(self) -> str:
+        return self.builds().internal_options
+
+    @property
+    def compile_environment(self) -> compiler_env.Environment:
+        """The run's compiler variables, then what registered settings add: what reports record."""
+        added = self.builds().environment
+        return compiler_env.normal({**dict(self.environment), **dict(added)}) if added else self.environment
+
+    @property
+    def compiler_environment(self) -> compiler_env.Environment:
+        """What reaches an ocloc process, and its cache key (the SYCL runtime's are not ocloc's)."""
+        return compiler_env.for_compiler(self.compile_environment)
+
+    @property
+    def sycl_environment(self) -> compiler_env.Environment:
+        """The SYCL runtime's build-option variables: how it builds a SPIR-V image at run time."""
+        return tuple((k, v) for k, v in self.compile_environment if k in compiler_env.SYCL_OPTIONS)
+
+
+_FIELDS = {f.name for f in fields(Settings)}
+
+
+def merge_options(*parts: str) -> str:
+    return " ".join(p for p in parts if p and p.strip())
+
+
+class SettingError(ValueError):
+    """A value that is not one for its setting: `where` (the option, variable or key) says which."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+
+
+def resolve(cli: Mapping[str, Any] | None = None, gate: Mapping[str, Any] | None = None,
+            environ: Mapping[str, str] | None = None, *, defaults: Mapping[str, Any] | None = None) -> Settings:
+    """The run's settings: `defaults` (a command's own, e.g. Triton's targets) < the environment
+    < `gate` (a gate configuration's settings, by setting name) < `cli` (what the command line
+    or the plugin's options gave, by setting name; None, (), "" and {} say nothing).
+
+    Raises SettingError for a value that is not one (the gate configuration checks its own
+    first, so that its errors name the file)."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    layers: list[tuple[str, Mapping[str, Any]]] = [("environment", _from_environment(environ)),
+                                                   ("the gate configuration", gate or {}),
+                                                   ("the command line", cli or {})]
+    chosen: dict[str, Any] = {}
+    given_by: dict[str, str] = {}
+    for setting in SETTINGS:
+        if setting.name == "environment":
+            continue
+        value = (defaults or {}).get(setting.name, setting.default)
+        for where, layer in layers:
+            if _says(layer.get(setting.name)):
+                value = _parse(setting, layer[setting.name], where)
+                given_by[setting.name] = where
+        chosen[setting.name] = value
+    environment, named = _environment(environ, gate or {}, cli or {})
+    core = {k: v for k, v in chosen.items() if k in _FIELDS}
+    if "targets" in core:
+        core["targets"] = tuple(core["targets"]) or ("default",)
+    extra = tuple(sorted((k, v) for k, v in chosen.items() if k not in _FIELDS))
+    return Settings(**core, targets_given=given_by.get("targets", "environment") != "environment",
+                    environment=environment, environment_given=named, extra=extra)
+
+
+def _says(value: Any) -> bool:
+    return value is not None and value != () and value != "" and value != {} and value != []
+
+
+def _parse(setting: Setting, value: Any, where: str) -> Any:
+    try:
+        return setting.parse(value)
+    except (ValueError, TypeError) as exc:
+        raise SettingError(f"{setting.name} ({where})", str(exc)) from None
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    out = {}
+    for setting in SETTINGS:
+        if setting.env and envvars.given(setting.env, environ):
+            out[setting.name] = envvars.value(setting.env, environ)
+    return out
+
+
+def _environment(environ: Mapping[str, str], gate: Mapping[str, Any], cli: Mapping[str, Any]
+                 ) -> tuple[compiler_env.Environment, tuple[str, ...]]:
+    """The compiler's variables: the caller's, then the gate configuration's, then --env's."""
+    merged: dict[str, str | None] = dict(compiler_env.of(environ))
+    named: set[str] = set()
+    for where, given in (("the gate configuration", gate.get("environment")), ("the command line",
+                                                                                 cli.get("environment"))):
+        if _says(given):
+            pairs = _parse(SETTINGS["environment"], given, where)
+            merged.update(pairs)
+            named.update(pairs)
+    return compiler_env.normal({k: v for k, v in merged.items() if v is not None}), tuple(sorted(named))
