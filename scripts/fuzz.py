@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fuzz"
 with atheris.instrument_imports(include=["zeinspect"]):
     import zeinspect.inputs  # noqa: F401 - instrumented for coverage
     import zeinspect.inputs.offload  # noqa: F401
+    import zeinspect.inputs.packages  # noqa: F401
     import zeinspect.judge.gate  # noqa: F401
     import zeinspect.judge.ratchet  # noqa: F401
     import zeinspect.judge.shapes_file  # noqa: F401

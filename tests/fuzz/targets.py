@@ -99,8 +99,23 @@ def shapes(data: bytes) -> None:
     parse(data, "ratchet/shapes.yaml")
 
 
+def package(data: bytes) -> None:
+    """A package (zip: a wheel or a conda package; else a tar, plain or compressed) read member by member."""
+    import tempfile
+
+    from zeinspect.inputs import packages
+
+    suffix = ".whl" if data[:2] == b"PK" else ".tar.bz2" if data[:3] == b"BZh" else ".tar.gz" \
+        if data[:2] == b"\x1f\x8b" else ".tar"
+    with tempfile.NamedTemporaryFile(suffix=suffix) as fh:
+        fh.write(data)
+        fh.flush()
+        for member in packages.members(fh.name):
+            assert ".." not in member.name.split("/") and not member.name.startswith("/")
+
+
 TARGETS = {f.__name__: f for f in (zebin, zeinfo, patchtokens, fatbin, offload, spirv, buildlog, ratchet, gate,
-                                   shapes)}
+                                   shapes, package)}
 
 
 def run_one(name: str, data: bytes) -> None:

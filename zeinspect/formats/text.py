@@ -80,7 +80,9 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         hidden = len(rows) - len(shown)
         rows = shown
     several_inputs = len({k[0] for k in rows}) > 1
-    labels = [safe(f"{inp}:{names.short(kernel)}" if several_inputs else names.short(kernel)) for inp, kernel in rows]
+    readable = names.labels([kernel for _, kernel in rows])
+    places = _places([inp for inp, _ in rows]) if several_inputs else {}
+    labels = [safe(f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel]) for inp, kernel in rows]
     first = max([len("kernel")] + [len(label) for label in labels])
     widths = [max(len(safe(t)), 5) for t in targets]
     lines = []
@@ -101,6 +103,12 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
                  "build; "
                  f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet")
     return "\n".join(lines) + "\n"
+
+
+def _places(inputs: list[str]) -> dict[str, str]:
+    """Each input as a row names it: a package's members without the package's path (the
+    summary names it once), other files as given."""
+    return {inp: inp.split("!", 1)[1] if "!" in inp else inp for inp in dict.fromkeys(inputs)}
 
 
 def _row(r: KernelReport) -> list[str]:

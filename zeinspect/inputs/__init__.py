@@ -79,12 +79,12 @@ def read_input(path: str) -> Input:
     """One file, recognised by content; InputError names the file and the problem.  A name a
     report shows is an input too: `PACKAGE!member` (a package's member) and `FILE[image]` (one
     device image of a host file, as `lib.so[.tgtimg[21]]` or `lib.a(k.o)[__CLANG_...]`)."""
-    if packages.split(path) is not None:
-        package, member = packages.split(path) or ("", "")
-        return _package_member(package, member)
     image = _image_spec(path)
     if image is not None:
         return image
+    if packages.split(path) is not None:
+        package, member = packages.split(path) or ("", "")
+        return _package_member(package, member)
     data = read_file(path, "file", MAX_INPUT_BYTES)
     return _recognised(path, data)
 

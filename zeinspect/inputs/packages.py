@@ -113,13 +113,13 @@ def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
     try:
         archive = zipfile.ZipFile(source)
         infos = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - zipfile raises more than its own errors on damaged input
         raise InputError(f"is not a readable zip archive ({exc})"[:200], path=package) from None
     if len(infos) > MAX_MEMBERS:
         raise InputError(f"has {len(infos)} members, over the {MAX_MEMBERS} limit", path=package)
     for info in infos:
-        if info.is_dir():
-            continue
+        if not info.filename or info.filename.endswith("/"):
+            continue  # a folder (or a nameless entry)
         name = _safe_name(info.filename, package)
         if (info.external_attr >> 16) & 0o170000 == 0o120000:
             continue  # a symbolic link: never followed
@@ -130,8 +130,11 @@ def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
                 continue
             with archive.open(info) as stream:
                 data = _bounded_read(stream, info.file_size, info.compress_size, name, package)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
-            raise InputError(f"member {name!r} does not read ({exc})"[:200], path=package) from None
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - zlib's, bz2's and lzma's own errors: a damaged member
+            raise InputError(f"member {name!r} does not read ({exc.__class__.__name__}: {exc})"[:200],
+                             path=package) from None
         yield from _member(name, data, package, depth)
 
 
@@ -167,7 +170,7 @@ def _tar_members(source: Any, suffix: str, package: str, depth: int) -> Iterator
                 count += 1
                 if count > MAX_MEMBERS:
                     raise InputError(f"has over {MAX_MEMBERS} members", path=package)
-                if not info.isfile():
+                if not info.isfile() or not info.name:
                     continue  # folders, and links (never followed)
                 name = _safe_name(info.name, package)
                 member = archive.extractfile(info)
