@@ -225,6 +225,16 @@ class Status(enum.StrEnum):
     size): the SYCL runtime never selects it there."""
 
 
+CAUSES = {
+    "register_spill": "register spill",
+    "private_arrays": "private arrays",
+    "stack_calls": "stack calls (calls IGC did not inline: each reserves a call stack in scratch)",
+    "slm_overflow": "shared local memory over the work-group's",
+    "ptss_cap": "over the per-thread scratch cap",
+}
+"""Why a kernel uses scratch, as the compiler tells them apart (KernelReport.cause)."""
+
+
 class Verdict(enum.Enum):
     """The audit's judgement of one report or ratchet line (judge.audit says when each applies):
     its label, whether it fails the gate, and whether it fails it under --strict."""
@@ -333,6 +343,9 @@ class KernelReport:
     """The compiler's variables it was built under (IGC_*, NEO's debug keys: toolchain.environment)."""
     input_digest: str | None = None
     """SHA-256 of the module that was compiled or read (the image itself, for a library's)."""
+    stack_calls: bool = False
+    """It makes calls IGC did not inline (.ze_info has_stack_calls): IGC reserves a call stack in
+    scratch, which the driver's spill figure includes."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
     """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
@@ -344,6 +357,21 @@ class KernelReport:
         if self.spill_bytes is None and self.private_bytes is None:
             return None
         return (self.spill_bytes or 0) + (self.private_bytes or 0)
+
+    @property
+    def cause(self) -> str | None:
+        """Why it uses scratch, as the compiler tells the causes apart (CAUSES), or None."""
+        if self.status is Status.SCRATCH_OVERFLOW:
+            return "ptss_cap"
+        if self.status is Status.SLM_OVERFLOW:
+            return "slm_overflow"
+        if not self.applicable or not self.uses_scratch:
+            return None
+        if self.stack_calls:
+            return "stack_calls"
+        if self.spill_bytes or self.log_spilled_regs or self.scratch_unknown:
+            return "register_spill"
+        return "private_arrays"
 
     @property
     def shown_scratch_bytes(self) -> int:
@@ -432,6 +460,8 @@ class KernelReport:
             "work_group_size": self.work_group_size,
             "eu_thread_count": self.eu_thread_count,
             "code_bytes": self.code_bytes,
+            "stack_calls": self.stack_calls,
+            "cause": self.cause,
             "environment": dict(self.environment),
             "input_sha256": self.input_digest,
             "origin": (self.origin or InputId(self.input)).to_json(),

@@ -1,4 +1,4 @@
-"""Kernel names as people read them: demangled, SYCL type names as types, long ones shortened.
+"""Kernel names as people read them: demangled, wrappers folded, long ones shortened.
 
 SYCL kernel names are the mangled *type* names of the kernel's function object (`_ZTS...`,
 "typeinfo name for X"): the name shown is X.  Demangling is libstdc++'s own
@@ -10,8 +10,9 @@ run and every view:
 
 1. function parameter lists become `(…)`;
 2. template arguments nested two or more levels deep become `<…>`;
-3. if the result is still longer than `MAX_SHORT` characters, only its last
-   `MAX_SHORT - 12` are kept, after `…` (the end of a SYCL name says most: the kernel);
+3. if the result is still longer than `MAX_SHORT` characters, only its first
+   `MAX_SHORT - 12` are kept, before `…` (the head names the kernel; the tail is what every
+   template of a library shares);
 and a shortened name ends in `[#xxxxxx]`, six hex digits of the symbol's SHA-1, so two
 kernels never share a short name by accident.  JSON keeps the exact symbol; the ratchet and
 `-k` match the symbol, the demangled name or the short name.
@@ -63,14 +64,15 @@ def demangled(symbol: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def short(symbol: str) -> str:
-    """The name shown in text output: demangled, then shortened by the rule above."""
-    full = demangled(symbol)
+    """The name shown in text output: readable (demangled, SYCL's wrappers folded), then
+    shortened by the rule above."""
+    full = readable(symbol)
     if len(full) <= MAX_SHORT:
         return full
     text = _collapse(full, "(", ")", 0)
     text = _collapse(text, "<", ">", 1)
     if len(text) > MAX_SHORT:
-        text = "…" + text[-(MAX_SHORT - 12):]
+        text = text[:MAX_SHORT - 12] + "…"  # its head names the kernel; the tail is what every template shares
     return f"{text} [#{hashlib.sha1(symbol.encode()).hexdigest()[:6]}]"
 
 
@@ -97,8 +99,10 @@ def _collapse(text: str, opening: str, closing: str, keep: int) -> str:
 
 
 def forms(symbol: str) -> tuple[str, ...]:
-    """Every spelling a user may use for this kernel: symbol, demangled name, short name."""
-    return tuple(dict.fromkeys((symbol, cxx_demangle(symbol), demangled(symbol), short(symbol))))
+    """Every spelling a user may use for this kernel: symbol, demangled name, readable name,
+    short name, and its family (so one ratchet line can name every member of a template)."""
+    return tuple(dict.fromkeys((symbol, cxx_demangle(symbol), demangled(symbol), readable(symbol), short(symbol),
+                                family(symbol))))
 
 
 def matches(pattern: str, symbol: str) -> bool:

@@ -6,6 +6,7 @@ Every import counts, including those made inside functions to keep `zeinspect --
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -30,13 +31,19 @@ def layer_of(module: str) -> int:
     return 0
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks of the run."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def imports_of(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
     """(line, absolute module) for every zeinspect module `path` imports."""
     module = ".".join(path.relative_to(root.parent).with_suffix("").parts)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     package = package.removesuffix(".__init__")
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -162,7 +169,7 @@ def private_imports(root: Path = PACKAGE) -> list[str]:
     """`from zeinspect.x import _name` across modules (a module's private names are its own)."""
     found = []
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("zeinspect")):
                 for alias in node.names:
                     if alias.name in GENERATED_MODULES:

@@ -26,6 +26,7 @@ from zeinspect.probes.aot import probe
 from zeinspect.settings import SETTINGS, Builds, Setting, SettingError, Settings, resolve
 
 from .fakes import FAKE_COMPILER, FakeBackend, figures
+from .test_layers import parsed
 
 PACKAGE = Path(__file__).resolve().parents[2] / "zeinspect"
 SPIRV = "tests/fuzz/corpus/spirv/clean"
@@ -110,8 +111,7 @@ def test_no_module_reads_the_environment_at_import_time():
     """Module-level code (outside functions and classes' methods) never touches os.environ."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        body = list(tree.body)
+        body = list(parsed(path).body)
         for node in body:
             if isinstance(node, ast.ClassDef):
                 body += node.body  # a class body runs at import time; its methods do not

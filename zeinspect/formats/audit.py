@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from ..judge.audit import AuditResult, Judgement
 from ..model import SCHEMA, Compiler, Verdict
 from .common import safe
+from .text import GROUPED_FROM, grouped
 
 _ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
 
@@ -21,6 +22,9 @@ def counts(result: AuditResult) -> str:
 def text(result: AuditResult, *, strict: bool, verbose: bool = False) -> str:
     """The summary first, then the findings; passing pairs only with `verbose`."""
     lines = [result.summary, counts(result)]
+    failing = [j.report for j in result.failures(strict) if j.report is not None]
+    if len({(r.input, r.kernel) for r in failing}) > GROUPED_FROM:
+        lines += grouped(failing)  # a library's findings read by cause and family first
     for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE] if verbose else []):
         for j in result.judgements:
             if j.verdict is verdict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .. import names
-from ..model import KernelReport, Status, built_under
+from ..model import CAUSES, KernelReport, Status, built_under
 from .common import fmt_bytes, fmt_opt, safe
 
 MARK_OVERFLOW = "OVER"
@@ -61,6 +61,56 @@ def summary(reports: list[KernelReport]) -> str:
                if unchecked else "") + built_under(reports))
 
 
+GROUPED_FROM = 20
+"""Rows past which a table leads with its findings grouped by cause and by family."""
+
+
+def _kib(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else fmt_bytes(n)
+
+
+def grouped(reports: list[KernelReport], families: int = 10) -> list[str]:
+    """A library's findings grouped as a reader decides on them: by cause, as the compiler
+    tells them apart, then by family (the kernels one template makes), the costliest first.
+    Counts are distinct kernels; every report stays in the rows and the JSON underneath."""
+    by_cause: dict[str, set] = {}
+    stack: list[KernelReport] = []
+    for r in reports:
+        if r.cause is not None:
+            by_cause.setdefault(r.cause, set()).add((r.input, r.kernel))
+            if r.cause == "stack_calls":
+                stack.append(r)
+    if not by_cause:
+        return []
+    out = ["by cause: " + "; ".join(f"{CAUSES[c].split(' (')[0]} {len(k)}" for c, k in
+                                    sorted(by_cause.items(), key=lambda kv: -len(kv[1])))]
+    if stack:
+        low, high = min(r.spill_bytes or 0 for r in stack), max(r.spill_bytes or 0 for r in stack)
+        reserved = _kib(low) if low == high else f"{_kib(low)} to {_kib(high)}"
+        out.append(f"  stack calls: {len(by_cause['stack_calls'])} kernels make calls IGC did not inline; each "
+                   f"reserves {reserved} of scratch for the call stack (in its spill figure); IGC's log names the "
+                   "kernels, not the callees: `zeinspect explain` shows the calls")
+    members: dict[str, set] = {}
+    users: dict[str, dict] = {}
+    for r in reports:
+        name = names.family(r.kernel)
+        members.setdefault(name, set()).add((r.input, r.kernel))
+        if r.cause is not None:
+            users.setdefault(name, {})[(r.input, r.kernel)] = max(r.shown_scratch_bytes,
+                                                                  users.get(name, {}).get((r.input, r.kernel), 0))
+    ranked = sorted(users.items(), key=lambda kv: (-len(kv[1]), -max(kv[1].values()), kv[0]))
+    if ranked and any(len(members[name]) > 1 for name, _ in ranked):
+        out.append("by family (kernels one template makes; the most scratch users first):")
+        for name, used in ranked[:families]:
+            low, high = min(used.values()), max(used.values())
+            span = fmt_bytes(low) if low == high else f"{fmt_bytes(low)}-{fmt_bytes(high)}"
+            out.append(f"  {safe(names.family(next(iter(used))[1]).rsplit('::', 1)[-1] or name)}: "
+                       f"{len(members[name])} instances, {len(used)} use scratch ({span} per thread)")
+        if len(ranked) > families:
+            out.append(f"  ... and {len(ranked) - families} more families with scratch users")
+    return out
+
+
 def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True) -> str:
     """Kernels as rows, targets as columns, scratch bytes per hardware thread in the cells.
 
@@ -89,6 +139,8 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     if title:
         lines.append(title)
     lines.append(summary(reports))
+    if len(rows) > GROUPED_FROM:
+        lines += grouped(reports)
     if rows:
         lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
     for label, by_target in zip(labels, rows.values()):

@@ -199,7 +199,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
         options=merge_options(job.options, job.internal_options), work_group_size=work_group,
         eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes, environment=job.environment,
-        input_digest=job.module_digest,
+        input_digest=job.module_digest, stack_calls=fig.has_stack_calls,
     )
 
 
@@ -235,13 +235,30 @@ def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: l
     return out
 
 
+def _reproduce(inp: Input, config: Settings) -> tuple[str, ...]:
+    """How to build an image of a host file or package again as printed: ocloc cannot read
+    `lib.so[.tgtimg[21]]`, zeinspect can (it is an input), and builds it with the image's own
+    options, the user's (--options) and the shape's, as this run did."""
+    if inp.origin is None or (inp.origin.image is None and "!" not in inp.path):
+        return ()
+    argv = ["zeinspect", "kernel", inp.path]
+    if config.options_for(inp.path):
+        argv += ["--options", config.options_for(inp.path)]
+    for lever in MODULE_LEVERS:
+        value = getattr(config.shape, lever.name)
+        if lever.cli is not None and value != lever.default:
+            argv += [lever.cli.flag, str(value)]
+    return tuple(argv)
+
+
 def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[KernelReport]:
     events = parse_log(compiled.log)
     out: list[KernelReport] = []
     for target in targets:
         rewritten = job.module is not job.input.data
         file_arg = f"<{job.input.path} rewritten: {'; '.join(job.notes)}>" if rewritten else job.input.path
-        command = shell_prefix(job.environment) + shlex.join(build_argv(job, file_arg, None, target.name))
+        argv = [*job.reproduce, "-t", target.name] if job.reproduce else build_argv(job, file_arg, None, target.name)
+        command = shell_prefix(job.environment) + shlex.join(argv)
         if compiled.binary is not None and compiled.figures is not None:
             for fig in compiled.figures:
                 if names.is_internal(fig.name):
@@ -284,7 +301,7 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
             options, internal, build_notes = build_options(inp, config, compiler, targets)
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes,
-                      environment=config.compiler_environment)
+                      environment=config.compiler_environment, reproduce=_reproduce(inp, config))
             jobs.append((job, targets))
             if checks and checks[0][1].unchecked:
                 unchecked[len(jobs) - 1] = checks[0][1].unchecked

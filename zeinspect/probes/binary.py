@@ -59,6 +59,7 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
         needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason, notes=notes + fig.notes,
         work_group_size=work_group, eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
+        stack_calls=fig.has_stack_calls,
     )
 
 

@@ -64,6 +64,9 @@ class Job:
     front_end_log: str = ""
     environment: tuple[tuple[str, str], ...] = ()
     """The compiler's variables it is built under (toolchain.environment.for_compiler): part of its key."""
+    reproduce: tuple[str, ...] = ()
+    """For an image inside a host file or package (which ocloc cannot read by its name): the
+    zeinspect command that builds it the same way, `-t TARGET` to be added."""
 
     @functools.cached_property
     def module_digest(self) -> str:

@@ -105,3 +105,26 @@ def test_a_package_folder_is_audited_whole(cli, wheel, tmp_path):
     doc = _doc(cli, "inspect", folder)
     files = {r["origin"]["file"].rsplit("/", 1)[-1] for r in doc["reports"]}
     assert files == {"libgdn.so", "kernel.spv"}
+
+
+def test_a_reproduce_line_runs_as_printed(cli, session_cache):
+    """An image of a real SYCL library (dpctl's, installed with the test extras): the command a
+    report prints rebuilds it, as printed, with the same figures."""
+    import os
+    import sys
+    from pathlib import Path
+
+    import dpctl
+
+    library = next(Path(dpctl.__file__).parent.glob("libDPCTLSyclInterface.so*"))
+    doc = json.loads(cli("inspect", library, "-t", "dg2-g10", "--json", "-q").out)
+    report = doc["reports"][0]
+    assert report["command"].startswith("zeinspect kernel ")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "ZEINSPECT_CACHE_DIR": str(session_cache)}
+    again = subprocess.run(["bash", "-c", report["command"] + " --json -q"], capture_output=True, text=True, env=env,
+                           cwd=ROOT, timeout=600)
+    assert again.returncode in (0, 1), again.stderr
+    same = next(r for r in json.loads(again.stdout)["reports"] if r["kernel"] == report["kernel"])
+    assert (same["spill_bytes"], same["private_bytes"], same["grf"]) == \
+        (report["spill_bytes"], report["private_bytes"], report["grf"])

@@ -14,7 +14,7 @@ def test_no_more_compiler_processes_run_at_once_than_the_bound(tmp_path):
     SLOTS.bound(2)
     SLOTS.peak = 0
     try:
-        threads = [threading.Thread(target=run_tool, args=(["sleep", "0.2"],), kwargs={"cwd": str(tmp_path)})
+        threads = [threading.Thread(target=run_tool, args=(["sleep", "0.05"],), kwargs={"cwd": str(tmp_path)})
                    for _ in range(8)]
         for t in threads:
             t.start()
