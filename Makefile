@@ -1,6 +1,6 @@
 # The two commands of the README: `make audit` (the project's pre-merge gate on kernels/)
 # and `make test` (the test suite).  Both set up everything they need first.
-.PHONY: audit test unit check setup setup-python bench fuzz
+.PHONY: audit test unit check docs setup setup-python bench fuzz
 
 setup:
 	./scripts/setup.sh
@@ -17,11 +17,16 @@ audit: setup
 # module's fixtures in one process): about half the wall time on 2 cores (README, Performance).
 # The longest modules start first (tests/conftest.py LONG_FIRST; --no-loadscope-reorder keeps
 # that order instead of xdist's, by number of tests).
-test: setup check
+test: setup check docs
 	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 unit: setup-python
 	.venv/bin/python -m pytest -q tests/unit
+
+# The documentation site (MkDocs, docs/ and mkdocs.yml) into build/site, strictly: a broken
+# link, a missing page or a stale reference fails (and so fails `make test`).
+docs: setup-python
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
 
 check: setup-python
 	.venv/bin/ruff check zeinspect tests bench scripts

@@ -11,7 +11,7 @@ module on the 19 default targets; its own peak memory (not the compilers') audit
 Dask (zeinspect[dask]): the corpus cold on the 19 default targets through a LocalCluster of
 one single-threaded worker process per core, against the local pool on the same cores; the
 tasks per second the scheduler sustains with trivial tasks; the median compile job, for the
-README's scaling model.
+scaling model (docs/guides/scaling-out.md).
 
 Prints min/median/max over repeats and the ratios to (a); writes bench/results/latest.json.
 Usage: .venv/bin/python bench/run.py [--repeats N] [--quick] [--only-dask]

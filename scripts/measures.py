@@ -1,4 +1,4 @@
-"""The house's measures, computed rather than counted by hand (README "Layout", docs/contributing.md).
+"""The house's measures, computed rather than counted by hand (docs/contributing.md, "Layout").
 
     .venv/bin/python scripts/measures.py            # text
     .venv/bin/python scripts/measures.py --json

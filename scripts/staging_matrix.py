@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the staging pass's validation matrix (README "The SLM staging pass"): before and
+"""Print the staging pass's validation matrix (docs/guides/triton.md, "The SLM staging pass"): before and
 after on the FMA target, the K tile and SLM chosen, and the evaluator's comparison."""
 
 import sys

@@ -1,5 +1,5 @@
 """The staging pass's validation matrix, in the spirit of seed 000 (shared by the tests and
-scripts/staging_matrix.py, which prints the README table).
+scripts/staging_matrix.py, which prints the table of docs/guides/triton.md).
 
 Group A: dots that overflow the per-thread scratch cap on arl-s (= mtl-u, one IP) as
 compiled, over M, N, K, f16/bf16 and warps: all must build with the pass.
@@ -21,7 +21,7 @@ FMA_TARGET = "arl-s"
 
 # What the test suite compiles: one case of each kind (f16 and bf16 overflows, a spill, a DPAS
 # and a too-small dot left alone), since each case is a minute of ocloc on a 2-core machine.
-# ZEINSPECT_FULL_MATRIX=1 runs every case; scripts/staging_matrix.py prints the README table of
+# ZEINSPECT_FULL_MATRIX=1 runs every case; scripts/staging_matrix.py prints the docs/guides/triton.md table of
 # all of them.
 import os  # noqa: E402
 

@@ -7,7 +7,7 @@ missing or broken toolchain.  The CLI turns each into a one-line message and its
 
 from __future__ import annotations
 
-# Exit codes, documented in the README ("Exit codes").
+# Exit codes, documented in docs/reference/exit-codes.md (decided in app/outcome.py).
 EXIT_OK = 0
 EXIT_FINDING = 1  # a report holds a kernel that did not build / the gate failed
 EXIT_INPUT = 2  # usage or input error

@@ -152,7 +152,7 @@ PRODUCT_FAMILIES = {
     1300: ("ptl", None, True),
 }
 
-# NEO's hardware-free devices (README "Level Zero without a GPU"; docs/how-it-works.md#level-zero), seen working with
+# NEO's hardware-free devices (docs/how-it-works.md#level-zero), seen working with
 # Debian 12's driver: product -> (ProductFamilyOverride, HardwareInfoOverride, ForceDeviceId, IP).
 SIMULATED = {
     "tgllp": ("tgllp", "1x6x16", "9A49", "12.0.0"),

@@ -1,4 +1,4 @@
-"""Data flows one way: no module imports from a layer above its own (README "Layout").
+"""Data flows one way: no module imports from a layer above its own (docs/contributing.md, "Layout").
 
 Every import counts, including those made inside functions to keep `zeinspect --help` fast.
 """

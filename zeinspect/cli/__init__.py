@@ -1,7 +1,7 @@
 """The command line: options, one use case (zeinspect.app), one render (formats.writers), exit.
 
 One module per family of commands; `main` turns every error into one line and its exit
-code (README "Exit codes"), never a traceback.
+code (docs/reference/exit-codes.md), never a traceback.
 """
 
 from __future__ import annotations

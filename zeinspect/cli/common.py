@@ -1,6 +1,6 @@
 """What every command shares: the command group, the shared options, progress, output, exit.
 
-Exit codes (README "Exit codes"): 0 fine; 1 a kernel did not build / the gate failed;
+Exit codes (docs/reference/exit-codes.md, decided in app/outcome.py): 0 fine; 1 a kernel did not build / the gate failed;
 2 usage or input error; 3 toolchain error (no compiler, a compiler crash or hang).
 Heavy modules are imported inside the commands so that `zeinspect --help` starts fast.
 The options every compiling command shares are declared once (`compile_options`); what they

@@ -1,4 +1,4 @@
-"""The `zeinspect.report/1` JSON document (schema documented in the README)."""
+"""The `zeinspect.report/1` JSON document (docs/schemas/report-1.json, docs/reference/figures.md)."""
 
 from __future__ import annotations
 

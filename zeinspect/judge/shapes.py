@@ -7,7 +7,7 @@ compiler has no spelling for the mode) or is ignored (asked for 256 registers, g
 Xe-LP has no large register file).  A kernel that depends on its sub-group size is never
 given another one unless asked: those shapes are marked "changes semantics" and skipped.
 
-Choosing, in this order (README "How zeinspect chooses a shape"):
+Choosing, in this order (docs/guides/why-it-spills.md, "How zeinspect chooses a shape"):
   1. builds on every target (not available counts as not building);
   2. fewest targets with scratch;
   3. least total scratch (bytes per thread, summed over targets);

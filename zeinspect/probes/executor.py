@@ -272,7 +272,7 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
 # in one process against 1.74-1.84 s in twenty, the system time (0.04 against 0.4 s) being the
 # process start-ups that vanish.  libocloc's oclocInvoke in a long-lived worker would save the
 # same start-ups, but the current stack's libocloc needs a newer libstdc++ than Debian 12's and
-# cannot be loaded into this Python (README, "Batched compiles"), and a worker would still need
+# cannot be loaded into this Python (docs/guides/scaling-out.md, "Batched compiles"), and a worker would still need
 # a process per batch to contain a crash or a hang: `multi` is that process, and was chosen.
 MULTI_MARKER = re.compile(r"^Command number (\d+): $", re.M)
 MULTI_SUMMARY = re.compile(r"^Build command \d+: ", re.M)

@@ -11,7 +11,7 @@ working directory.
 Without a GPU, `simulate=PRODUCT` starts NEO's hardware-free device with its debug keys
 (NEOReadDebugKeys, SetCommandStreamReceiver=1, ProductFamilyOverride, HardwareInfoOverride,
 ForceDeviceId): loader, driver and compiler all run for real.  Seen working with Debian
-12's NEO 22.43: tgllp, dg2, mtl, pvc (README "Level Zero without a GPU").
+12's NEO 22.43: tgllp, dg2, mtl, pvc (docs/how-it-works.md#level-zero).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ The rewrite works on the text of exactly the ops it touches (tt.dot, the local_l
 local_alloc / cast chain feeding it) and leaves everything else as printed; Triton's own
 MLIR parser and verifier then check the result.  Two forms: an `scf.for` over K tiles
 (subviews, local loads, a small tt.dot, the accumulator carried) or an unrolled chain of
-tiles; `FORM` is the one the measurements in the README favour.
+tiles; `FORM` is the one the measurements in docs/guides/triton.md favour.
 """
 
 from __future__ import annotations

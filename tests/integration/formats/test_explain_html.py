@@ -1,7 +1,7 @@
 """`zeinspect explain --html` in a real headless browser: the page loads without a console
 error, the hottest line (by the JSON's own weights) is the one outlined, and the matrix links
 to it.  A screenshot is written to build/test-artifacts/ (and, with
-ZEINSPECT_UPDATE_SCREENSHOT=1, to docs/explain.png, the one the README shows)."""
+ZEINSPECT_UPDATE_SCREENSHOT=1, to docs/explain.png, the one docs/guides/why-it-spills.md shows)."""
 
 from __future__ import annotations
 

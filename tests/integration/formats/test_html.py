@@ -3,7 +3,7 @@ SARIF of a real audit against the official schema.
 
 The page is the audit of the corpus on three targets with an empty ratchet, so it has
 findings of several kinds.  A screenshot is written to build/test-artifacts/ (and, with
-ZEINSPECT_UPDATE_SCREENSHOT=1, to docs/audit-report.png, the one the README shows).
+ZEINSPECT_UPDATE_SCREENSHOT=1, to docs/audit-report.png, the one the README and docs/ show).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def test_ranking_prefers_clean_then_fewer_constraints():
     clean_sg16 = Row(Shape(sub_group=16), [Cell("dg2-g10", CellState.CLEAN, report())], written=written)
     spilling = Row(Shape(sub_group=0), [Cell("dg2-g10", CellState.SCRATCH, report(spill=64))], written=written)
     ranked = sorted([spilling, clean_sg16, clean_256], key=Row.key)
-    # A fixed sub-group size is a bigger departure than the register file (README "How zeinspect
+    # A fixed sub-group size is a bigger departure than the register file (docs/guides/why-it-spills.md, "How zeinspect
     # chooses a shape"), and any clean shape beats one with scratch.
     assert ranked == [clean_256, clean_sg16, spilling]
 

@@ -1,0 +1,65 @@
+"""MkDocs hooks: the pages generated from the code and from bench/ results, never typed by hand.
+
+- `<!-- zeinspect:environment -->`: the table of zeinspect/envvars.py's registry;
+- `<!-- zeinspect:benchmarks -->`: every bench/results/*.json a benchmark wrote (its figures,
+  the command, the date and the machine);
+- `<!-- zeinspect:measures -->`: scripts/measures.py's measures of the tree.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _environment() -> str:
+    from zeinspect.envvars import ENVIRONMENT
+
+    rows = ["| variable | type | default | what it does |", "|---|---|---|---|"]
+    for var in ENVIRONMENT:
+        if var.audience != "user":
+            continue
+        default = "" if var.default is None else f"`{var.default}`"
+        setting = f" (the `{var.setting}` setting)" if var.setting else ""
+        rows.append(f"| `{var.name}` | {var.type_name} | {default} | {var.help}{setting} |")
+    tests = [f"`{v.name}`" for v in ENVIRONMENT if v.audience == "test"]
+    return "\n".join(rows) + f"\n\nFor the project's own tests and benchmarks: {', '.join(tests)}.\n"
+
+
+def _benchmarks() -> str:
+    out = []
+    for path in sorted((ROOT / "bench" / "results").glob("*.json")):
+        doc = json.loads(path.read_text())
+        out.append(f"### {doc.get('title', path.stem)}\n")
+        out.append(f"`{doc.get('command', '?')}`, {doc.get('date', '?')}, on {doc.get('machine', '?')}.\n")
+        if doc.get("note"):
+            out.append(doc["note"] + "\n")
+        rows = doc.get("rows") or []
+        if rows:
+            keys = list(rows[0])
+            out.append("| " + " | ".join(keys) + " |")
+            out.append("|" + "---|" * len(keys))
+            out += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+            out.append("")
+    return "\n".join(out) or "No benchmark has written its results yet (`bench/results/`).\n"
+
+
+def _measures() -> str:
+    got = subprocess.run([sys.executable, str(ROOT / "scripts" / "measures.py")], capture_output=True, text=True,
+                         check=True).stdout
+    return "```\n" + got + "```\n"
+
+
+MARKERS = {"<!-- zeinspect:environment -->": _environment, "<!-- zeinspect:benchmarks -->": _benchmarks,
+           "<!-- zeinspect:measures -->": _measures}
+
+
+def on_page_markdown(markdown: str, **_: object) -> str:
+    for marker, make in MARKERS.items():
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown
