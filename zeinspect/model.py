@@ -346,6 +346,8 @@ class KernelReport:
     stack_calls: bool = False
     """It makes calls IGC did not inline (.ze_info has_stack_calls): IGC reserves a call stack in
     scratch, which the driver's spill figure includes."""
+    cost: dict | None = field(default=None, compare=False, hash=False)
+    """What its scratch traffic costs (inputs.isa.ScratchCost's JSON), where measured (--cost)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
     """The structured identity of `input` (None: `input` is the file itself)."""
     extra: dict | None = field(default=None, compare=False, hash=False)
@@ -462,6 +464,7 @@ class KernelReport:
             "code_bytes": self.code_bytes,
             "stack_calls": self.stack_calls,
             "cause": self.cause,
+            "cost": self.cost,
             "environment": dict(self.environment),
             "input_sha256": self.input_digest,
             "origin": (self.origin or InputId(self.input)).to_json(),

@@ -170,6 +170,8 @@ for _setting in (
     Setting("ratchet", None, "The ratchet file.", _optional_text, gate="ratchet"),
     Setting("shapes_file", None, "Recorded shape decisions (zeinspect fix --write).", _optional_text, gate="shapes"),
     Setting("strict", False, "IMPROVED and STALE fail the gate too.", _boolean, gate="strict"),
+    Setting("cost", False, "Measure each scratch user's scratch traffic in loops from IGC's ISA.", _boolean,
+            gate="cost"),
     Setting("batch", True, "Batch one module's targets into one ocloc call.", _boolean, env="ZEINSPECT_BATCH"),
     Setting("multi", True, "Batch small modules into one `ocloc multi` process.", _boolean, env="ZEINSPECT_MULTI"),
     Setting("share_front_end", True, "Share OpenCL C's front end across targets.", _boolean,
@@ -211,6 +213,9 @@ class Settings:
     ratchet: str | None = None
     shapes_file: str | None = None
     strict: bool = False
+    cost: bool = False
+    """Measure what each scratch user's scratch traffic costs (bytes per loop iteration, from
+    IGC's ISA: probes.explain); the dumps are cached like any compile."""
     batch: bool = True
     multi: bool = True
     share_front_end: bool = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import UsageError
 from ..inputs import collect, read_input
@@ -50,8 +51,34 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     started = time.monotonic()
     session = open_session(config, backend=backend)
     got = collect_reports(list(paths), config, session, progress=progress)
+    if config.cost:
+        attach_costs(got, paths, config, session)
     explained = explain_paths(paths, config, backend=backend) if explain else None
     return InspectResult(got, explained, time.monotonic() - started)
+
+
+def attach_costs(got: Collection, paths: list[str], config: Settings, session: Any) -> None:
+    """Each scratch user's cost (inputs.isa.ScratchCost), from IGC's ISA of the same build: a
+    dumping compile of its module for the targets where it uses scratch (cached like any)."""
+    from ..inputs import expand_host, iter_inputs
+    from ..inputs.kinds import InputKind
+    from ..model import Source
+
+    users = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.AOT]
+    targets: dict[str, set[str]] = {}
+    for r in users:
+        targets.setdefault(r.input, set()).add(r.target)
+    costs: dict[tuple[str, str, str], dict] = {}
+    for inp in iter_inputs(list(paths)):
+        for one in (expand_host(inp)[0] if inp.kind == InputKind.HOST else [inp]):
+            if one.path not in targets or not one.compilable:
+                continue
+            found = run_explain([one], config.with_targets(sorted(targets[one.path])), session)
+            got.incidents += found.incidents
+            for e in found.explanations:
+                costs[(e.input, e.isa.kernel, e.target)] = e.isa.cost().to_json()
+    got.reports = [r.replace(cost=costs.get((r.input, r.kernel, r.target))) if r in users else r
+                   for r in got.reports]
 
 
 def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], Executor] | None = None

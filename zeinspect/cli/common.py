@@ -174,7 +174,9 @@ def probe_options(f: Callable) -> Callable:
 
         given = {lv.name: kwargs.pop(f"lever_{lv.name}") for lv in levers}
         shape = Shape(**{name: value for name, value in given.items() if value is not None})
-        return f(*args, shape=shape, **kwargs)
+        compile = kwargs.pop("compile")
+        compile.given["cost"] = True if kwargs.pop("cost") else None
+        return f(*args, shape=shape, compile=compile, **kwargs)
 
     for lv in reversed(levers):
         spec = lv.cli
@@ -182,7 +184,10 @@ def probe_options(f: Callable) -> Callable:
         command = click.option(spec.flag, f"lever_{lv.name}", type=click.Choice(list(spec.choices)),
                                default=spec.default, help=spec.help)(command)
     command = click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")(
-        click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(command))
+        click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(
+            click.option("--cost", "cost", is_flag=True, default=None,
+                         help="Also measure each scratch user's scratch traffic in loops (bytes per iteration "
+                              "of its innermost loop with any), from IGC's own ISA.")(command)))
     return compile_options(command)
 
 

@@ -22,7 +22,8 @@ SHOWN = 20
 """Regressions the text view lists without -v."""
 _FIELDS_SHOWN = (("status", "status"), ("scratch_bytes", "scratch"), ("spill_bytes", "spill"),
                  ("private_bytes", "private"), ("grf", "GRF"), ("simd", "SIMD"), ("threads_per_eu", "thr/EU"),
-                 ("max_work_group_size", "max-wg"), ("code_bytes", "code"))
+                 ("max_work_group_size", "max-wg"), ("code_bytes", "code"),
+                 ("loop_scratch_bytes", "scratch/loop iteration"))
 
 
 def _shown() -> tuple[tuple[str, str], ...]:

@@ -94,10 +94,13 @@ def kernel_views(result: ExplainResult) -> list[KernelView]:
 
 
 def spill_figures(isa: KernelIsa) -> str:
-    """`spill size 2752 bytes, 72 spill and 60 fill messages`, or `no spill`."""
+    """`spill size 2752 bytes, 72 spill and 60 fill messages; 3200 bytes of scratch per iteration
+    of its innermost loop with any (depth 1)`, or `no spill`."""
+    cost = isa.cost()
+    traffic = f"; {cost.describe()}" if any(cost.messages.values()) else ""
     if isa.spilling:
-        return f"spill size {isa.spill_size or 0} bytes, {isa.spills} spill and {isa.fills} fill messages"
-    return "no spill"
+        return f"spill size {isa.spill_size or 0} bytes, {isa.spills} spill and {isa.fills} fill messages{traffic}"
+    return "no spill" + traffic
 
 
 def shape_figures(isa: KernelIsa, main: str | None = None) -> str:
@@ -300,6 +303,7 @@ def document(result: ExplainResult, *, with_isa: bool = False) -> dict:
                        "spill_refs": isa.spill_refs, "peak_live_grfs": peak.pressure if peak else None,
                        "peak_file": peak.file if peak else None, "peak_line": peak.line if peak else None,
                        "headroom_grfs": isa.grf - (peak.pressure or 0) if peak and isa.grf else None},
+            "cost": isa.cost().to_json(),
             "lines": [_line_json(x) for x in sorted(isa.lines, key=lambda x: (x.line is None, x.file or "",
                                                                              x.line or 0))],
             "variables": [{"name": v.name, "bytes": v.bytes, "scratch_offset": v.offset,

@@ -148,6 +148,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         lines.append("  ".join([label.ljust(first)] + cells))
     if hidden:
         lines.append(f"({hidden} kernels without findings not shown: -v lists them)")
+    lines += costliest(reports)
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
                  f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
@@ -155,6 +156,38 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
                  "build; "
                  f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet")
     return "\n".join(lines) + "\n"
+
+
+UNSEEN = "no scratch message the ISA tells apart here (private accesses through a bindless surface)"
+
+
+def cost_text(cost: dict) -> str:
+    """A report's cost (inputs.isa.ScratchCost's JSON) in words."""
+    moved = ", ".join(f"{b} at depth {d}" for d, b in cost["bytes_by_depth"].items())
+    if not any(cost["messages"].values()):
+        return UNSEEN
+    if not cost["in_loops"]:
+        return f"outside loops only ({moved or 'no message'} bytes in all): paid once, not per iteration"
+    return (f"{cost['per_iteration_bytes']} bytes per iteration of its innermost loop with any (depth "
+            f"{cost['loop_depth']}); bytes moved by depth: {moved}")
+
+
+def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
+    """The kernels whose scratch traffic in loops costs most (--cost), per target, the costliest first."""
+    measured = [r for r in reports if r.cost is not None]
+    if not measured:
+        return []
+    ranked = sorted(measured, key=lambda r: (-r.cost["per_iteration_bytes"], r.kernel, r.target))  # type: ignore[index]
+    out = ["scratch traffic (bytes per iteration of the innermost loop with any; from IGC's ISA):"]
+    labels = names.labels([r.kernel for r in ranked])
+    for r in ranked[:limit]:
+        cost = r.cost or {}
+        shown = (f"{cost['per_iteration_bytes']} B/iteration at depth {cost['loop_depth']}" if cost["in_loops"]
+                 else "outside loops only" if any(cost["messages"].values()) else UNSEEN)
+        out.append(f"  {safe(labels[r.kernel])} on {safe(r.target)}: {shown}")
+    outside = sum(1 for r in measured if not (r.cost or {}).get("in_loops") and any((r.cost or {})["messages"].values()))
+    out.append(f"  ({len(measured)} measured; {outside} touch scratch outside loops only)")
+    return out
 
 
 def _places(inputs: list[str]) -> dict[str, str]:
@@ -222,6 +255,8 @@ def cards(reports: list[KernelReport]) -> str:
                             "rounded up by the compiler)")
                 out.append(f"    scratch cap {r.scratch_limit_bytes} bytes per thread; {what}; "
                            f"headroom {r.scratch_limit_bytes - used}")
+            if r.cost is not None:
+                out.append(f"    scratch traffic: {cost_text(r.cost)}")
             if r.driver_private_bytes is not None and r.driver_private_bytes != r.private_bytes:
                 out.append(f"    driver: zeKernelGetProperties would report privateMemSize {r.driver_private_bytes} "
                            f"(the zebin says {r.private_bytes})")

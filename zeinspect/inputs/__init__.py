@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,7 +172,12 @@ def _wanted_in_directory(path: Path) -> bool:
 
 def collect(paths: list[str]) -> list[Input]:
     """Files as given, directories walked (sorted, hidden entries skipped)."""
-    out: list[Input] = []
+    return list(iter_inputs(paths))
+
+
+def iter_inputs(paths: list[str]) -> Iterator[Input]:
+    """`collect`, one input at a time: a package's members are read as they are reached, so a
+    caller that lets each go holds one at a time."""
     for path in paths:
         p = Path(path)
         if p.is_dir():
@@ -188,22 +194,27 @@ def collect(paths: list[str]) -> list[Input]:
                 raise InputError("holds no kernels (.cl, .spv, zebins, fat binaries, packages or host files with "
                                  "device images)", path=path)
             for f in found:
-                out.extend(_package(f) if packages.is_package(f) else [read_input(f)])
+                if packages.is_package(f):
+                    yield from _package(f)
+                else:
+                    yield read_input(f)
         elif packages.is_package(path) and p.is_file():
-            got = _package(path)
-            if not got:
+            empty = True
+            for inp in _package(path):
+                empty = False
+                yield inp
+            if empty:
                 raise InputError("holds no kernels (no member is a source, SPIR-V, device binary or host file "
                                  "with device images)", path=path)
-            out.extend(got)
         else:
-            out.append(read_input(path))
-    return out
+            yield read_input(path)
 
 
-def _package(path: str) -> list[Input]:
-    """Every member of a package that holds kernels, as inputs named `PACKAGE!member`."""
+def _package(path: str) -> Iterator[Input]:
+    """Every member of a package that holds kernels, as inputs named `PACKAGE!member`, one at a time."""
     pkg = packages.identity(path)
-    return [_member_input(path, m, pkg) for m in packages.members(path)]
+    for member in packages.members(path):
+        yield _member_input(path, member, pkg)
 
 
 def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:

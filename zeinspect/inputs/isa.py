@@ -35,6 +35,7 @@ _SPILLED = re.compile(r"^//\.declare (\S+) \(\d+\)\s+rf=r size=(\d+).*\(spilled 
 _OFFSET = re.compile(r"offset\[(\d+)[x*](\d+)\]")
 _OFFSET_UNITS = re.compile(r"(?:offset|Scratch)\[\d+[x*](\d+)\]")
 _MESSAGE_SIZE = re.compile(r"\b(hword|oword)\b[^/]*? x(\d+)")
+_LSC_ONE = re.compile(r"\.(?:ugm|slm|scratch)\.d(\d+)(?:u\d+)?\.")
 _LSC_SIZE = re.compile(r"\.d(\d+)(?:u\d+)?x(\d+)(t?)\.")  # Xe2: load/store.ugm.d32x64t: 32-bit x 64, transposed
 _HEADER = {"kernel": re.compile(r"^//\.kernel (\S+)"), "grf": re.compile(r"^//\.thread_config numGRF=(\d+)"),
            "instructions": re.compile(r"^//\.instCount (\d+)"),
@@ -95,6 +96,49 @@ class SpilledVariable:
     """The lines (or ISA blocks) whose spill or fill messages move this variable's slots."""
 
 
+@dataclass(frozen=True)
+class ScratchAccess:
+    """One message that moves scratch memory: a spill, a fill, or a private-memory access."""
+
+    kind: str
+    """`spill`, `fill` or `private`."""
+    bytes: int
+    """What it moves, where its descriptor says (0 when unsaid)."""
+    loop: int | None
+    """The innermost loop around it (an index into KernelIsa.loops), None outside loops."""
+
+
+@dataclass(frozen=True)
+class ScratchCost:
+    """What a kernel's scratch traffic costs, from the ISA's own control flow: the bytes it moves
+    per iteration of the innermost loop that moves any, and in all by loop depth."""
+
+    per_iteration: int
+    """Bytes moved per iteration of the innermost (deepest) loop with scratch traffic, the most
+    of such loops when several; 0 when scratch is touched only outside loops."""
+    depth: int
+    """That loop's nesting depth (0: no loop touches scratch)."""
+    by_depth: dict[int, int]
+    """Loop depth -> bytes moved by the messages at that depth, once each (0: outside loops)."""
+    messages: dict[str, int]
+    """Kind (spill, fill, private) -> messages."""
+
+    @property
+    def in_loops(self) -> bool:
+        return self.depth > 0
+
+    def to_json(self) -> dict:
+        return {"per_iteration_bytes": self.per_iteration, "loop_depth": self.depth,
+                "bytes_by_depth": {str(d): b for d, b in sorted(self.by_depth.items())},
+                "messages": dict(self.messages), "in_loops": self.in_loops}
+
+    def describe(self) -> str:
+        if not self.in_loops:
+            return "scratch touched outside loops only" if any(self.messages.values()) else "no scratch traffic"
+        return (f"{self.per_iteration} bytes of scratch per iteration of its innermost loop with any "
+                f"(depth {self.depth})")
+
+
 @dataclass
 class KernelIsa:
     kernel: str
@@ -109,6 +153,27 @@ class KernelIsa:
     platform: str | None = None
     listing: list[IsaInstruction] = field(default_factory=list, repr=False)
     """Every instruction, with its line and the GRFs occupied while it runs."""
+    loops: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    """(first, last) row of each loop of the dump."""
+    accesses: list[ScratchAccess] = field(default_factory=list, repr=False)
+    """Every message that moves scratch, in order."""
+
+    def cost(self) -> ScratchCost:
+        """The scratch traffic's cost (ScratchCost), from `accesses` and `loops`."""
+        depth_of = [sum(1 for a, b in self.loops if a <= first and last <= b) for first, last in self.loops]
+        by_depth: dict[int, int] = {}
+        by_loop: dict[int, int] = {}
+        messages = {"spill": 0, "fill": 0, "private": 0}
+        for access in self.accesses:
+            messages[access.kind] += 1
+            depth = depth_of[access.loop] if access.loop is not None else 0
+            by_depth[depth] = by_depth.get(depth, 0) + access.bytes
+            if access.loop is not None:
+                by_loop[access.loop] = by_loop.get(access.loop, 0) + access.bytes
+        if not by_loop:
+            return ScratchCost(0, 0, by_depth, messages)
+        deepest = max(depth_of[i] for i in by_loop)
+        return ScratchCost(max(b for i, b in by_loop.items() if depth_of[i] == deepest), deepest, by_depth, messages)
 
     @property
     def peak(self) -> LineFigures | None:
@@ -172,6 +237,26 @@ def _loops(rows: list[str]) -> list[tuple[int, int]]:
     return loops
 
 
+_PRIVATE = re.compile(r"(?<![\w])ss\[a0")
+"""A private-memory message on Xe2: an LSC access through the scratch surface (`ss[a0.0]`) that
+is neither a spill nor a fill.  Xe-LP's are legacy sends whose comment says `scratch block`.
+Xe-HPG's go through a bindless surface (`bss[a0.0]`), as its global buffers do: they cannot be
+told apart in the ISA, so they are not counted (docs/how-it-works.md#cost)."""
+
+
+def _private_access(row: str, loops: list[tuple[int, int]], i: int) -> list[ScratchAccess]:
+    """The private-memory access row `i` makes, as a one-item list (none: it makes none)."""
+    code, _, comment = row.partition("//")
+    if (_PRIVATE.search(code) and ("load" in code or "store" in code)) or "scratch block" in comment:
+        return [ScratchAccess("private", _message_bytes(code, comment), _innermost(loops, i))]
+    return []
+
+
+def _innermost(loops: list[tuple[int, int]], row: int) -> int | None:
+    inside = [k for k, (first, last) in enumerate(loops) if first <= row <= last]
+    return min(inside, key=lambda k: loops[k][1] - loops[k][0]) if inside else None
+
+
 def _message_bytes(instruction: str, comment: str) -> int:
     """Bytes a spill or fill message moves: hword (32 B) / oword (16 B) blocks x N on Xe-HPG and
     earlier; on Xe2 the LSC data size x count (x lanes unless transposed).  0 when unsaid."""
@@ -179,10 +264,13 @@ def _message_bytes(instruction: str, comment: str) -> int:
     if size:
         return WORD_BYTES[size.group(1)] * int(size.group(2))
     lsc = _LSC_SIZE.search(instruction)
+    lanes = EXEC_SIZE.search(instruction)
     if lsc:
-        lanes = EXEC_SIZE.search(instruction)
         per = int(lsc.group(1)) // 8 * int(lsc.group(2))
         return per if lsc.group(3) or lanes is None else per * int(lanes.group(1))
+    one = _LSC_ONE.search(instruction)  # Xe-HPG and Xe2 private accesses: one d32 per lane
+    if one and lanes is not None:
+        return int(one.group(1)) // 8 * int(lanes.group(1))
     return 0
 
 
@@ -205,6 +293,7 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
     successors: dict[str, list[str]] = {}
     spilled: list[SpilledVariable] = []
     moved: list[tuple[LineFigures, int, int]] = []  # line, scratch offset, bytes
+    accesses: list[ScratchAccess] = []
     instructions: list[Instruction] = []
     owners: list[LineFigures] = []
     has_lines = False
@@ -244,9 +333,11 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
         comment = row.partition("//")[2]
         kind = message_kind(comment)
         if kind is None:
+            accesses += _private_access(row, loops, i)
             continue
         spill, fill = kind == "spill", kind == "fill"
         moved_bytes = _message_bytes(row.partition("//")[0], comment)
+        accesses.append(ScratchAccess(kind, moved_bytes, _innermost(loops, i)))
         figures.spills += spill
         figures.fills += fill
         figures.bytes_moved += moved_bytes
@@ -280,7 +371,8 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
                      spill_refs=int(header["spill_refs"]) if "spill_refs" in header else None,
                      has_lines=has_lines, lines=sorted(kept, key=lambda x: (-x.weight, _order(x))),
                      spilled_variables=spilled, platform=header.get("platform"),
-                     listing=[IsaInstruction(i.text, f, n) for i, f, n in zip(instructions, owners, live)])
+                     listing=[IsaInstruction(i.text, f, n) for i, f, n in zip(instructions, owners, live)],
+                     loops=loops, accesses=accesses)
 
 
 def _order(x: LineFigures) -> tuple:

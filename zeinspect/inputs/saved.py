@@ -48,6 +48,7 @@ class _Report(msgspec.Struct, forbid_unknown_fields=False):
     options: Any = None
     environment: Any = None
     input_sha256: Any = None
+    cost: Any = None
 
 
 REPORT_FIELDS: tuple[str, ...] = _Report.__struct_fields__

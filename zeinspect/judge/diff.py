@@ -41,7 +41,8 @@ NA = "n/a"
 FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
 """Statuses that cannot build or cannot launch."""
 NUMBERS = ("spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes", "threads_per_eu",
-           "max_work_group_size", "work_group_size")
+           "max_work_group_size", "work_group_size", "loop_scratch_bytes")
+"""`loop_scratch_bytes`: scratch moved per iteration of the innermost loop with any (--cost)."""
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,9 @@ def figures_of(report: dict, crashed: bool = False) -> dict:
         "scratch_bytes": _number(get("scratch_bytes")), "grf": _number(get("grf")), "simd": _number(get("simd")),
         "code_bytes": _number(get("code_bytes")), "threads_per_eu": _number(occupancy.get("threads_per_eu")),
         "max_work_group_size": _number(occupancy.get("max_work_group_size")),
-        "work_group_size": _number(get("work_group_size"))}
+        "work_group_size": _number(get("work_group_size")),
+        "loop_scratch_bytes": _number(cost.get("per_iteration_bytes")) if isinstance(cost := get("cost"), dict)
+        else NA}
     if values["scratch_bytes"] == NA and isinstance(get("scratch_space_bytes"), int) and get("scratch_space_bytes"):
         values["scratch_bytes"] = report["scratch_space_bytes"]
     if get("scratch_unknown"):
@@ -422,6 +425,11 @@ def judge(old: Figures, new: Figures, th: Thresholds) -> tuple[Change, tuple[str
     o, n, need = old.get("max_work_group_size"), new.get("max_work_group_size"), new.get("work_group_size")
     if isinstance(o, int) and isinstance(n, int) and isinstance(need, int) and n < need <= o:
         worse.append(f"largest work-group {o} -> {n}, below the {need} it requires")
+    o, n = old.get("loop_scratch_bytes"), new.get("loop_scratch_bytes")
+    if _grew(o, n, th):
+        worse.append(f"scratch per loop iteration {o} -> {n} bytes")
+    elif _grew(n, o, th):
+        better.append(f"scratch per loop iteration {o} -> {n} bytes")
     cause = environment_change(old.build, new.build) if (worse or better) and old.compiler == new.compiler else None
     if cause:
         (worse or better).append(f"the compiler's environment alone changed: {cause}")

@@ -4,18 +4,22 @@ legacy patch-token binaries), with no compiler involved.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import names
+from ..cache import BuildCache, make_key
 from ..errors import FormatError, InputError
+from ..fileio import sha256
 from ..inputs import Input
 from ..inputs.fatbin import read_members
 from ..inputs.kinds import InputKind
 from ..inputs.patchtokens import is_patchtoken_binary, read_patchtoken_binary
 from ..inputs.spirv import is_spirv
-from ..inputs.zebin import is_zebin, read_zebin
+from ..inputs.zebin import Zebin, is_zebin, read_zebin
 from ..levers import DEFAULT_SHAPE
 from ..model import (
     SCRATCH_LIMIT_XE_HP,
@@ -63,12 +67,51 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
     )
 
 
+ZEBIN_READ = 1
+"""The version of what a zebin's read figures are cached as (bumped when the reader's output changes)."""
+
+
+def cached_zebin(data: bytes, what: str, cache: BuildCache | None) -> Zebin:
+    """The zebin read (inputs.zebin), from the build cache by its bytes' SHA-256 when read before:
+    a library's thousand native images are YAML documents of hundreds of nodes each, and
+    parsing them is most of a cold read (bench/wheels_audit.py); a warm read hashes them only."""
+    if cache is None or not cache.enabled:
+        return read_zebin(data, what, target_ip=None)
+    key = make_key(kind="zebin-read", version=ZEBIN_READ, digest=sha256(data))
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            return _zebin_from_json(json.loads(hit[1]))
+        except (ValueError, KeyError, TypeError):
+            pass  # an entry of another shape: read the zebin again
+    zebin = read_zebin(data, what, target_ip=None)
+    cache.put(key, {"kind": "zebin-read"}, json.dumps(_zebin_json(zebin)).encode())
+    return zebin
+
+
+def _zebin_json(z: Zebin) -> dict:
+    return {"ip": z.ip, "family_label": z.family_label, "xe_hp_or_later": z.xe_hp_or_later,
+            "zebin_version": z.zebin_version, "zeinfo_version": list(z.zeinfo_version),
+            "build_options": z.build_options, "has_spirv": z.has_spirv,
+            "kernels": [dataclasses.asdict(k) for k in z.kernels]}
+
+
+def _zebin_from_json(d: dict) -> Zebin:
+    kernels = tuple(KernelFigures(**{**k, "notes": tuple(k["notes"]),
+                                     "required_work_group_size": tuple(k["required_work_group_size"])
+                                     if k.get("required_work_group_size") is not None else None})
+                    for k in d["kernels"])
+    return Zebin(d["ip"], d["family_label"], d["xe_hp_or_later"], d["zebin_version"], tuple(d["zeinfo_version"]),
+                 kernels, d["build_options"], d["has_spirv"])
+
+
 def reports_from_image(path: str, data: bytes, *, hint_ip: str | None = None, label: str | None = None,
-                       compilers: Sequence[Compiler] = ()) -> tuple[list[KernelReport], list[str]]:
+                       compilers: Sequence[Compiler] = (), cache: BuildCache | None = None
+                       ) -> tuple[list[KernelReport], list[str]]:
     """Reports for one device image (zebin or legacy); notes for what is not a native image."""
     what = label or path
     if is_zebin(data):
-        zebin = read_zebin(data, what, target_ip=None)
+        zebin = cached_zebin(data, what, cache)
         ip = zebin.ip or hint_ip
         target = name_for_ip(ip, compilers) if ip else (zebin.family_label or "unknown target")
         notes: tuple[str, ...] = (f"ze_info {zebin.zeinfo_version[0]}.{zebin.zeinfo_version[1]}",)
@@ -108,7 +151,9 @@ def _empty_module(inp: Input) -> bool:
 
 
 @dataclass
-class _Counts:
+class Counts:
+    """What a run's binaries hold beside their kernels, counted across every call (one note each)."""
+
     generic_ir: list[str] = field(default_factory=list)
     shadowed: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
@@ -122,8 +167,8 @@ class _Counts:
         return [f"{len(places)} {what} (first: {places[0]})" for places, what in kinds if places]
 
 
-def _fatbin_reports(inp: Input, compilers: Sequence[Compiler], counts: _Counts, notes: list[str]
-                    ) -> list[KernelReport]:
+def _fatbin_reports(inp: Input, compilers: Sequence[Compiler], counts: Counts, notes: list[str],
+                    cache: BuildCache | None = None) -> list[KernelReport]:
     """The reports of the members the driver would load, one member per IP (member_rank)."""
     best: dict[str | None, tuple[int, str, list[KernelReport]]] = {}
     for member in read_members(inp.data, inp.path):
@@ -133,7 +178,7 @@ def _fatbin_reports(inp: Input, compilers: Sequence[Compiler], counts: _Counts, 
             continue
         try:
             found, more = reports_from_image(inp.path, member.data, hint_ip=member.ip, label=label,
-                                             compilers=compilers)
+                                             compilers=compilers, cache=cache)
         except FormatError as exc:
             if _empty_module(inp):
                 counts.empty.append(label)
@@ -161,21 +206,25 @@ def _broken(path: str, ip: str | None, why: str, compilers: Sequence[Compiler]) 
 
 
 def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None,
-                   compilers: Sequence[Compiler] = ()) -> BinaryResult:
-    """Reports for every binary input; with a plan, only its targets, and say which are missing."""
+                   compilers: Sequence[Compiler] = (), counts: Counts | None = None,
+                   cache: BuildCache | None = None) -> BinaryResult:
+    """Reports for every binary input; with a plan, only its targets, and say which are missing.
+    With `counts`, what the binaries hold beside kernels is counted there (the caller says it
+    once, for many calls); else it is said in this result's notes."""
     result = BinaryResult()
-    counts = _Counts()
+    own = counts is None
+    counts = counts or Counts()
     for inp in inputs:
         if inp.kind.compilable:
             continue
         if inp.kind == InputKind.FATBIN:
             try:
-                reports = _fatbin_reports(inp, compilers, counts, result.notes)
+                reports = _fatbin_reports(inp, compilers, counts, result.notes, cache)
             except FormatError as exc:
                 raise InputError(str(exc), path=None) from None
         else:
             try:
-                reports, notes = reports_from_image(inp.path, inp.data, compilers=compilers)
+                reports, notes = reports_from_image(inp.path, inp.data, compilers=compilers, cache=cache)
             except FormatError as exc:
                 if inp.origin is None:  # a file the user named: its error is theirs to see
                     raise InputError(str(exc), path=None) from None
@@ -197,5 +246,6 @@ def probe_binaries(inputs: list[Input], *, plan: TargetPlan | None = None,
                 result.missing_targets[inp.path] = missing
             reports = wanted
         result.reports.extend(reports)
-    result.notes.extend(counts.notes())
+    if own:
+        result.notes.extend(counts.notes())
     return result

@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 from .. import names
-from ..inputs import Input, collect
+from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..model import Compiler
 from ..settings import Settings
 from .aot import kernel_wanted, probe
-from .binary import probe_binaries
+from .binary import Counts, probe_binaries
 from .results import Collection, Progress
 from .session import Session
 
@@ -19,45 +19,56 @@ from .session import Session
 def collect_reports(paths: list[str], config: Settings, session: Session, *,
                     progress: Progress | None = None, inputs: list[Input] | None = None) -> Collection:
     """Reports for every path: sources compiled for the planned targets, binaries read as they are
-    (and, when targets were named (`config.targets_given`), narrowed to them with the missing ones noted)."""
+    (and, when targets were named (`config.targets_given`), narrowed to them with the missing ones noted).
+
+    Inputs come one at a time (a package's members as they are read), and a host file's native
+    images are read as soon as it is opened and dropped once reported: at any moment memory
+    holds one library and the modules waiting to be compiled, whatever the size of the input."""
+    from ..inputs import expand_host, iter_inputs
+
     explicit_targets = config.targets_given
-    inputs = list(inputs) if inputs is not None else collect(list(paths))
     out = Collection()
     host_info = {}
-    if any(i.kind == InputKind.HOST for i in inputs):
-        from ..inputs import expand_host
-
-        expanded = []
-        while inputs:
-            # Taken off the list one by one: a host file's bytes (a library can be hundreds
-            # of MB) are freed once its images are out, not kept through the compiles.
-            inp = inputs.pop(0)
-            if inp.kind != InputKind.HOST:
-                expanded.append(inp)
-                continue
+    compilable: list[Input] = []
+    binaries: list[Input] = []
+    counts = Counts()
+    plan = session.plan(config.targets) if explicit_targets else None
+    found: list[Compiler] | None = session.compilers if explicit_targets else None
+    source = iter(inputs) if inputs is not None else iter_inputs(list(paths))
+    for inp in source:
+        if inp.kind == InputKind.HOST:
             images, notes, info = expand_host(inp)
-            expanded += images
             out.notes += notes
             host_info[inp.path] = info
-        del inp
-        inputs = expanded
-    compilable = [i for i in inputs if i.compilable]
-    found: list[Compiler] = session.compilers if (compilable or explicit_targets) else []
+            del inp  # a library's bytes go now: its images are out
+            natives = [i for i in images if not i.compilable]
+            compilable += [i for i in images if i.compilable]
+            del images
+            if natives:
+                got = probe_binaries(natives, plan=plan, compilers=found or [], counts=counts, cache=session.cache)
+                out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
+                out.notes += got.notes
+            del natives
+        elif inp.compilable:
+            compilable.append(inp)
+        else:
+            binaries.append(inp)
+    if compilable or (explicit_targets and found is None):
+        found = session.compilers
     if compilable:
         result = probe(compilable, config, session, progress=progress)
         out.extend(result)
         if result.internal_kernels:
             out.notes.append(f"IGC's internal kernels ({', '.join(sorted(names.INTERNAL_KERNELS))}) in "
                              f"{len(result.internal_kernels)} module(s): not user kernels, not reported")
-    binaries = [i for i in inputs if not i.compilable]
     if binaries:
         plan = out.plan or (session.plan(config.targets) if explicit_targets else None)
-        got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found)
+        got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found or [], counts=counts,
+                             cache=session.cache)
         out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
-        if not host_info:  # a host file's missing targets are said once, below, with its fallback
-            out.notes += [f"{path}: holds no image for {', '.join(missing)}"
-                          for path, missing in got.missing_targets.items()]
+        out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
+    out.notes += counts.notes()
     if host_info and explicit_targets:
         plan = out.plan or session.plan(config.targets)
         for path, info in host_info.items():
