@@ -46,5 +46,15 @@ fi
 # set PYTHONDONTWRITEBYTECODE, which would make every run compile the sources again).
 .venv/bin/python -m compileall -q zeinspect >/dev/null || true
 
+# A CPU build of torch beside the .venv, not in it (the rest of the suite tests zeinspect without
+# torch, as most users of `zeinspect triton FILE.py` run it): `triton --run`'s tests run a real
+# library's own code on CPU tensors with it on their PYTHONPATH.  pip takes the CPU build the
+# machine's pip configuration offers for this exact version.
+if [ "$PYTHON_ONLY" = 0 ] && [ ! -d build/torch-cpu/torch ]; then
+  echo "setup: installing a CPU build of torch into build/torch-cpu"
+  rm -rf build/torch-cpu.part
+  .venv/bin/python -m pip install -q --target build/torch-cpu.part torch==2.13.0 && mv build/torch-cpu.part build/torch-cpu
+fi
+
 # The current stack moves: fetch checks Debian unstable and installs what it carries today.
 [ "$PYTHON_ONLY" = 1 ] || .venv/bin/zeinspect toolchain fetch

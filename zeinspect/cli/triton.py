@@ -12,7 +12,7 @@ from .common import CompileOptions, cli, compile_options, own_stats, show_incide
 
 
 @cli.command()
-@click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR")
+@click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR|-- CMD...", nargs=-1, required=True)
 @click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
 @click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
 @click.option("--num-warps", type=click.IntRange(1, 64), default=None,
@@ -33,11 +33,16 @@ from .common import CompileOptions, cli, compile_options, own_stats, show_incide
               help="Also show which Python lines spill, and how full the register file is on each.")
 @click.option("--list", "list_only", is_flag=True,
               help="With FILE.py or DIR: list the launched kernels and the values each needs, compiling nothing.")
+@click.option("--run", "run_command", is_flag=True,
+              help="Run the command after `--` (a library's tests, examples, a script), capture every kernel it "
+                   "launches, as Triton specialized it, and screen each on the targets; no GPU needed.")
+@click.option("--run-timeout", type=click.FloatRange(1, None), default=None, metavar="SECONDS",
+              help="With --run: stop the command after this long (what it launched until then is screened).")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
-def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, threads_per_warp: str | None,
-           grf_mode: str | None,
-           stage: bool, artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
+def triton(spec: tuple, run_command: bool, run_timeout: float | None, signature: str, constexprs: str,
+           num_warps: int | None, threads_per_warp: str | None, grf_mode: str | None, stage: bool,
+           artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
            list_only: bool, as_json: bool, compile: CompileOptions) -> None:
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it;
     with FILE.py or DIR, every kernel the modules launch.
@@ -45,15 +50,29 @@ def triton(spec: str, signature: str, constexprs: str, num_warps: int | None, th
     The module is loaded without running its program code (zeinspect.triton.loader): torch
     and other packages that are not installed do not stop it.  Values not given are the
     kernel's defaults, its autotune configs', or those its module's own code launches it with;
-    `--signature '*fp16'` types every pointer.  KERNEL.NAME=VALUE gives a value to one kernel."""
+    `--signature '*fp16'` types every pointer.  KERNEL.NAME=VALUE gives a value to one kernel.
+
+    With --run, `zeinspect triton --run -- CMD ARGS...` runs the library's own code instead and
+    screens every kernel it launches, at the values it launches it with."""
     from pathlib import Path
 
     from ..triton import app, views
     from ..triton.kernel import TritonKernel, parse_pairs
 
-    path, sep, name = spec.rpartition(":")
-    if not sep or not path or Path(spec).exists():
-        path, name = spec, ""
+    if run_command:
+        config = compile.config(default_targets=TRITON_TARGETS)
+        got = compile.run("compiling", lambda p: app.screen_run(list(spec), config, timeout=run_timeout,
+                                                                policy=build_policy, progress=p))
+        write(views.library_text(got) if not as_json else views.library_document(got, own_stats(got.collection.stats)))
+        show_incidents(got.collection.incidents)
+        sys.exit(got.exit_code)
+    if len(spec) != 1:
+        raise click.UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS...)")
+    one: str = spec[0]
+
+    path, sep, name = one.rpartition(":")
+    if not sep or not path or Path(one).exists():
+        path, name = one, ""
     given = {"num_warps": num_warps, "threads_per_warp": threads_per_warp, "grf_mode": grf_mode}
     # Options not given are as the module's own code launches the kernel (triton.discover).
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),

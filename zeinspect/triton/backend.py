@@ -86,8 +86,9 @@ def offline() -> Iterator[Any]:
     with _offline_lock:
         if _offline_depth == 0:
             _saved.update(backend=backends["intel"], cache=os.environ.get("TRITON_CACHE_DIR"))
-            backends["intel"] = dataclasses.replace(backends["intel"], compiler=_offline_backend_class())
-            os.environ["TRITON_CACHE_DIR"] = _saved["cache"] or str(build_cache_dir() / "triton")
+            backends["intel"] = dataclasses.replace(backends["intel"], compiler=offline_backend_class())
+            # zeinspect's own Triton cache, always: the user's is never written unless they ask.
+            os.environ["TRITON_CACHE_DIR"] = str(build_cache_dir() / "triton")
             loader.register_modules()
         _offline_depth += 1
     try:
@@ -108,7 +109,7 @@ def offline() -> Iterator[Any]:
 _BACKEND_CLASS: list[type] = []
 
 
-def _offline_backend_class() -> type:
+def offline_backend_class() -> type:
     """A subclass of Intel's backend that skips the SYCL-only helper (made once)."""
     if not _BACKEND_CLASS:
         from triton.backends.compiler import BaseBackend
@@ -348,7 +349,8 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
         fn = loader.jit_function(module.kernel(kernel.kernel))
         signature, constexprs, notes = signature_for(fn, kernel, launch)
         notes = said + notes
-        src = triton.compiler.ASTSource(fn, signature, constexprs=constexprs)
+        src = triton.compiler.ASTSource(fn, signature, constexprs=constexprs,
+                                        attrs={tuple(path): value for path, value in kernel.attrs} or None)
         try:
             compiled = triton.compile(src, target=gpu_target(caps, target_name, kernel.threads_per_warp),
                                       options=_options(kernel))

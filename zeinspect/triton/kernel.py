@@ -42,6 +42,10 @@ class TritonKernel:
     options_given: frozenset[str] = frozenset(LAUNCH_OPTIONS)
     """The launch options above that were asked for; the others are as the module's own code
     launches the kernel (triton.discover), where it does."""
+    attrs: tuple = ()
+    """Triton's specialization attributes of the arguments, as a launch gave them (argument path,
+    [[attribute, value], ...]: `tt.divisibility` 16 for an aligned pointer or a multiple of 16),
+    from a captured run (triton.capture); empty: none (as Triton's own default)."""
 
     @property
     def label(self) -> str:
@@ -136,9 +140,17 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return path, name
 
 
+DTYPE_PREFIX = "tl.dtype:"
+"""A Triton dtype given as a constexpr (`dtype=tl.bfloat16`), spelled `tl.dtype:bf16`."""
+
+
 def constexpr_value(text: str) -> Any:
     if text in ("True", "False"):
         return text == "True"
+    if text.startswith(DTYPE_PREFIX):
+        import triton.language as tl
+
+        return tl.dtype(text[len(DTYPE_PREFIX):])
     for kind in (int, float):
         try:
             return kind(text)

@@ -146,3 +146,31 @@ def package_document(found: Any, stats: dict) -> str:
     doc["unscreened"] = [u.to_json() for u in found.unscreened]
     doc["load_errors"] = found.load_errors
     return dumps(doc)
+
+
+def library_text(screen: Any) -> str:
+    """`triton --run`: the capture's summary, then the kernels x specializations x targets table."""
+    from ..formats.text import table
+
+    head = screen.capture.summary()
+    if not screen.collection.reports:
+        return head + "\n" + "".join(f"note: {n}\n" for n in screen.collection.notes)
+    body = table(screen.collection.reports, title=head)
+    return body + "".join(f"note: {n}\n" for n in screen.collection.notes)
+
+
+def library_document(screen: Any, stats: dict) -> str:
+    got = screen.capture
+    doc = report_document(screen.collection.reports, screen.collection.compilers, stats=stats,
+                          notes=screen.collection.notes, incidents=screen.collection.incidents)
+    doc["capture"] = {"command": got.command, "exit_code": got.exit_code, "timed_out": got.timed_out,
+                      "launches": got.launches, "devices": sorted(got.devices), "summary": got.summary(),
+                      "specializations": [{"kernel": s.kernel.label, "values": s.describe, "launches": s.launches,
+                                           "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
+                                           "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
+                                           "sites": s.sites,
+                                           "devices": sorted(s.devices)}
+                                          for s in got.specializations]}
+    from ..formats.json import dumps
+
+    return dumps(doc)

@@ -1,0 +1,133 @@
+"""`zeinspect triton --run -- CMD`: every Triton kernel a library's own code launches, captured.
+
+The command runs in its own process (its tests, an example, a user's script), with no Intel
+GPU: Python starts it with this module installed (a `sitecustomize` on its PYTHONPATH, so the
+library's own `import triton` finds it in place), which
+
+- makes zeinspect's offline driver Triton's active driver (the target's answers, no device),
+  and has benchmarks (the autotuner's, `triton.testing.do_bench`) call a kernel once;
+- sets Triton's own pre-compile hook (`JITFunction.cache_hook`, called with the signature,
+  constexprs, specialization attributes and options Triton derived from the real launch
+  arguments), records each launch as one JSON line, and answers that nothing is to be
+  compiled or launched: the launch returns and the library's code goes on;
+- notes each launch's call site (the first frame outside Triton) and the device its tensors
+  were on.
+
+One JSON line per launch, appended and flushed as it happens: a crash, a hang (killed at the
+time limit) or an `os._exit` of the command loses nothing captured before it.  Nothing of
+zeinspect stays in the user's environment, and Triton's cache is a temporary folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import os
+import sys
+import threading
+from typing import Any
+
+CAPTURE_ENV = "ZEINSPECT_TRITON_CAPTURE"
+"""Where the child appends its launches (one JSON line each)."""
+TARGET_ENV = "ZEINSPECT_TRITON_CAPTURE_TARGET"
+"""The target the offline driver answers for: {"caps": ..., "name": ..., "threads_per_warp": ...}."""
+
+_LOCK = threading.Lock()
+_CALL = threading.local()
+
+
+def install() -> None:
+    """In the command's process (sitecustomize): capture if asked, else do nothing at all."""
+    out = os.environ.get(CAPTURE_ENV)
+    if not out:
+        return
+    try:
+        _install(out, json.loads(os.environ.get(TARGET_ENV, "{}")))
+    except Exception as exc:  # noqa: BLE001 - the user's command must run whatever happens here
+        _write(out, {"error": f"zeinspect could not install its capture: {exc.__class__.__name__}: {exc}"})
+
+
+def _install(out: str, spec: dict) -> None:
+    import triton  # noqa: F401 - Triton's own modules below need it imported
+    import triton.testing
+    from triton.backends import backends
+    from triton.runtime import driver
+    from triton.runtime.jit import JITFunction
+
+    from .backend import device_properties, gpu_target, offline_backend_class
+    from .loader import OfflineDriver
+
+    class CaptureDriver(OfflineDriver):
+        def get_benchmarker(self) -> Any:
+            return _once
+
+    # The Intel backend as zeinspect runs it offline (its constructor builds a SYCL helper otherwise).
+    backends["intel"] = dataclasses.replace(backends["intel"], compiler=offline_backend_class())
+    caps, name, tpw = spec.get("caps", {}), spec.get("name", "bmg-g21"), spec.get("threads_per_warp", 32)
+    driver.set_active(CaptureDriver(gpu_target(caps, name, tpw), device_properties(caps, name)))
+    triton.testing.do_bench = _once  # type: ignore[assignment]
+    original = JITFunction.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _CALL.site = _site()
+        _CALL.devices = sorted({str(getattr(a, "device", "")).split(":")[0] for a in (*args, *kwargs.values())
+                                if hasattr(a, "device") and hasattr(a, "data_ptr")})
+        return original(self, *args, **kwargs)
+
+    JITFunction.run = run  # type: ignore[method-assign]
+    JITFunction.cache_hook = lambda **hook: _record(out, hook)
+
+
+def _once(fn: Any, *_args: Any, quantiles: Any = None, **_options: Any) -> Any:
+    """A benchmark without a GPU: the kernel called once (its launch is captured), a nominal time."""
+    fn()
+    return [1.0] * len(quantiles) if quantiles else 1.0
+
+
+def _site() -> str | None:
+    """The launch's call site: the first frame outside Triton and zeinspect."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        where = frame.f_code.co_filename
+        if f"{os.sep}triton{os.sep}" not in where and f"{os.sep}zeinspect{os.sep}" not in where:
+            return f"{where}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _record(out: str, hook: dict) -> bool:
+    """Triton's cache_hook: one launch, as Triton specialized it, written; True: compile nothing."""
+    info = hook["fn"]
+    fn = info.jit_function
+    data = json.loads(hook["compile"]["specialization_data"])
+    names = [p.name for p in fn.params]
+    constexprs = {names[key[0]]: _constexpr(value) for key, value in hook["compile"]["constants"].items()
+                  if len(key) == 1}
+    options = data.get("options", {})
+    _write(out, {
+        "file": inspect.getsourcefile(fn.fn), "kernel": info.name, "line": getattr(fn, "starting_line_number", None),
+        "site": getattr(_CALL, "site", None), "devices": getattr(_CALL, "devices", []),
+        "signature": {k: v for k, v in data["signature"].items() if v != "constexpr"},
+        "constexprs": constexprs,
+        "attrs": [[key, value] for key, value in zip(data["attrs_keys"], data["attrs_vals"])],
+        "num_warps": options.get("num_warps"), "num_stages": options.get("num_stages"),
+        "grf_mode": options.get("grf_mode"), "threads_per_warp": options.get("warp_size"),
+        "warmup": hook.get("is_manual_warmup", False)})
+    return True
+
+
+def _constexpr(value: Any) -> Any:
+    """A constexpr as JSON keeps it: a Triton dtype by its name (triton.kernel.DTYPE_PREFIX)."""
+    from .kernel import DTYPE_PREFIX
+
+    if value.__class__.__name__ == "dtype":
+        return f"{DTYPE_PREFIX}{value}"
+    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
+
+
+def _write(out: str, record: dict) -> None:
+    line = json.dumps(record, default=str) + "\n"
+    with _LOCK, open(out, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()

@@ -1,0 +1,190 @@
+"""A Triton library as it runs: its launches captured from a command (triton.capture), then each
+distinct specialization screened on every target, as `zeinspect triton FILE.py:KERNEL` would.
+
+One row per kernel x specialization x target; identical specializations collapse, with a count
+of launches and the call sites.  The command's own exit status is reported beside the screen
+and never decides it.  A screen whose launches were not on an Intel device says so: a library
+that chooses its values by device (`X.device.type == "xpu"`) took its other branch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..probes.results import Collection, Progress
+from ..settings import Settings
+from .capture import CAPTURE_ENV, TARGET_ENV
+from .kernel import DTYPE_PREFIX, LAUNCH_OPTIONS, TritonKernel
+
+SITECUSTOMIZE = "import zeinspect.triton.capture as _zeinspect_capture\n_zeinspect_capture.install()\n"
+
+
+@dataclass
+class Specialization:
+    kernel: TritonKernel
+    launches: int = 0
+    sites: list[str] = field(default_factory=list)
+    devices: set[str] = field(default_factory=set)
+
+    @property
+    def describe(self) -> str:
+        """What sets it apart, as a row names it: its constexprs and warps."""
+        values = ", ".join(f"{k}={str(v).removeprefix(DTYPE_PREFIX)}"
+                           for k, v in sorted(self.kernel.constexprs.items()))
+        return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}") if x)
+
+    @property
+    def types(self) -> str:
+        """Its pointers' types, as the launch's tensors gave them."""
+        return ", ".join(f"{k}:{v}" for k, v in self.kernel.signature.items() if str(v).startswith("*"))
+
+
+@dataclass
+class Capture:
+    command: list[str]
+    exit_code: int | None
+    timed_out: bool
+    specializations: list[Specialization]
+    problems: list[str] = field(default_factory=list)
+    """Lines that did not read, and what the capture could not install."""
+
+    @property
+    def launches(self) -> int:
+        return sum(s.launches for s in self.specializations)
+
+    @property
+    def devices(self) -> set[str]:
+        return {d for s in self.specializations for d in s.devices}
+
+    def summary(self) -> str:
+        kernels = len({(s.kernel.file, s.kernel.kernel) for s in self.specializations})
+        status = ("timed out" if self.timed_out else "crashed" if self.exit_code is not None and self.exit_code < 0
+                  else f"exit {self.exit_code}")
+        text = (f"captured {self.launches} launches of {kernels} kernels ({len(self.specializations)} "
+                f"specializations) from `{' '.join(self.command)[:120]}` ({status}; the command's own status, "
+                "not the screen's)")
+        if self.specializations and "xpu" not in self.devices:
+            text += (f"; its tensors were on {', '.join(sorted(self.devices)) or 'no device'}, not an Intel GPU: "
+                     "a library that picks values by device took its other branch")
+        return text
+
+
+def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: int = 32,
+            timeout: float | None = None) -> Capture:
+    """Run `command` with the capture installed (triton.capture); what it launched, read back."""
+    import zeinspect
+
+    package_root = str(Path(zeinspect.__file__).resolve().parents[1])
+    with tempfile.TemporaryDirectory(prefix="zeinspect-capture-") as tmp:
+        (Path(tmp) / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        out = Path(tmp) / "launches.jsonl"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (tmp, package_root, env.get("PYTHONPATH", "")) if p)
+        env[CAPTURE_ENV] = str(out)
+        env[TARGET_ENV] = json.dumps({"caps": caps, "name": target, "threads_per_warp": threads_per_warp})
+        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # the user's cache is never written
+        errors = open(Path(tmp) / "stderr", "w+b")  # noqa: SIM115 - read back below, closed with the folder
+        try:
+            proc = subprocess.Popen(command, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                                    stderr=errors)
+        except OSError as exc:
+            from ..errors import UsageError
+
+            raise UsageError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+        timed_out = False
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+        lines = out.read_text(errors="replace").splitlines() if out.exists() else []
+        errors.seek(0)
+        said = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+        errors.close()
+    got = _read(command, code, timed_out, lines)
+    if code and said:
+        # A library that refuses to run here: where and why in one line (its last), not its traceback.
+        got.problems.append(f"the command ended with: {said[-1].strip()[:300]}")
+    return got
+
+
+def _read(command: list[str], code: int | None, timed_out: bool, lines: list[str]) -> Capture:
+    found: dict[str, Specialization] = {}
+    problems = []
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            problems.append(f"capture line {n} does not read (cut short?)")
+            continue
+        if "error" in record:
+            problems.append(str(record["error"]))
+            continue
+        kernel = TritonKernel(file=record["file"], kernel=record["kernel"], signature=dict(record["signature"]),
+                              constexprs=dict(record["constexprs"]), num_warps=record.get("num_warps") or 4,
+                              threads_per_warp=record.get("threads_per_warp") or 32,
+                              grf_mode=_grf(record.get("grf_mode")), num_stages=record.get("num_stages"),
+                              options_given=frozenset(LAUNCH_OPTIONS),
+                              attrs=tuple((tuple(k), v) for k, v in record.get("attrs", [])))
+        key = json.dumps([kernel.file, kernel.kernel, kernel.signature, kernel.constexprs, kernel.num_warps,
+                          kernel.threads_per_warp, kernel.grf_mode, kernel.num_stages, record.get("attrs")],
+                         sort_keys=True, default=str)
+        spec = found.setdefault(key, Specialization(kernel))
+        spec.launches += 1
+        if record.get("site") and record["site"] not in spec.sites:
+            spec.sites.append(record["site"])
+        spec.devices.update(record.get("devices") or ["no tensor"])
+    return Capture(list(command), code, timed_out, list(found.values()), problems)
+
+
+def _grf(value: Any) -> str:
+    return value if value in ("default", "small", "large", "auto") else "default"
+
+
+@dataclass
+class LibraryScreen:
+    capture: Capture
+    collection: Collection = field(default_factory=Collection)
+
+    @property
+    def exit_code(self) -> int:
+        from ..app.outcome import exit_code
+
+        return exit_code(self.collection.reports, self.collection.incidents)
+
+
+def screen_captured(got: Capture, config: Settings, *, policy: str = "jit",
+                    progress: Progress | None = None, backend: Callable[..., Any] | None = None) -> LibraryScreen:
+    """Each captured specialization built on every target; its reports named by what sets it apart."""
+    from ..errors import ZeinspectError
+    from .app import screen
+
+    out = LibraryScreen(got)
+    out.collection.notes += got.problems
+    for n, spec in enumerate(got.specializations, 1):
+        try:
+            result = screen(spec.kernel, config, policy=policy, backend=backend)
+        except ZeinspectError as exc:
+            out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {exc.one_line()}")
+            continue
+        collection = result.collections[-1]
+        # One row per specialization: the kernel's name with the values that set it apart.
+        named = f"{spec.kernel.kernel}[{spec.describe}]"
+        collection.reports = [r.replace(kernel=named, input=spec.kernel.file) if r.kernel == spec.kernel.kernel
+                              else r for r in collection.reports]
+        collection.notes = [f"{spec.kernel.file}:{named}: launched {spec.launches} times ({spec.types}), from "
+                            f"{', '.join(spec.sites[:3]) or '?'}"]
+        out.collection.extend(collection)
+        if progress:
+            progress(n, len(got.specializations))
+    return out
+
