@@ -35,7 +35,8 @@ class EnvVar:
     setting: str | None = None
     """The run setting it gives (`zeinspect.settings`), if any."""
     audience: str = "user"
-    """user: documented for users; test: a hook for the project's own tests and benchmarks."""
+    """user: documented for users; test: a hook for the project's own tests and benchmarks;
+    internal: set by zeinspect in a process it starts."""
 
     @property
     def type_name(self) -> str:
@@ -78,6 +79,11 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("ZEINSPECT_DEBUG", _flag, False, "Show a traceback instead of the one-line internal error."),
     EnvVar("ZEINSPECT_COLLECT_ONLY", _flag, False,
            "The pytest plugin's `audit_test` collects without compiling (every case skips)."),
+    # Set by zeinspect itself in the command `triton --run` runs (triton.capture).
+    EnvVar("ZEINSPECT_TRITON_CAPTURE", str, None, "Where the command's launches are written (set by `triton --run`).",
+           audience="internal"),
+    EnvVar("ZEINSPECT_TRITON_CAPTURE_TARGET", str, None,
+           "The target the command's offline driver answers for (set by `triton --run`).", audience="internal"),
     # Hooks for the project's own tests and benchmarks.
     EnvVar("ZEINSPECT_RUNTIME_FAULT", str, None, "Inject a fault into the Level Zero probe (tests).", audience="test"),
     EnvVar("ZEINSPECT_REQUIRE_TOOLCHAINS", _flag, False,

@@ -61,8 +61,10 @@ def triton(spec: tuple, run_command: bool, run_timeout: float | None, signature:
 
     if run_command:
         config = compile.config(default_targets=TRITON_TARGETS)
-        got = compile.run("compiling", lambda p: app.screen_run(list(spec), config, timeout=run_timeout,
-                                                                policy=build_policy, progress=p))
+        from ..triton.library import screen_run
+
+        got = compile.run("compiling", lambda p: screen_run(list(spec), config, timeout=run_timeout,
+                                                            policy=build_policy, progress=p))
         write(views.library_text(got) if not as_json else views.library_document(got, own_stats(got.collection.stats)))
         show_incidents(got.collection.incidents)
         sys.exit(got.exit_code)

@@ -161,18 +161,3 @@ def screen_package(*args: Any, **kwargs: Any) -> Any:
 
     return screen(*args, **kwargs)
 
-
-def screen_run(command: list[str], config: Settings, *, timeout: float | None = None, policy: str = "jit",
-               progress: Progress | None = None) -> Any:
-    """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library)."""
-    from ..app.session import open_session
-    from .backend import capabilities
-    from .library import capture, screen_captured
-
-    session = open_session(config)
-    plan = session.plan(config.targets)
-    first = plan.targets[0]
-    caps = capabilities(plan.compiler_for_ip[first.ip], first.name)
-    got = capture(command, caps=caps, target=first.name, timeout=timeout)
-    return screen_captured(got, config.with_targets(config.targets) if not config.targets_given else config,
-                           policy=policy, progress=progress)
