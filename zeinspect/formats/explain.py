@@ -94,13 +94,20 @@ def kernel_views(result: ExplainResult) -> list[KernelView]:
 
 
 def spill_figures(isa: KernelIsa) -> str:
-    """`spill size 2752 bytes, 72 spill and 60 fill messages; 3200 bytes of scratch per iteration
-    of its innermost loop with any (depth 1)`, or `no spill`."""
-    cost = isa.cost()
-    traffic = f"; {cost.describe()}" if any(cost.messages.values()) else ""
+    """`spill size 2752 bytes, 72 spill and 60 fill messages`, or `no spill`."""
     if isa.spilling:
-        return f"spill size {isa.spill_size or 0} bytes, {isa.spills} spill and {isa.fills} fill messages{traffic}"
-    return "no spill" + traffic
+        return f"spill size {isa.spill_size or 0} bytes, {isa.spills} spill and {isa.fills} fill messages"
+    return "no spill"
+
+
+def traffic(isa: KernelIsa) -> str | None:
+    """`scratch traffic: 3200 B per iteration of its innermost loop (depth 1)`, or None: none."""
+    cost = isa.cost()
+    if not any(cost.messages.values()):
+        return None
+    if not cost.in_loops:
+        return "scratch traffic: outside loops only (paid once, not per iteration)"
+    return f"scratch traffic: {cost.per_iteration} B per iteration of its innermost loop (depth {cost.depth})"
 
 
 def shape_figures(isa: KernelIsa, main: str | None = None) -> str:
@@ -114,8 +121,10 @@ def shape_figures(isa: KernelIsa, main: str | None = None) -> str:
 
 
 def target_summary(e: Explanation, main: str | None = None) -> list[str]:
-    """Two lines: the spill figures (or "no spill"), then the shape and the peak line."""
-    return [f"{e.target} ({e.ip}): {spill_figures(e.isa)}", f"  {safe(shape_figures(e.isa, main))}"]
+    """The spill figures (or "no spill"), the shape and the peak line, and the scratch traffic's cost."""
+    lines = [f"{e.target} ({e.ip}): {spill_figures(e.isa)}", f"  {safe(shape_figures(e.isa, main))}"]
+    moved = traffic(e.isa)
+    return lines + ([f"  {moved}"] if moved else [])
 
 
 CELL = 13

@@ -58,17 +58,20 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
     if doomed:
         remove(ratchet, doomed)
 
-    new: dict[tuple[str, str], list] = {}
+    # One line per kernel name, as a ratchet line names a kernel (whatever file or image holds it:
+    # a library's images each carry a copy of its kernels): the most it uses anywhere.
+    new: dict[str, list] = {}
     for j in result.judgements:
         if j.report is None:
             continue
         if j.verdict is Verdict.NEW:
-            new.setdefault((j.report.input, j.report.kernel), []).append(j.report)
+            new.setdefault(j.report.kernel, []).append(j.report)
         elif j.verdict in (Verdict.OVERFLOW, Verdict.FAILED):
             plan.refused.append(f"{j.report.kernel} on {j.report.target} is over the scratch cap or did not build: "
                                 "a ratchet entry cannot allow that")
     today = datetime.date.today().isoformat()
-    for (inp, kernel), group in new.items():
+    for kernel, group in new.items():
+        inp = group[0].input
         if any(r.scratch_unknown for r in group):
             plan.refused.append(f"{kernel}: spills of unknown size (build log without figures); list it by hand")
             continue

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,8 +94,9 @@ def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: in
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # the user's cache is never written
         errors = open(Path(tmp) / "stderr", "w+b")  # noqa: SIM115 - read back below, closed with the folder
         try:
+            # Its output goes to stderr: zeinspect's stdout is the report (a --json document).
             proc = subprocess.Popen(command, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
-                                    stderr=errors)
+                                    stdout=sys.stderr.fileno(), stderr=errors)
         except OSError as exc:
             from ..errors import UsageError
 
