@@ -5,8 +5,9 @@
 
 Modules and lines; import cycles (imports inside functions count: tests/unit/test_layers.py's
 graph); the largest CLI module; the longest function; private names imported across modules;
-and the files a new setting and a new lever touch, as the tests that add one prove it
-(tests/unit/test_settings.py, tests/unit/levers/test_new_lever.py: each adds it from the test
+and the files a new setting, a new lever and a new Triton lever touch, as the tests that add one prove it
+(tests/unit/test_settings.py, tests/unit/levers/test_new_lever.py,
+tests/integration/triton/test_new_triton_lever.py: each adds it from the test
 file alone, so the package files touched are none and the count is that one file).
 """
 
@@ -59,6 +60,8 @@ def measures() -> dict:
         "median_function_lines": lengths[len(lengths) // 2],
         "files_a_new_setting_touches": _touches("tests/unit/test_settings.py", "SETTINGS.register("),
         "files_a_new_lever_touches": _touches("tests/unit/levers/test_new_lever.py", "MODULE_LEVERS.register("),
+        "files_a_new_triton_lever_touches": _touches("tests/integration/triton/test_new_triton_lever.py",
+                                                     "TRITON_LEVERS.register("),
     }
 
 

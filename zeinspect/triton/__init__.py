@@ -69,8 +69,10 @@ def _probe(path: str, config: Any, progress: Any) -> Any:
 def _describe_fix(label: str, record: dict) -> list[str]:
     """A Triton kernel's decision, as `zeinspect fix` prints it."""
     shape = record["shape"]
+    built_in = ("stage", "grf_mode", "num_warps", "threads_per_warp")
+    others = "".join(f", {k} {v}" for k, v in shape.items() if k not in built_in)
     return [f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
-            f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads",
+            f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads{others}",
             f"  why: {record['why']}", f"  Triton: {record['triton']}"]
 
 

@@ -112,7 +112,8 @@ def module_reports(spec: str, config: Settings, progress: Progress | None = None
 def kernel_of(entry: TritonEntry) -> TritonKernel:
     spec = entry.kernel
     return TritonKernel(file=spec.file, kernel=spec.kernel, signature=spec.signature, constexprs=spec.constexprs,
-                        num_warps=spec.num_warps, threads_per_warp=spec.threads_per_warp, grf_mode=spec.grf_mode)
+                        num_warps=spec.num_warps, threads_per_warp=spec.threads_per_warp, grf_mode=spec.grf_mode,
+                        options=spec.options)
 
 
 def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool | None]:
@@ -127,7 +128,7 @@ def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool
             return kernel, None
         chosen = TritonShape.from_json(shape)
         launch = {k: v for k, v in chosen.launch().items() if k in shape}
-        return replace(kernel, **launch), bool(chosen.stage)
+        return kernel.with_options(launch), bool(chosen.stage)
     return kernel, None
 
 

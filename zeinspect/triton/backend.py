@@ -199,12 +199,17 @@ def _options(kernel: TritonKernel) -> dict:
                                "grf_mode": kernel.grf_mode}
     if kernel.num_stages is not None:
         options["num_stages"] = kernel.num_stages
+    # A registered Triton lever's option that is no field of the request (triton.kernel).
+    options.update(kernel.options)
     return options
 
 
-def _metadata(compiled: Any) -> dict:
+def _metadata(compiled: Any, kernel: TritonKernel) -> dict:
+    """What the report keeps of Triton's metadata: the kernel's name, build flags and SLM, and
+    the options as Triton built with them (a registered Triton lever's among them)."""
     meta = compiled.metadata._asdict() if hasattr(compiled.metadata, "_asdict") else dict(compiled.metadata)
-    return {k: meta.get(k) for k in ("name", "build_flags", "shared", "num_warps", "threads_per_warp")}
+    keys = ("name", "build_flags", "shared", "num_warps", "threads_per_warp", *(k for k, _ in kernel.options))
+    return {k: meta.get(k) for k in keys}
 
 
 MEMO_SIZE = 64
@@ -361,7 +366,7 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
             text = compile_error_text(exc, _def_line(fn))
             raise InputError(f"Triton could not compile it: {classify(text)}", path=kernel.label) from None
     # The request as built (its launch options resolved): a staged TTGIR is lowered with the same.
-    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled), "notes": notes, "kernel": kernel}
+    return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled, kernel), "notes": notes, "kernel": kernel}
 
 
 def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
@@ -375,7 +380,7 @@ def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str
         except Exception as exc:  # noqa: BLE001
             raise ToolchainError(f"{kernel.label}: Triton could not lower the staged TTGIR: "
                                  f"{' '.join(str(exc).split())[:400]}") from None
-    return compiled.asm["spv"], _metadata(compiled)
+    return compiled.asm["spv"], _metadata(compiled, kernel)
 
 
 def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path) -> list[TritonBuild]:

@@ -5,7 +5,7 @@ kernels (judge.shapes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..judge.shapes import Cell, CellState, Row, Search, cell_of
 from ..levers.base import How, LeverRegistry, grid, spell
@@ -49,11 +49,11 @@ class TritonSearch:
 def search_triton(kernel: TritonKernel, config: Settings, session: Session, *,
                   progress: Progress | None = None) -> TritonSearch:
     result = TritonSearch(kernel=kernel)
-    written = TritonShape(grf_mode=kernel.grf_mode, threads_per_warp=kernel.threads_per_warp,
-                          num_warps=kernel.num_warps)
+    written = TritonShape(**{lv.name: kernel.option(lv.name, lv.default)
+                             for lv in TRITON_LEVERS.of(How.TRITON_OPTION)})
     for shape in grid(TRITON_LEVERS, TritonShape, written):
         # Every launch-option lever sets the request's own field; the staging pass runs in the probe.
-        k = replace(kernel, **shape.launch())
+        k = kernel.with_options(shape.launch())
         got = probe_triton(k, config, session, stage=shape.stage, progress=progress)
         row = TritonRow(shape=shape, as_written=shape == written, written=written)
         row.cells = [cell_of(r.target, r, shape, TRITON_LEVERS) for r in got.reports if r.kernel != WHOLE_MODULE] or \

@@ -4,7 +4,7 @@
       - kernel: ../kernels/triton_dot.py:dot_kernel
         signature: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32
         constexprs: M=64,N=128,K=128
-        num_warps: 4                 # also threads_per_warp, grf_mode
+        num_warps: 4                 # also threads_per_warp, grf_mode, any registered Triton lever
         stage: true                  # the SLM staging pass
         autotune: false              # true: every config of its @triton.autotune, each judged
         targets: [arl-s, mtl-u]      # optional: instead of the gate's
@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..judge.gate import rel, strings
 from ..pairs import parse_pairs
+from .levers import added_levers
 
 KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets",
         "autotune"}
@@ -38,6 +39,8 @@ class TritonKernelSpec:
     num_warps: int = 4
     threads_per_warp: int = 32
     grf_mode: str = "default"
+    options: tuple[tuple[str, Any], ...] = ()
+    """The values of Triton levers registered beside the built-in ones (triton.levers), by name."""
 
     @property
     def label(self) -> str:
@@ -83,7 +86,8 @@ def parse_entries(raw: Any, base: Path, path: str) -> tuple[TritonEntry, ...]:
 def _entry(entry: Any, where: str, base: Path, path: str) -> TritonEntry:
     if not isinstance(entry, dict) or "kernel" not in entry:
         raise InputError(f"{where} needs at least 'kernel: FILE.py:KERNEL'", path=path)
-    unknown = sorted(set(map(str, entry)) - KEYS)
+    added = {lv.name: lv for lv in added_levers()}
+    unknown = sorted(set(map(str, entry)) - KEYS - set(added))
     if unknown:
         raise InputError(f"{where}: unknown setting {unknown[0]!r}", path=path)
     spec = str(entry["kernel"])
@@ -97,10 +101,14 @@ def _entry(entry: Any, where: str, base: Path, path: str) -> TritonEntry:
         if key in entry and not isinstance(entry[key], bool):
             raise InputError(f"{where}: '{key}' must be true or false", path=path)
     targets = entry.get("targets")
+    try:
+        options = tuple(sorted((name, lever.parse(entry[name])) for name, lever in added.items() if name in entry))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: {exc}", path=path) from None
     kernel = TritonKernelSpec(file=rel(base, file), kernel=name,
                               signature=_pairs(str(entry.get("signature", "")), "signature", where, path),
                               constexprs=_pairs(str(entry.get("constexprs", "")), "constexprs", where, path),
                               num_warps=entry.get("num_warps", 4), threads_per_warp=entry.get("threads_per_warp", 32),
-                              grf_mode=str(entry.get("grf_mode", "default")))
+                              grf_mode=str(entry.get("grf_mode", "default")), options=options)
     return TritonEntry(kernel=kernel, stage=entry.get("stage", False), autotune=entry.get("autotune", False),
                        targets=strings(targets, f"{where} targets", path) if targets is not None else None)

@@ -46,10 +46,27 @@ class TritonKernel:
     """Triton's specialization attributes of the arguments, as a launch gave them (argument path,
     [[attribute, value], ...]: `tt.divisibility` 16 for an aligned pointer or a multiple of 16),
     from a captured run (triton.capture); empty: none (as Triton's own default)."""
+    options: tuple[tuple[str, Any], ...] = ()
+    """Other Triton compile options, (name, value) pairs sorted by name: those a registered
+    Triton lever (triton.levers) sets that are not fields above.  Passed to Triton's options
+    as they are, so a new launch-option lever needs no field here."""
 
     @property
     def label(self) -> str:
         return f"{self.file}:{self.kernel}"
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """A Triton option's value in this request: its field, or among `options`."""
+        if name in _FIELDS:
+            return getattr(self, name)
+        return dict(self.options).get(name, default)
+
+    def with_options(self, values: dict[str, Any]) -> TritonKernel:
+        """The request with these Triton options set: in its own field where it has one, else
+        among `options`."""
+        fields = {k: v for k, v in values.items() if k in _FIELDS}
+        others = {**dict(self.options), **{k: v for k, v in values.items() if k not in _FIELDS}}
+        return dataclasses.replace(self, **fields, options=tuple(sorted(others.items())))
 
     def as_launched(self, launch: Launch | None) -> tuple[TritonKernel, list[str]]:
         """The request with the launch options it leaves open taken from the module's own launch,
@@ -68,6 +85,9 @@ class TritonKernel:
         said = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in changes.items())
         notes = [f"launch options {said}: {launch.describe()}"]
         return dataclasses.replace(self, **changes), notes
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(TritonKernel)) - {"options"}
 
 
 @dataclass(frozen=True)

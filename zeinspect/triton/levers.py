@@ -71,9 +71,17 @@ NUM_WARPS = Lever(
     describe=lambda value: f"{value} warps", spelling=lambda value, written: f"num_warps={value}", parse=_whole,
 )
 
+BUILT_IN = (STAGE, GRF_MODE, THREADS_PER_WARP, NUM_WARPS)
+"""The levers zeinspect ships; one registered later (tests/integration/triton/test_new_triton_lever.py)
+is searched, recorded, spelt, read back from a gate and passed to Triton's options the same way."""
 TRITON_LEVERS = LeverRegistry()
-for _lever in (STAGE, GRF_MODE, THREADS_PER_WARP, NUM_WARPS):
+for _lever in BUILT_IN:
     TRITON_LEVERS.register(_lever)
+
+
+def added_levers() -> tuple[Lever, ...]:
+    """The Triton levers registered beside the built-in ones."""
+    return tuple(lv for lv in TRITON_LEVERS if lv.name not in {b.name for b in BUILT_IN})
 
 
 class TritonShape(ShapeBase):
@@ -83,8 +91,9 @@ class TritonShape(ShapeBase):
     __slots__ = ()
 
     def describe(self) -> str:
+        others = "".join(f", {lv.describe(getattr(self, lv.name))}" for lv in added_levers())
         return (f"{STAGE.describe(self.stage)}, {GRF_MODE.describe(self.grf_mode)}, {self.num_warps} warps of "
-                f"{self.threads_per_warp} threads")
+                f"{self.threads_per_warp} threads{others}")
 
     def launch(self) -> dict[str, Any]:
         """The TritonKernel fields its launch-option levers set (Triton's own spelling)."""
