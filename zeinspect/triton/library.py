@@ -9,6 +9,7 @@ that chooses its values by device (`X.device.type == "xpu"`) took its other bran
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ from typing import Any
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .capture import CAPTURE_ENV, TARGET_ENV
-from .kernel import DTYPE_PREFIX, LAUNCH_OPTIONS, TritonKernel
+from .kernel import DTYPE_PREFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel
 
 SITECUSTOMIZE = "import zeinspect.triton.capture as _zeinspect_capture\n_zeinspect_capture.install()\n"
 
@@ -137,9 +138,7 @@ def _read(command: list[str], code: int | None, timed_out: bool, lines: list[str
                               grf_mode=_grf(record.get("grf_mode")), num_stages=record.get("num_stages"),
                               options_given=frozenset(LAUNCH_OPTIONS),
                               attrs=tuple((tuple(k), v) for k, v in record.get("attrs", [])))
-        key = json.dumps([kernel.file, kernel.kernel, kernel.signature, kernel.constexprs, kernel.num_warps,
-                          kernel.threads_per_warp, kernel.grf_mode, kernel.num_stages, record.get("attrs")],
-                         sort_keys=True, default=str)
+        key = json.dumps(dataclasses.asdict(kernel), sort_keys=True, default=str)
         spec = found.setdefault(key, Specialization(kernel))
         spec.launches += 1
         if record.get("site") and record["site"] not in spec.sites:
@@ -149,7 +148,7 @@ def _read(command: list[str], code: int | None, timed_out: bool, lines: list[str
 
 
 def _grf(value: Any) -> str:
-    return value if value in ("default", "small", "large", "auto") else "default"
+    return value if value in TRITON_GRF_MODES else "default"
 
 
 @dataclass
@@ -202,5 +201,4 @@ def screen_run(command: list[str], config: Settings, *, timeout: float | None = 
     first = plan.targets[0]
     caps = capabilities(plan.compiler_for_ip[first.ip], first.name)
     got = capture(command, caps=caps, target=first.name, timeout=timeout)
-    return screen_captured(got, config.with_targets(config.targets) if not config.targets_given else config,
-                           policy=policy, progress=progress)
+    return screen_captured(got, config.with_targets(config.targets), policy=policy, progress=progress)
