@@ -12,7 +12,7 @@ from .common import CompileOptions, cli, compile_options, own_stats, show_incide
 
 
 @cli.command()
-@click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR|-- CMD...", nargs=-1, required=True)
+@click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR|-- CMD...", nargs=-1)
 @click.option("--signature", default="", help="Argument types: a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32")
 @click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128")
 @click.option("--num-warps", type=click.IntRange(1, 64), default=None,
@@ -38,9 +38,12 @@ from .common import CompileOptions, cli, compile_options, own_stats, show_incide
                    "launches, as Triton specialized it, and screen each on the targets; no GPU needed.")
 @click.option("--run-timeout", type=click.FloatRange(1, None), default=None, metavar="SECONDS",
               help="With --run: stop the command after this long (what it launched until then is screened).")
+@click.option("--from-cache", "cache_dir", default=None, metavar="DIR",
+              help="Screen every kernel in a Triton cache folder (written wherever Triton ran: an Intel laptop, a "
+                   "CUDA machine, Inductor) on the targets, from its TTIR and the options it was compiled with.")
 @click.option("--json", "as_json", is_flag=True)
 @compile_options
-def triton(spec: tuple, run_command: bool, run_timeout: float | None, signature: str, constexprs: str,
+def triton(spec: tuple, run_command: bool, run_timeout: float | None, cache_dir: str | None, signature: str, constexprs: str,
            num_warps: int | None, threads_per_warp: str | None, grf_mode: str | None, stage: bool,
            artifacts: str | None, autotune: bool, fix_configs: bool, build_policy: str, explain: bool,
            list_only: bool, as_json: bool, compile: CompileOptions) -> None:
@@ -53,23 +56,30 @@ def triton(spec: tuple, run_command: bool, run_timeout: float | None, signature:
     `--signature '*fp16'` types every pointer.  KERNEL.NAME=VALUE gives a value to one kernel.
 
     With --run, `zeinspect triton --run -- CMD ARGS...` runs the library's own code instead and
-    screens every kernel it launches, at the values it launches it with."""
+    screens every kernel it launches, at the values it launches it with.  With --from-cache DIR,
+    every kernel a Triton cache holds, built from its TTIR with the options it was compiled with."""
     from pathlib import Path
 
     from ..triton import app, views
     from ..triton.kernel import TritonKernel, parse_pairs
 
-    if run_command:
+    if run_command or cache_dir is not None:
+        if cache_dir is not None and (spec or run_command):
+            raise click.UsageError("--from-cache DIR takes no FILE, DIR or --run")
+        if run_command and not spec:
+            raise click.UsageError("--run needs a command after `--`")
         config = compile.config(default_targets=TRITON_TARGETS)
+        from ..triton.cache import screen_cache
         from ..triton.library import screen_run
 
-        got = compile.run("compiling", lambda p: screen_run(list(spec), config, timeout=run_timeout,
-                                                            policy=build_policy, progress=p))
+        got = compile.run("compiling", lambda p: screen_cache(cache_dir, config, policy=build_policy, progress=p)
+                          if cache_dir is not None else
+                          screen_run(list(spec), config, timeout=run_timeout, policy=build_policy, progress=p))
         write(views.library_text(got) if not as_json else views.library_document(got, own_stats(got.collection.stats)))
         show_incidents(got.collection.incidents)
         sys.exit(got.exit_code)
     if len(spec) != 1:
-        raise click.UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS...)")
+        raise click.UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     one: str = spec[0]
 
     path, sep, name = one.rpartition(":")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, ToolchainError, UsageError
+from ..errors import InputError, ToolchainError, UsageError, ZeinspectError
 from ..fileio import atomic_write
 from ..hardware import DEVICES, TRITON_ARCH, Device, ip_for_name, slm_per_work_group
 from ..inputs import Input
@@ -334,8 +334,17 @@ def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> 
 DISCOVER_VERSION = 1
 
 
+IR_SUFFIX = ".ttir"
+"""A request whose file is Triton's IR (a cache entry's TTIR, triton.cache) is built from it:
+the IR already holds the signature, the constexprs' values and the specialization attributes."""
+
+
 def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
     """(TTGIR text, SPIR-V, metadata) of one Triton compile."""
+    if kernel.file.endswith(IR_SUFFIX):
+        compiled = _compile_ir(Path(kernel.file), kernel, caps, target_name, "Triton could not build its TTIR")
+        return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled, kernel), "notes": [],
+                                                            "kernel": kernel}
     with offline() as triton:
         asked: list[Launch | None] = []
 
@@ -371,16 +380,23 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
 
 def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
     """Resume Triton's pipeline from a TTGIR text (the staging pass's output)."""
-    with offline() as triton, tempfile.TemporaryDirectory(prefix="zeinspect-ttgir-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="zeinspect-ttgir-") as tmp:
         path = Path(tmp) / f"{name}.ttgir"
         path.write_text(ttgir)
-        try:
-            compiled = triton.compile(str(path), target=gpu_target(caps, target_name, kernel.threads_per_warp),
-                                      options=_options(kernel))
-        except Exception as exc:  # noqa: BLE001
-            raise ToolchainError(f"{kernel.label}: Triton could not lower the staged TTGIR: "
-                                 f"{' '.join(str(exc).split())[:400]}") from None
+        compiled = _compile_ir(path, kernel, caps, target_name, "Triton could not lower the staged TTGIR",
+                               error=ToolchainError)
     return compiled.asm["spv"], _metadata(compiled, kernel)
+
+
+def _compile_ir(path: Path, kernel: TritonKernel, caps: dict, target_name: str, failed: str,
+                error: type[ZeinspectError] = InputError) -> Any:
+    """Triton's pipeline from an IR file (its stage is the suffix: `.ttir`, `.ttgir`)."""
+    with offline() as triton:
+        try:
+            return triton.compile(str(path), target=gpu_target(caps, target_name, kernel.threads_per_warp),
+                                  options=_options(kernel))
+        except Exception as exc:  # noqa: BLE001 - Triton's own errors, said in one line
+            raise error(f"{kernel.label}: {failed}: {' '.join(str(exc).split())[:400]}") from None
 
 
 def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path) -> list[TritonBuild]:

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from ..probes.results import Collection, Progress
 from ..settings import Settings
@@ -33,15 +33,20 @@ SITECUSTOMIZE = "import zeinspect.triton.capture as _zeinspect_capture\n_zeinspe
 class Specialization:
     kernel: TritonKernel
     launches: int = 0
+    """How often it was launched (a capture) or found (copies in a Triton cache)."""
     sites: list[str] = field(default_factory=list)
     devices: set[str] = field(default_factory=set)
+    origin: str | None = None
+    """The kernel's Python file where `kernel.file` is not it (a cache entry's TTIR names it)."""
+    tag: str | None = None
+    """What else sets it apart where its constexprs are not known (a cache entry's folder)."""
 
     @property
     def describe(self) -> str:
         """What sets it apart, as a row names it: its constexprs and warps."""
         values = ", ".join(f"{k}={str(v).removeprefix(DTYPE_PREFIX)}"
                            for k, v in sorted(self.kernel.constexprs.items()))
-        return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}") if x)
+        return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}", self.tag) if x)
 
     @property
     def types(self) -> str:
@@ -51,6 +56,9 @@ class Specialization:
 
 @dataclass
 class Capture:
+    """What a command launched (triton.capture): the source of a library screen."""
+
+    KIND: ClassVar[str] = "capture"
     command: list[str]
     exit_code: int | None
     timed_out: bool
@@ -77,6 +85,34 @@ class Capture:
             text += (f"; its tensors were on {', '.join(sorted(self.devices)) or 'no device'}, not an Intel GPU: "
                      "a library that picks values by device took its other branch")
         return text
+
+    def where(self, spec: Specialization) -> str:
+        """Where a specialization came from, for its note."""
+        return f"launched {spec.launches} times ({spec.types}), from {', '.join(spec.sites[:3]) or '?'}"
+
+    def to_json(self) -> dict:
+        return {"command": self.command, "exit_code": self.exit_code, "timed_out": self.timed_out,
+                "launches": self.launches, "devices": sorted(self.devices), "summary": self.summary(),
+                "specializations": [{"kernel": s.kernel.label, "values": s.describe, "launches": s.launches,
+                                     "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
+                                     "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
+                                     "sites": s.sites, "devices": sorted(s.devices)}
+                                    for s in self.specializations]}
+
+
+class Source(Protocol):
+    """Where a library screen's specializations come from: a capture, or a Triton cache (triton.cache)."""
+
+    KIND: ClassVar[str]
+    """Its key in the JSON document."""
+    specializations: list[Specialization]
+    problems: list[str]
+
+    def summary(self) -> str: ...
+
+    def where(self, spec: Specialization) -> str: ...
+
+    def to_json(self) -> dict: ...
 
 
 def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: int = 32,
@@ -153,7 +189,7 @@ def _grf(value: Any) -> str:
 
 @dataclass
 class LibraryScreen:
-    capture: Capture
+    source: Source
     collection: Collection = field(default_factory=Collection)
 
     @property
@@ -163,9 +199,10 @@ class LibraryScreen:
         return exit_code(self.collection.reports, self.collection.incidents)
 
 
-def screen_captured(got: Capture, config: Settings, *, policy: str = "jit",
+def screen_captured(got: Source, config: Settings, *, policy: str = "jit",
                     progress: Progress | None = None, backend: Callable[..., Any] | None = None) -> LibraryScreen:
-    """Each captured specialization built on every target; its reports named by what sets it apart."""
+    """Each specialization (captured, or read from a cache) built on every target; its reports
+    named by what sets it apart."""
     from ..errors import ZeinspectError
     from .app import screen
 
@@ -180,10 +217,10 @@ def screen_captured(got: Capture, config: Settings, *, policy: str = "jit",
         collection = result.collections[-1]
         # One row per specialization: the kernel's name with the values that set it apart.
         named = f"{spec.kernel.kernel}[{spec.describe}]"
-        collection.reports = [r.replace(kernel=named, input=spec.kernel.file) if r.kernel == spec.kernel.kernel
+        file = spec.origin or spec.kernel.file
+        collection.reports = [r.replace(kernel=named, input=file) if r.kernel == spec.kernel.kernel
                               else r for r in collection.reports]
-        collection.notes = [f"{spec.kernel.file}:{named}: launched {spec.launches} times ({spec.types}), from "
-                            f"{', '.join(spec.sites[:3]) or '?'}"]
+        collection.notes = [f"{file}:{named}: {got.where(spec)}"]
         out.collection.extend(collection)
         if progress:
             progress(n, len(got.specializations))

@@ -149,10 +149,11 @@ def package_document(found: Any, stats: dict) -> str:
 
 
 def library_text(screen: Any) -> str:
-    """`triton --run`: the capture's summary, then the kernels x specializations x targets table."""
+    """`triton --run` and `--from-cache`: the source's summary, then the kernels x
+    specializations x targets table."""
     from ..formats.text import table
 
-    head = screen.capture.summary()
+    head = screen.source.summary()
     if not screen.collection.reports:
         return head + "\n" + "".join(f"note: {n}\n" for n in screen.collection.notes)
     body = table(screen.collection.reports, title=head)
@@ -160,17 +161,9 @@ def library_text(screen: Any) -> str:
 
 
 def library_document(screen: Any, stats: dict) -> str:
-    got = screen.capture
     doc = report_document(screen.collection.reports, screen.collection.compilers, stats=stats,
                           notes=screen.collection.notes, incidents=screen.collection.incidents)
-    doc["capture"] = {"command": got.command, "exit_code": got.exit_code, "timed_out": got.timed_out,
-                      "launches": got.launches, "devices": sorted(got.devices), "summary": got.summary(),
-                      "specializations": [{"kernel": s.kernel.label, "values": s.describe, "launches": s.launches,
-                                           "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
-                                           "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
-                                           "sites": s.sites,
-                                           "devices": sorted(s.devices)}
-                                          for s in got.specializations]}
+    doc[screen.source.KIND] = screen.source.to_json()
     from ..formats.json import dumps
 
     return dumps(doc)

@@ -1,0 +1,101 @@
+"""`zeinspect triton --from-cache DIR`: a Triton cache folder, written by Triton compiling the
+real tutorials (../shared/realworld/triton-tutorials/, unedited), re-screened from its TTIR
+and metadata gives the figures that screening the tutorials directly gave; bad entries are
+named one by one and the rest screened.
+
+The cache is the one Triton itself wrote while zeinspect screened the tutorials (Triton writes
+every compile's folder under $TRITON_CACHE_DIR, here zeinspect's own cache folder): the same
+files a user's run of the tutorials leaves behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, realworld
+
+pytest.importorskip("triton.backends.intel.compiler")
+
+TUTORIALS = realworld() / "triton-tutorials"
+TARGETS = "arl-s,bmg-g21"  # an FMA target and a DPAS one: two Triton compiles per kernel
+KERNELS = [("01-vector-add.py:add_kernel", "*fp32"), ("02-fused-softmax.py:softmax_kernel", "*fp32"),
+           ("05-layer-norm.py:_layer_norm_fwd_fused", "*fp16")]
+FIGURES = ("status", "simd", "grf", "spill_bytes", "private_bytes", "scratch_space_bytes")
+
+pytestmark = pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
+
+
+def _zeinspect(cache, *args):
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "zeinspect", "triton", *map(str, args), "-q"],
+                          capture_output=True, text=True, env=env, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def screened(tmp_path_factory, sid_compiler):
+    """The tutorials' kernels screened directly; the cache folder Triton wrote meanwhile."""
+    cache = tmp_path_factory.mktemp("zeinspect-cache")
+    direct = []
+    for spec, pointer in KERNELS:
+        proc = _zeinspect(cache, TUTORIALS / spec, "--signature", pointer, "-t", TARGETS, "--compiler",
+                          sid_compiler.id, "--json")
+        assert proc.returncode in (0, 1), proc.stderr
+        direct += json.loads(proc.stdout)["reports"]
+    return cache, direct
+
+
+def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directly(screened, sid_compiler):
+    cache, direct = screened
+    proc = _zeinspect(cache, "--from-cache", cache / "triton", "-t", TARGETS, "--compiler", sid_compiler.id,
+                      "--json")
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["cache"]["triton_versions"] and not doc["cache"]["problems"]
+    rows: dict[tuple[str, str], list[dict]] = {}
+    for r in doc["reports"]:
+        rows.setdefault((r["kernel"].split("[")[0], r["target"]), []).append(r)
+    for d in direct:
+        got = rows.get((d["kernel"], d["target"]))
+        assert got, f"{d['kernel']} on {d['target']}: not in the cache's screen"
+        for r in got:  # every entry of the kernel (one per capability group Triton compiled for)
+            assert {k: r[k] for k in FIGURES} == {k: d[k] for k in FIGURES}, (d["kernel"], d["target"])
+        # The row names the kernel's own Python file, as its TTIR's first location gives it.
+        assert {os.path.realpath(r["input"]) for r in got} == {os.path.realpath(d["input"].rsplit(":", 1)[0])}
+
+
+def test_bad_entries_are_named_one_by_one_and_the_rest_screened(screened, sid_compiler, tmp_path):
+    cache, _ = screened
+    copy = tmp_path / "triton"
+    shutil.copytree(cache / "triton", copy)
+    metas = sorted(p for p in copy.rglob("*.json") if not p.name.startswith("__grp__"))
+    assert len(metas) >= 3
+    metas[0].write_text(metas[0].read_text()[:40])  # cut short
+    metas[1].with_suffix(".ttir").unlink()  # no TTIR beside it
+    metas[2].with_suffix(".ttir").write_text("module { this is not Triton IR }")
+    (copy / "notes.json").write_text('{"foreign": true}')  # not a kernel's metadata: not a kernel
+    proc = _zeinspect(tmp_path, "--from-cache", copy, "-t", "bmg-g21", "--compiler", sid_compiler.id, "--json")
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    problems = doc["cache"]["problems"]
+    assert any(str(metas[0].relative_to(copy)) in p and "not JSON" in p for p in problems), problems
+    assert any(str(metas[1].relative_to(copy)) in p and "no " in p for p in problems), problems
+    assert not any("notes.json" in p for p in problems)
+    bad = metas[2].stem
+    assert any(bad in n and "not screened" in n and "TTIR" in n for n in doc["notes"]), doc["notes"]
+    assert doc["reports"], "the good entries are screened"
+    assert all("\n" not in n for n in doc["notes"])
+
+
+def test_a_folder_that_is_not_a_cache_is_one_line_naming_it(tmp_path):
+    proc = _zeinspect(tmp_path, "--from-cache", tmp_path / "missing")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert str(tmp_path / "missing") in line and "not a folder" in line
+    (tmp_path / "empty").mkdir()
+    proc = _zeinspect(tmp_path, "--from-cache", tmp_path / "empty")
+    assert proc.returncode == 2 and "holds no Triton kernels" in proc.stderr
