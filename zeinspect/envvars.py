@@ -79,11 +79,14 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("ZEINSPECT_DEBUG", _flag, False, "Show a traceback instead of the one-line internal error."),
     EnvVar("ZEINSPECT_COLLECT_ONLY", _flag, False,
            "The pytest plugin's `audit_test` collects without compiling (every case skips)."),
-    # Set by zeinspect itself in the command `triton --run` runs (triton.capture).
-    EnvVar("ZEINSPECT_TRITON_CAPTURE", str, None, "Where the command's launches are written (set by `triton --run`).",
+    # Set by zeinspect itself in the command `triton --run` runs, and in a `pytest --zeinspect-triton`
+    # session for its xdist workers (triton.capture).
+    EnvVar("ZEINSPECT_TRITON_CAPTURE", str, None,
+           "Where the launches are written (set by `triton --run` and `pytest --zeinspect-triton`).",
            audience="internal"),
     EnvVar("ZEINSPECT_TRITON_CAPTURE_TARGET", str, None,
-           "The target the command's offline driver answers for (set by `triton --run`).", audience="internal"),
+           "The target the offline driver answers for (set by `triton --run` and `pytest --zeinspect-triton`).",
+           audience="internal"),
     # Hooks for the project's own tests and benchmarks.
     EnvVar("ZEINSPECT_RUNTIME_FAULT", str, None, "Inject a fault into the Level Zero probe (tests).", audience="test"),
     EnvVar("ZEINSPECT_REQUIRE_TOOLCHAINS", _flag, False,

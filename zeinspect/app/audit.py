@@ -71,7 +71,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     config = request.settings
     if not request.paths and not request.logs and not any(request.sources.values()):
         raise UsageError("nothing to audit: give PATHs, --log files or --config")
-    ratchet = ratchet_mod.load(config.ratchet or DEFAULT_RATCHET, must_exist=config.ratchet is not None)
+    ratchet = _ratchet(config)
     session = open_session(config, backend=backend)
     collection = Collection()
     if request.paths and (request.runtime or request.simulate):
@@ -109,6 +109,19 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
     result = audit(collection.reports, ratchet, compilers)
     return AuditRun(result=result, collection=collection, ratchet=ratchet)
+
+
+def judge_collection(collection: Collection, config: Settings) -> AuditRun:
+    """Reports collected some other way (the kernels a test suite launched, pytest
+    --zeinspect-triton), judged against the ratchet as an audit's are."""
+    ratchet = _ratchet(config)
+    return AuditRun(result=audit(collection.reports, ratchet, collection.compilers), collection=collection,
+                    ratchet=ratchet)
+
+
+def _ratchet(config: Settings) -> ratchet_mod.Ratchet:
+    """The ratchet the settings name (it must exist), else scratch_ratchet.txt if there is one."""
+    return ratchet_mod.load(config.ratchet or DEFAULT_RATCHET, must_exist=config.ratchet is not None)
 
 
 @dataclass

@@ -28,6 +28,9 @@ to zeinspect's own cache folder (triton.backend.offline).
 
 Every folder is read on its own: a metadata file that does not read, or with no TTIR beside
 it, is named in a note and skipped; a TTIR this Triton cannot build is a note of the screen.
+An entry Triton compiled from an IR file rather than a Python kernel (its files are named
+`@NAME`, compiler.py's IRSource; zeinspect's own TTGIR compiles are such) keeps only the
+stages after that IR: nothing to re-target, so it is counted in the summary and skipped.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class CacheRead:
     """The targets the entries were compiled for (`dg2-g10`, `cuda 80`)."""
     versions: set[str] = field(default_factory=set)
     """The Triton versions that wrote them."""
+    from_ir: int = 0
+    """Entries Triton compiled from an IR file (`@NAME.json`): no TTIR kept, not screened."""
 
     @property
     def entries(self) -> int:
@@ -81,6 +86,9 @@ class CacheRead:
             others = sorted(v for v in self.versions if v != triton.__version__)
             text += (f" by Triton {', '.join(others)} (built here with {triton.__version__})" if others
                      else f" by Triton {triton.__version__}")
+        if self.from_ir:
+            text += (f"; {self.from_ir} {'entry' if self.from_ir == 1 else 'entries'} compiled from an IR file, "
+                     "not from Python (no TTIR kept), not screened")
         return text
 
     def where(self, spec: Specialization) -> str:
@@ -91,7 +99,7 @@ class CacheRead:
     def to_json(self) -> dict:
         return {"root": self.root, "entries": self.entries, "summary": self.summary(),
                 "written_for": sorted(self.written_for), "triton_versions": sorted(self.versions),
-                "problems": self.problems,
+                "problems": self.problems, "from_ir": self.from_ir,
                 "specializations": [{"kernel": s.kernel.kernel, "file": s.origin, "values": s.describe,
                                      "entries": s.sites, "num_warps": s.kernel.num_warps,
                                      "threads_per_warp": s.kernel.threads_per_warp, "grf_mode": s.kernel.grf_mode,
@@ -114,7 +122,8 @@ def read_cache(root: str) -> CacheRead:
                 _read_entry(Path(folder) / name, top, out, found)
     out.specializations = list(found.values())
     if not out.specializations and not out.problems:
-        raise InputError("holds no Triton kernels (a NAME.json beside its NAME.ttir)", path=root)
+        only_ir = f" (only {out.from_ir} compiled from IR files, which keep no TTIR)" if out.from_ir else ""
+        raise InputError(f"holds no Triton kernels (a NAME.json beside its NAME.ttir){only_ir}", path=root)
     return out
 
 
@@ -132,6 +141,9 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
     try:
         text = ttir.read_bytes()
     except OSError:
+        if meta_path.name.startswith("@"):
+            out.from_ir += 1
+            return
         out.problems.append(f"{where}: no {ttir.name} beside it (the entry was cut, or written by a Triton "
                             "that does not keep its TTIR): skipped")
         return

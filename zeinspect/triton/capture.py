@@ -35,6 +35,8 @@ TARGET_ENV = "ZEINSPECT_TRITON_CAPTURE_TARGET"
 
 _LOCK = threading.Lock()
 _CALL = threading.local()
+_SAVED: dict[str, Any] = {}
+"""What install() replaced, for uninstall() (a test session captures in its own process)."""
 
 
 def install() -> None:
@@ -62,6 +64,8 @@ def _install(out: str, spec: dict) -> None:
         def get_benchmarker(self) -> Any:
             return _once
 
+    _SAVED.update(backend=backends["intel"], do_bench=triton.testing.do_bench, run=JITFunction.run,
+                  cache_hook=JITFunction.cache_hook, driver=driver.active)
     # The Intel backend as zeinspect runs it offline (its constructor builds a SYCL helper otherwise).
     backends["intel"] = dataclasses.replace(backends["intel"], compiler=offline_backend_class())
     caps, name, tpw = spec.get("caps", {}), spec.get("name", "bmg-g21"), spec.get("threads_per_warp", 32)
@@ -77,6 +81,22 @@ def _install(out: str, spec: dict) -> None:
 
     JITFunction.run = run  # type: ignore[method-assign]
     JITFunction.cache_hook = lambda **hook: _record(out, hook)
+
+
+def uninstall() -> None:
+    """Triton as it was before install(): its backend, driver, benchmark, launch and hook."""
+    if not _SAVED:
+        return
+    import triton.testing
+    from triton.backends import backends
+    from triton.runtime import driver
+    from triton.runtime.jit import JITFunction
+
+    backends["intel"] = _SAVED.pop("backend")
+    triton.testing.do_bench = _SAVED.pop("do_bench")
+    JITFunction.run = _SAVED.pop("run")  # type: ignore[method-assign]
+    JITFunction.cache_hook = _SAVED.pop("cache_hook")
+    driver.set_active(_SAVED.pop("driver"))
 
 
 def _once(fn: Any, *_args: Any, quantiles: Any = None, **_options: Any) -> Any:

@@ -115,8 +115,19 @@ class Source(Protocol):
     def to_json(self) -> dict: ...
 
 
-def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: int = 32,
-            timeout: float | None = None) -> Capture:
+def capture_target(config: Settings) -> dict:
+    """What the offline driver answers for in a capture: the first planned target (its
+    capabilities, its name, 32 threads per warp as Triton's default)."""
+    from ..app.session import open_session
+    from .backend import capabilities
+
+    plan = open_session(config).plan(config.targets)
+    first = plan.targets[0]
+    return {"caps": capabilities(plan.compiler_for_ip[first.ip], first.name), "name": first.name,
+            "threads_per_warp": 32}
+
+
+def capture(command: list[str], *, target: dict, timeout: float | None = None) -> Capture:
     """Run `command` with the capture installed (triton.capture); what it launched, read back."""
     import zeinspect
 
@@ -127,7 +138,7 @@ def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: in
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (tmp, package_root, env.get("PYTHONPATH", "")) if p)
         env[CAPTURE_ENV] = str(out)
-        env[TARGET_ENV] = json.dumps({"caps": caps, "name": target, "threads_per_warp": threads_per_warp})
+        env[TARGET_ENV] = json.dumps(target)
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # the user's cache is never written
         errors = open(Path(tmp) / "stderr", "w+b")  # noqa: SIM115 - read back below, closed with the folder
         try:
@@ -149,14 +160,15 @@ def capture(command: list[str], *, caps: dict, target: str, threads_per_warp: in
         errors.seek(0)
         said = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
         errors.close()
-    got = _read(command, code, timed_out, lines)
+    got = read_launches(command, code, timed_out, lines)
     if code and said:
         # A library that refuses to run here: where and why in one line (its last), not its traceback.
         got.problems.append(f"the command ended with: {said[-1].strip()[:300]}")
     return got
 
 
-def _read(command: list[str], code: int | None, timed_out: bool, lines: list[str]) -> Capture:
+def read_launches(command: list[str], code: int | None, timed_out: bool, lines: list[str]) -> Capture:
+    """The capture's lines (one JSON launch each) as specializations, identical ones counted."""
     found: dict[str, Specialization] = {}
     problems = []
     for n, line in enumerate(lines, 1):
@@ -230,12 +242,5 @@ def screen_captured(got: Source, config: Settings, *, policy: str = "jit",
 def screen_run(command: list[str], config: Settings, *, timeout: float | None = None, policy: str = "jit",
                progress: Progress | None = None) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library)."""
-    from ..app.session import open_session
-    from .backend import capabilities
-
-    session = open_session(config)
-    plan = session.plan(config.targets)
-    first = plan.targets[0]
-    caps = capabilities(plan.compiler_for_ip[first.ip], first.name)
-    got = capture(command, caps=caps, target=first.name, timeout=timeout)
+    got = capture(command, target=capture_target(config), timeout=timeout)
     return screen_captured(got, config.with_targets(config.targets), policy=policy, progress=progress)

@@ -1,0 +1,97 @@
+"""`pytest --zeinspect-triton`: a library's own test suite, run with no Intel GPU, gates the
+kernels its tests launch against the ratchet.  The library is xpu-kernels 0.3.0 from the
+package index (downloaded here), its tests a small suite that calls its ops on CPU tensors
+(a CPU build of torch, build/torch-cpu) and checks one result against a reference, as a
+library's tests do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+import wheels
+from conftest import ROOT
+
+TORCH = ROOT / "build" / "torch-cpu"
+pytestmark = pytest.mark.skipif(not (TORCH / "torch").is_dir() and not os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS"),
+                                reason="no CPU torch in build/torch-cpu (scripts/setup.sh installs it)")
+
+SUITE = '''
+import torch
+import xpu_kernels.triton.adaln as adaln
+import xpu_kernels.triton.quantize as quantize
+
+
+def test_adaln_matches_its_reference():
+    hidden = torch.randn(1, 64, 4096, dtype=torch.bfloat16)
+    scale = torch.randn(1, 1, 4096, dtype=torch.bfloat16)
+    shift = torch.randn(1, 1, 4096, dtype=torch.bfloat16)
+    out = adaln._run(hidden, scale, shift, 1e-6)
+    ref = torch.nn.functional.rms_norm(hidden.float(), (4096,), eps=1e-6) * (1 + scale.float()) + shift.float()
+    assert torch.allclose(out.float(), ref, atol=1e-2)
+
+
+def test_quantize_runs():
+    quantize._rows(torch.randn(64, 4096, dtype=torch.bfloat16))
+
+
+def test_plain_python():
+    assert sum(range(4)) == 6
+'''
+FINDING = re.compile(r"FAIL: NEW: (?P<kernel>\S+\[[^\]]*\]) on (?P<target>\S+) .*private (?P<private>\d+), "
+                     r"spill (?P<spill>\d+) bytes")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory, sid_compiler):
+    where = tmp_path_factory.mktemp("suite")
+    with zipfile.ZipFile(wheels.wheel("xpu-kernels", "0.3.0")) as z:
+        z.extractall(where / "lib", [n for n in z.namelist() if n.startswith("xpu_kernels/")])
+    (where / "test_ops.py").write_text(SUITE)
+    (where / "test_none.py").write_text("def test_nothing_launched():\n    assert True\n")
+    return where, sid_compiler
+
+
+def _pytest(suite, *args):
+    where, compiler = suite
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(TORCH), str(where / "lib"))))
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--zeinspect-triton",
+                           "--zeinspect-targets", "arl-s,bmg-g21", "--zeinspect-set", f"compiler={compiler.id}",
+                           *map(str, args)],
+                          cwd=where, capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_the_suite_gates_the_kernels_its_tests_launch_against_the_ratchet(suite):
+    where, _ = suite
+    empty = where / "empty_ratchet.txt"
+    empty.write_text("")
+    first = _pytest(suite, "--zeinspect-ratchet", empty, "test_ops.py")
+    out = first.stdout
+    assert "captured 2 launches of 2 kernels" in out, out
+    # The test whose result was not computed (its kernel was captured, not run) is not a failure.
+    assert "1 xfailed" in out and "failed test reported as xfailed" in out and " failed," not in out.splitlines()[-1]
+    findings = [m.groupdict() for m in FINDING.finditer(out)]
+    if not findings:  # nothing spills on these targets with this compiler: the gate passes
+        assert first.returncode == 0 and "gate passed" in out, out
+        return
+    assert first.returncode == 1 and "gate failed" in out, out
+    # Listing each finding at its figures makes the same suite pass; the line's kernel is a glob
+    # over the specializations.
+    listed = where / "scratch_ratchet.txt"
+    listed.write_text("".join(f"{f['kernel'].split('[')[0]}*  {f['target']}  {f['private']}  {f['spill']}"
+                              "  # measured by this test\n" for f in findings))
+    second = _pytest(suite, "--zeinspect-ratchet", listed, "test_ops.py")
+    assert second.returncode == 0 and "gate passed" in second.stdout, second.stdout
+    # xdist's workers capture too: the same gate from two workers.
+    third = _pytest(suite, "--zeinspect-ratchet", listed, "-n", "2", "test_ops.py")
+    assert third.returncode == 0 and "captured 2 launches of 2 kernels" in third.stdout, third.stdout
+
+
+def test_a_suite_that_launches_no_kernel_is_not_a_passing_gate(suite):
+    got = _pytest(suite, "test_none.py")
+    assert got.returncode == 5 and "no test launched a Triton kernel" in got.stdout, got.stdout
