@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import record  # noqa: E402
 import wheels  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
@@ -91,6 +92,18 @@ def main() -> int:
     print(f"  counts: {got['counts']}")
     print()
     print(text.stdout)
+    cache = "cold" if args.cold else "warm"
+    both = t_old + t_new
+    record.write(f"diff_{cache}", f"`zeinspect diff` on oneMKL RNG {OLD} against {NEW}, {cache} cache, on {args.targets}", [
+        {"figure": f"the two audits, {cache} (`inspect --json`, saved)", "s": round(both, 1)},
+        {"figure": f"`diff OLD.so NEW.so`, building both, {cache}", "s": round(t_diff, 1),
+         "x the two audits": round(t_diff / both, 2), "goal": "at most 1.05 x"},
+        {"figure": "the same again (warm)", "s": round(t_warm, 1), "goal": "at most 15 s"},
+        {"figure": f"`diff OLD.json NEW.json` ({sum(got['counts'].values())} pairs)", "s": round(t_docs, 1)},
+        {"figure": f"a {len(big['reports']):,}-report document against itself, `--json`", "s": round(t_big, 1),
+         "goal": "at most 5 s"}],
+        note="Cold: empty build caches, each audit and the diff build from nothing. The diff's counts: "
+             + ", ".join(f"{n} {k}" for k, n in got["counts"].items()) + ".")
     return 0
 
 

@@ -23,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import record  # noqa: E402
 
 from zeinspect.toolchain.compilers import discover  # noqa: E402
 from zeinspect.toolchain.ocloc import compile_argv  # noqa: E402
@@ -55,6 +58,7 @@ def main() -> None:
     print(f"compiler {compiler.id}")
     print(f"{'kernel':<28} {'target':<8} {'ocloc s':>8} {'inspect s':>9} {'explain s':>9} {'/ocloc':>7} "
           f"{'/inspect':>8} {'warm s':>7}")
+    rows = []
     for file, target, options, spirv in cases:
         with tempfile.TemporaryDirectory() as tmp:
             argv = compile_argv(compiler, str(file), target, spirv_input=spirv, out_dir=tmp, options=options)
@@ -74,6 +78,12 @@ def main() -> None:
                 explain, capture_output=True, check=True, env=env, cwd=ROOT))
         print(f"{file.name[:28]:<28} {target:<8} {plain:>8.2f} {through:>9.2f} {cold:>9.2f} {cold / plain:>7.2f} "
               f"{cold / through:>8.2f} {warm:>7.2f}")
+        rows.append({"kernel": file.name, "target": target, "ocloc (s)": round(plain, 2),
+                     "inspect, no cache (s)": round(through, 2), "explain, no cache (s)": round(cold, 2),
+                     "x ocloc": round(cold / plain, 2), "x inspect": round(cold / through, 2),
+                     "explain, warm (s)": round(warm, 2)})
+    record.write("explain", f"What `zeinspect explain` costs against a plain compile ({compiler.id})", rows,
+                 note="Medians of 3. Goal: explain at most 1.5 x a plain compile.")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import record  # noqa: E402
 
 from zeinspect.toolchain.compilers import discover  # noqa: E402
 from zeinspect.toolchain.targets import DEFAULT_TARGETS  # noqa: E402
@@ -155,6 +158,20 @@ def bench_dask(tmp: Path, repeats: int, result: dict) -> None:
     print(f"  Dask LocalCluster          {fmt(result['dask']['dask'])}  = {ratio:.2f} x the local pool  (goal 1.10)")
     print(f"  scheduler, trivial tasks   {rate:.0f} tasks/s")
     print(f"  compile jobs per run       {len(jobs) // repeats}, median {statistics.median(jobs):.3f} s each")
+    d = result["dask"]
+    record.write("dask", f"Dask against the local pool: the corpus (kernels/) cold on the 19 default targets, {cores} "
+                 "cores both ways", [
+                     {"figure": "local pool (-j cores)", "median s": round(d["local_pool"]["median"], 1),
+                      "min s": round(d["local_pool"]["min"], 1), "max s": round(d["local_pool"]["max"], 1)},
+                     {"figure": f"Dask LocalCluster ({cores} single-threaded workers)",
+                      "median s": round(d["dask"]["median"], 1), "min s": round(d["dask"]["min"], 1),
+                      "max s": round(d["dask"]["max"], 1), "x the local pool": round(ratio, 2),
+                      "goal": "at most 1.10 x"},
+                     {"figure": "scheduler throughput, trivial tasks", "tasks/s": round(rate)},
+                     {"figure": f"median compile job ({len(jobs) // repeats} per run; the cache's own record)",
+                      "median s": round(statistics.median(jobs), 3)}],
+                 note=f"{repeats} repeats; the scheduler, the client and the workers share the machine's cores.",
+                 command="bench/run.py --only-dask")
 
 
 def main() -> None:

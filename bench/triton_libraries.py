@@ -11,10 +11,8 @@ Writes bench/results/triton_libraries.json (the docs' benchmarks page shows it).
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import record  # noqa: E402
 import wheels  # noqa: E402
 
 TARGETS = "arl-s,dg2-g10,lnl-m,bmg-g21"
@@ -55,15 +54,9 @@ def main() -> None:
                      "specializations screened": len(screened), "spilling somewhere": len(spilling),
                      "failing somewhere": len(failing), "seconds": round(seconds, 1), "exit": res.returncode})
         print(rows[-1], flush=True)
-    out = HERE / "results" / "triton_libraries.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({
-        "title": f"Triton libraries as they run, on {TARGETS}", "command": "bench/triton_libraries.py",
-        "date": datetime.date.today().isoformat(),
-        "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
-        "note": "Each library's ops called by bench/scripts/ on CPU tensors, captured with `zeinspect triton --run`.",
-        "rows": rows}, indent=1) + "\n")
-    print(f"wrote {out.relative_to(ROOT)}")
+    record.write("triton_libraries", f"Triton libraries as they run, on {TARGETS}", rows,
+                 note="Each library's ops called by bench/scripts/ on CPU tensors, captured with "
+                      "`zeinspect triton --run`.")
 
 
 if __name__ == "__main__":

@@ -12,10 +12,7 @@ releases <= 2x one audit, RSS <= 300 MB.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -26,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import record  # noqa: E402
 import wheels  # noqa: E402
 
 ZEINSPECT = [sys.executable, "-m", "zeinspect"]
@@ -37,10 +35,6 @@ def measure(argv: list[str], env: dict) -> tuple[float, float, int]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=HERE.parent)
     _, status, usage = os.wait4(proc.pid, 0)
     return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
-def machine() -> str:
-    return f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
 
 
 def main() -> None:
@@ -68,15 +62,9 @@ def main() -> None:
             seconds, rss, code = measure(argv, env)
             rows.append({"run": label, "seconds": round(seconds, 1), "peak RSS (MB)": round(rss), "exit": code})
             print(f"{label}: {seconds:.1f} s, {rss:.0f} MB, exit {code}", flush=True)
-    doc = {"title": f"vllm-xpu-kernels {args.new} as it ships, on {args.target}",
-           "command": "bench/wheels_audit.py " + " ".join(sys.argv[1:]),
-           "date": datetime.date.today().isoformat(), "machine": machine(), "rows": rows,
-           "note": "Goals: the wheel <= 60 s cold, <= 5 s warm, RSS <= 250 MB; a diff of two releases <= 2x one "
-                   "audit, RSS <= 300 MB."}
-    out = HERE / "results" / "wheels_audit.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out.relative_to(HERE.parent)}")
+    record.write("wheels_audit", f"vllm-xpu-kernels {args.new} as it ships, on {args.target}", rows,
+                 note="Goals: the wheel <= 60 s cold, <= 5 s warm, RSS <= 250 MB; a diff of two releases <= 2x "
+                      "one audit, RSS <= 300 MB.")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,15 @@
 - `<!-- zeinspect:environment -->`: the table of zeinspect/envvars.py's registry;
 - `<!-- zeinspect:benchmarks -->`: every bench/results/*.json a benchmark wrote (its figures,
   the command, the date and the machine);
+- `<!-- zeinspect:bench NAME -->`: bench/results/NAME.json's figures in a guide, where they
+  back what it says (or a line saying which script measures them, until one has run);
 - `<!-- zeinspect:measures -->`: scripts/measures.py's measures of the tree.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,22 +33,35 @@ def _environment() -> str:
     return "\n".join(rows) + f"\n\nFor the project's own tests and benchmarks: {', '.join(tests)}.\n"
 
 
+def _result(path: Path, heading: str = "### ") -> str:
+    """One benchmark's results file: its title, command, date, machine and table."""
+    if not path.is_file():
+        return (f"*Not measured yet: `.venv/bin/python bench/{path.stem}.py` writes "
+                f"`bench/results/{path.name}`.*\n")
+    doc = json.loads(path.read_text())
+    out = [f"{heading}{doc.get('title', path.stem)}\n" if heading else "",
+           f"`{doc.get('command', '?')}`, {doc.get('date', '?')}, on {doc.get('machine', '?')}.\n"]
+    if doc.get("note"):
+        out.append(doc["note"] + "\n")
+    rows = doc.get("rows") or []
+    if rows:
+        keys = list(dict.fromkeys(k for r in rows for k in r))  # every row's columns, first seen first
+        out.append("| " + " | ".join(keys) + " |")
+        out.append("|" + "---|" * len(keys))
+        out += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+        out.append("")
+    return "\n".join(out)
+
+
 def _benchmarks() -> str:
-    out = []
-    for path in sorted((ROOT / "bench" / "results").glob("*.json")):
-        doc = json.loads(path.read_text())
-        out.append(f"### {doc.get('title', path.stem)}\n")
-        out.append(f"`{doc.get('command', '?')}`, {doc.get('date', '?')}, on {doc.get('machine', '?')}.\n")
-        if doc.get("note"):
-            out.append(doc["note"] + "\n")
-        rows = doc.get("rows") or []
-        if rows:
-            keys = list(rows[0])
-            out.append("| " + " | ".join(keys) + " |")
-            out.append("|" + "---|" * len(keys))
-            out += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
-            out.append("")
+    out = [_result(path) for path in sorted((ROOT / "bench" / "results").glob("*.json"))]
     return "\n".join(out) or "No benchmark has written its results yet (`bench/results/`).\n"
+
+
+def _bench(markdown: str) -> str:
+    """`<!-- zeinspect:bench NAME -->`: bench/results/NAME.json, in place, without its title."""
+    return re.sub(r"<!-- zeinspect:bench (\w+) -->",
+                  lambda m: _result(ROOT / "bench" / "results" / f"{m.group(1)}.json", heading=""), markdown)
 
 
 def _measures() -> str:
@@ -62,4 +78,4 @@ def on_page_markdown(markdown: str, **_: object) -> str:
     for marker, make in MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, make())
-    return markdown
+    return _bench(markdown)
