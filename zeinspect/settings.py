@@ -123,6 +123,14 @@ def _count(value: Any) -> int:
     return int(value)
 
 
+def _bytes_bound(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or int(value) != value or int(value) < 0:
+        raise ValueError("must be a whole number of bytes, 0 or more")
+    return int(value)
+
+
 def parse_environment(value: Any) -> dict[str, str | None]:
     """`NAME=VALUE` pairs (repeated options, a list) or a mapping, to name -> value; an empty value
     (`NAME=`) is None: drop that variable from the compiler's environment."""
@@ -172,6 +180,8 @@ for _setting in (
     Setting("strict", False, "IMPROVED and STALE fail the gate too.", _boolean, gate="strict"),
     Setting("cost", False, "Measure each scratch user's scratch traffic in loops from IGC's ISA.", _boolean,
             gate="cost"),
+    Setting("loop_bound", None, "Opt in to the loop rule: a scratch user passes when it moves at most this many "
+            "bytes of scratch per iteration of its loops (measured as --cost does).", _bytes_bound, gate="loop_bound"),
     Setting("batch", True, "Batch one module's targets into one ocloc call.", _boolean, env="ZEINSPECT_BATCH"),
     Setting("multi", True, "Batch small modules into one `ocloc multi` process.", _boolean, env="ZEINSPECT_MULTI"),
     Setting("share_front_end", True, "Share OpenCL C's front end across targets.", _boolean,
@@ -216,6 +226,9 @@ class Settings:
     cost: bool = False
     """Measure what each scratch user's scratch traffic costs (bytes per loop iteration, from
     IGC's ISA: probes.explain); the dumps are cached like any compile."""
+    loop_bound: int | None = None
+    """The gate's loop rule (judge.audit): None, any scratch is a finding (the default); N, a
+    scratch user whose traffic per loop iteration is at most N bytes passes."""
     batch: bool = True
     multi: bool = True
     share_front_end: bool = True

@@ -93,6 +93,14 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
                                                        progress=progress))
         else:
             collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
+        if _measures_cost(config, ratchet):
+            if config.shapes_file:
+                collection.notes.append("loop traffic is not measured under recorded shapes (`shapes:`): each kernel "
+                                        "is judged on its bytes")
+            else:
+                from .inspect import attach_costs
+
+                attach_costs(collection, list(request.paths), config, session)
     for name, entries in request.sources.items():
         source = plugins.source(name)
         for entry in entries:
@@ -107,15 +115,22 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
             compilers = []
     for log in request.logs:
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
-    result = audit(collection.reports, ratchet, compilers)
+    result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
     return AuditRun(result=result, collection=collection, ratchet=ratchet)
+
+
+def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
+    """Whether the audit measures loop traffic: asked for (`cost`), or needed to judge (the
+    loop rule, or a ratchet entry that records `loop=`)."""
+    return config.cost or config.loop_bound is not None or any(e.loop is not None for e in ratchet.entries)
 
 
 def judge_collection(collection: Collection, config: Settings) -> AuditRun:
     """Reports collected some other way (the kernels a test suite launched, pytest
     --zeinspect-triton), judged against the ratchet as an audit's are."""
     ratchet = _ratchet(config)
-    return AuditRun(result=audit(collection.reports, ratchet, collection.compilers), collection=collection,
+    return AuditRun(result=audit(collection.reports, ratchet, collection.compilers, loop_bound=config.loop_bound),
+                    collection=collection,
                     ratchet=ratchet)
 
 

@@ -17,6 +17,15 @@ Like LLVM lit's result codes, each verdict knows whether it fails the gate:
 OVERFLOW, NEW, GREW, LISTED and CLEAN judge one (kernel, target) report; IMPROVED and
 STALE judge one ratchet line against the largest figures of every report it matches, so
 an entry for all targets is not "improved" merely because some targets use less.
+
+Loop traffic (a report's cost: scratch bytes per iteration of its innermost loop with any,
+measured from IGC's ISA) is judged where it was measured:
+- an entry with `loop=BYTES` allows that much: more is GREW, even when the bytes are the
+  same (a spill that moved into a loop);
+- the gate's loop rule (`loop_bound: N`, opt-in; the default judges any scratch, as the
+  project's own rule asks) passes a scratch user that moves at most N bytes per loop
+  iteration, listed or not (LISTED, saying why).  A report whose cost was not measured (a
+  binary without its source, the runtime probe, a Triton kernel) is judged on its bytes.
 """
 
 from __future__ import annotations
@@ -99,11 +108,36 @@ def measured(report: KernelReport) -> tuple[int, int]:
     return private, spill
 
 
+def loop_traffic(report: KernelReport) -> int | None:
+    """Scratch bytes per iteration of the report's innermost loop with any (0: touched outside
+    loops only); None where its cost was not measured, or where the dump's messages miss a
+    kind of scratch the build uses: private memory on Xe-LP and Xe-HPG is read and written by
+    messages the ISA does not tell from other memory, so a kernel there would look free of
+    loop traffic that it has (inputs.isa)."""
+    if not isinstance(report.cost, dict):
+        return None
+    value = report.cost.get("per_iteration_bytes")
+    messages = report.cost.get("messages") if isinstance(report.cost.get("messages"), dict) else {}
+    if (report.private_bytes or 0) > 0 and not messages.get("private"):
+        return None
+    if (report.spill_bytes or 0) > 0 and not (messages.get("spill") or messages.get("fill")):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _where(report: KernelReport) -> str:
     return f"{names.short(report.kernel)} on {report.target} ({report.input})"
 
 
-def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> Judgement:
+def most_loop_traffic(reports: list[KernelReport]) -> int | None:
+    """The most loop traffic among reports, when every one of them was measured (else None:
+    an entry's loop figure is only tightened or written from a complete measure)."""
+    loops = [loop_traffic(r) for r in reports]
+    return max(loops) if loops and all(x is not None for x in loops) else None  # type: ignore[type-var]
+
+
+def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler], loop_bound: int | None = None
+          ) -> Judgement:
     if report.status is Status.NOT_APPLICABLE:
         return Judgement(Verdict.NOT_APPLICABLE, None, report)
     entry = find_entry(ratchet, report, compilers)
@@ -125,22 +159,37 @@ def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler]) -> 
     figures = f"private {private}, spill {spill} bytes per thread"
     if report.scratch_unknown:
         figures = "spills of unknown size (the build log gives no figure)"
+    loop = loop_traffic(report)
+    if loop_bound is not None and loop is not None and loop <= loop_bound:
+        where = "outside loops only" if loop == 0 else f"{loop} bytes per loop iteration"
+        return Judgement(Verdict.LISTED, f"{_where(report)} uses {figures}, touched {where}: within the gate's "
+                         f"loop bound of {loop_bound} bytes", report, entry)
     if entry is None:
+        why = ""
+        if loop_bound is not None:
+            why = (f"; it moves {loop} bytes per loop iteration, over the gate's loop bound of {loop_bound}"
+                   if loop is not None else "; its loop traffic could not be measured (no ISA of a build from "
+                   "source, or private memory the ISA does not show): judged on its bytes")
         return Judgement(Verdict.NEW, f"{_where(report)} uses scratch memory ({figures}) and is not listed in "
-                         f"{ratchet.path}", report)
+                         f"{ratchet.path}{why}", report)
     if report.scratch_unknown:
         return Judgement(Verdict.LISTED, f"{_where(report)}: {figures}; listed at {line}", report, entry)
     if private > entry.private or spill > entry.spill:
         return Judgement(Verdict.GREW, f"{_where(report)} uses {figures}, more than {line} allows "
                          f"({entry.private} private, {entry.spill} spill)", report, entry)
+    if entry.loop is not None and loop is not None and loop > entry.loop:
+        return Judgement(Verdict.GREW, f"{_where(report)} moves {loop} bytes of scratch per loop iteration, more "
+                         f"than {line} allows (loop={entry.loop}; its bytes, {figures}, are within it)",
+                         report, entry)
     return Judgement(Verdict.LISTED, f"{_where(report)} uses {figures}, within {line} "
                      f"({entry.private} private, {entry.spill} spill)", report, entry)
 
 
-def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compiler]) -> AuditResult:
+def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compiler], *,
+          loop_bound: int | None = None) -> AuditResult:
     result = AuditResult(ratchet_path=ratchet.path)
     for report in reports:
-        result.judgements.append(judge(report, ratchet, compilers))
+        result.judgements.append(judge(report, ratchet, compilers, loop_bound))
     # Entries: stale when they match no kernel that uses scratch memory, improved when
     # every kernel they match uses less than they allow.
     for entry in ratchet.entries:
@@ -158,11 +207,15 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
             continue
         most_private = max(measured(r)[0] for r in users)
         most_spill = max(measured(r)[1] for r in users)
-        if (most_private, most_spill) != (entry.private, entry.spill):
+        most_loop = most_loop_traffic(users)
+        looser = entry.loop is not None and most_loop is not None and most_loop < entry.loop
+        if (most_private, most_spill) != (entry.private, entry.spill) or looser:
+            loop_text = f" and loop={most_loop}" if looser else ""
+            to = f"`{most_private} {most_spill}" + (f" loop={most_loop}`" if looser else "`")
             result.judgements.append(Judgement(
-                Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes; the kernels "
-                f"it matches use at most {most_private} and {most_spill}: tighten it to "
-                f"`{most_private} {most_spill}`", None, entry))
+                Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes"
+                + (f", loop={entry.loop}" if looser else "") + f"; the kernels it matches use at most {most_private} "
+                f"and {most_spill}{loop_text}: tighten it to {to}", None, entry))
     kernels = {(r.input, r.kernel) for r in reports if r.kernel != WHOLE_MODULE}
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})

@@ -3,9 +3,12 @@
 Two dialects, each read and written back unchanged in form (every byte of a line that
 did not change is kept, comments and order included):
 
-native   `KERNEL  TARGETS  PRIVATE_BYTES  SPILL_BYTES  [# reason]`, whitespace-separated;
-         TARGETS is a target name, an IP version, a set (`default`, `xe-lp`, ...), a glob
-         or `*`.  `#` starts a comment line.
+native   `KERNEL  TARGETS  PRIVATE_BYTES  SPILL_BYTES  [loop=BYTES]  [# reason]`,
+         whitespace-separated; TARGETS is a target name, an IP version, a set (`default`,
+         `xe-lp`, ...), a glob or `*`.  `loop=BYTES`, where the audit measured it, is the
+         scratch the kernel may move per iteration of its innermost loop with any (its
+         cost, inputs.isa.ScratchCost): a spill that moves into a loop grows it even when
+         its bytes do not change.  `#` starts a comment line.
 tab      `GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID` (the SYCL project's audit in seed 003),
          every target.  GROUP is informational.
 
@@ -39,6 +42,7 @@ class Dialect(enum.StrEnum):
 NATIVE = Dialect.NATIVE
 TAB = Dialect.TAB
 _NUMBER = re.compile(r"^\d+$")
+_LOOP = re.compile(r"^loop=(\d+)$")
 MAX_RATCHET_BYTES = 16 * 1024 * 1024
 
 
@@ -51,6 +55,9 @@ class Entry:
     spill: int
     reason: str | None = None
     group: str | None = None
+    loop: int | None = None
+    """Scratch bytes the kernel may move per iteration of its loops (`loop=BYTES`); None: not
+    recorded, its loop traffic is not judged."""
 
 
 @dataclass
@@ -113,7 +120,8 @@ def _line_dialect(line: str) -> Dialect | None:
         return TAB
     body, _ = _split_comment(line)
     words = body.split()
-    if len(words) == 4 and _NUMBER.match(words[2]) and _NUMBER.match(words[3]):
+    if len(words) in (4, 5) and _NUMBER.match(words[2]) and _NUMBER.match(words[3]) and \
+            (len(words) == 4 or _LOOP.match(words[4])):
         return NATIVE
     return None
 
@@ -125,8 +133,10 @@ def _what_is_wrong(line: str) -> str:
         return "tab entry needs GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID with whole numbers of bytes"
     if len(words) < 4:
         return f"expected KERNEL TARGETS PRIVATE_BYTES SPILL_BYTES, found {len(words)} field(s)"
+    if len(words) == 5 and _NUMBER.match(words[2]) and _NUMBER.match(words[3]):
+        return f"the fifth field must be loop=BYTES (scratch bytes per loop iteration), not {words[4]!r}"[:200]
     if len(words) > 4:
-        return f"expected 4 fields before an optional '# reason', found {len(words)}"
+        return f"expected 4 fields (and an optional loop=BYTES) before an optional '# reason', found {len(words)}"
     bad = words[2] if not _NUMBER.match(words[2]) else words[3]
     return f"byte counts must be whole non-negative numbers, not {bad!r}"[:200]
 
@@ -136,8 +146,9 @@ def _entry(line: str, lineno: int, kind: str) -> Entry:
         group, private, spill, kernel = (f.strip() for f in line.split("\t"))
         return Entry(lineno, kernel, "*", int(private), int(spill), group=group)
     body, reason = _split_comment(line)
-    kernel, targets, private, spill = body.split()
-    return Entry(lineno, kernel, targets, int(private), int(spill), reason=reason or None)
+    kernel, targets, private, spill, *loop = body.split()
+    return Entry(lineno, kernel, targets, int(private), int(spill), reason=reason or None,
+                 loop=int(loop[0].split("=")[1]) if loop else None)
 
 
 def load(path: str | Path, *, must_exist: bool = True) -> Ratchet:
@@ -188,8 +199,9 @@ def _newline(ratchet: Ratchet) -> str:
     return "\r\n" if any(line.endswith("\r\n") for line in ratchet.lines) else "\n"
 
 
-def with_figures(ratchet: Ratchet, entry: Entry, private: int, spill: int) -> None:
-    """Rewrite one entry's numbers in place, keeping every other byte of its line."""
+def with_figures(ratchet: Ratchet, entry: Entry, private: int, spill: int, loop: int | None = None) -> None:
+    """Rewrite one entry's numbers in place, keeping every other byte of its line; `loop`
+    (native dialect) is written when given, and a recorded one kept when not."""
     index = entry.lineno - 1
     raw = ratchet.lines[index]
     ending = raw[len(raw.rstrip("\r\n")):]
@@ -204,9 +216,15 @@ def with_figures(ratchet: Ratchet, entry: Entry, private: int, spill: int) -> No
         tokens = re.split(r"(\s+)", body)
         words = [i for i, t in enumerate(tokens) if t and not t.isspace()]
         tokens[words[2]], tokens[words[3]] = str(private), str(spill)
+        if loop is not None and len(words) > 4:
+            tokens[words[4]] = f"loop={loop}"
+        elif loop is not None:
+            tokens.insert(words[3] + 1, f"  loop={loop}")
         new = "".join(tokens) + sep + comment
     ratchet.lines[index] = new + ending
-    ratchet.entries = [replace(e, private=private, spill=spill) if e is entry else e for e in ratchet.entries]
+    loop = entry.loop if loop is None or ratchet.dialect == TAB else loop
+    ratchet.entries = [replace(e, private=private, spill=spill, loop=loop) if e is entry else e
+                       for e in ratchet.entries]
 
 
 def remove(ratchet: Ratchet, entries: list[Entry]) -> None:
@@ -216,7 +234,8 @@ def remove(ratchet: Ratchet, entries: list[Entry]) -> None:
     ratchet.entries = parse(ratchet.render(), ratchet.path, ratchet.dialect).entries
 
 
-def append(ratchet: Ratchet, kernel: str, targets: str, private: int, spill: int, reason: str, group: str) -> None:
+def append(ratchet: Ratchet, kernel: str, targets: str, private: int, spill: int, reason: str, group: str,
+           loop: int | None = None) -> None:
     if any(ch.isspace() for ch in kernel) or "#" in kernel:
         raise InputError(f"kernel name {kernel!r} cannot be written to a ratchet file"[:200], path=ratchet.path)
     nl = _newline(ratchet)
@@ -225,6 +244,7 @@ def append(ratchet: Ratchet, kernel: str, targets: str, private: int, spill: int
     if ratchet.dialect == TAB:
         line = f"{group}\t{private}\t{spill}\t{kernel}"
     else:
-        line = f"{kernel}  {targets}  {private}  {spill}  # {reason}"
+        cost = f"  loop={loop}" if loop is not None else ""
+        line = f"{kernel}  {targets}  {private}  {spill}{cost}  # {reason}"
     ratchet.lines.append(line + nl)
     ratchet.entries = parse(ratchet.render(), ratchet.path, ratchet.dialect).entries

@@ -1,7 +1,9 @@
 """`zeinspect ratchet update`: rewrite the ratchet to what was measured, tightening only.
 
 Entries are tightened to the largest figures measured over the (kernel, target) reports
-they match and removed when the kernel they name no longer uses scratch memory.  Entries
+they match and removed when the kernel they name no longer uses scratch memory.  Where the
+audit measured every matched report's loop traffic (--cost, `cost: true`, the loop rule),
+the entry records it (`loop=BYTES`) beside the bytes.  Entries
 for kernels that this audit did not see at all are kept (the audit may cover a subset of
 the project) and said so.  Growing an entry or adding one for a new scratch user needs
 `--allow-grow`, and is then reported.  The file is replaced atomically.
@@ -14,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import Verdict
-from .audit import AuditResult, measured
-from .ratchet import Ratchet, append, kernel_matches, remove, with_figures
+from .audit import AuditResult, measured, most_loop_traffic
+from .ratchet import NATIVE, Ratchet, append, kernel_matches, remove, with_figures
 
 
 @dataclass
@@ -44,17 +46,21 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
             continue
         private = max(measured(r)[0] for r in users)
         spill = max(measured(r)[1] for r in users)
-        grows = private > entry.private or spill > entry.spill
+        loop = most_loop_traffic(users) if ratchet.dialect == NATIVE else None  # the tab dialect has no column
+        loop_grows = entry.loop is not None and loop is not None and loop > entry.loop
+        grows = private > entry.private or spill > entry.spill or loop_grows
         if grows and not allow_grow:
-            plan.refused.append(f"line {entry.lineno}: {entry.kernel} would grow to {private} private, {spill} spill "
-                                f"(from {entry.private}, {entry.spill}); rerun with --allow-grow to accept")
+            plan.refused.append(f"line {entry.lineno}: {entry.kernel} would grow to {private} private, {spill} spill"
+                                f"{_loop(loop)} (from {entry.private}, {entry.spill}{_loop(entry.loop)}); rerun with "
+                                "--allow-grow to accept")
             private, spill = min(private, entry.private), min(spill, entry.spill)
-        if (private, spill) != (entry.private, entry.spill):
+            loop = entry.loop if loop_grows else loop
+        if (private, spill) != (entry.private, entry.spill) or (loop is not None and loop != entry.loop):
             verb = "grew" if grows and allow_grow else "tightened"
-            text = (f"line {entry.lineno}: {verb} {entry.kernel} {entry.targets} to {private} private, {spill} spill "
-                    f"(was {entry.private}, {entry.spill})")
+            text = (f"line {entry.lineno}: {verb} {entry.kernel} {entry.targets} to {private} private, {spill} spill"
+                    f"{_loop(loop)} (was {entry.private}, {entry.spill}{_loop(entry.loop)})")
             (plan.grew if verb == "grew" else plan.changes).append(text)
-            with_figures(ratchet, entry, private, spill)
+            with_figures(ratchet, entry, private, spill, loop)
     if doomed:
         remove(ratchet, doomed)
 
@@ -81,6 +87,12 @@ def update(ratchet: Ratchet, result: AuditResult, *, allow_grow: bool) -> Update
             plan.refused.append(f"{kernel} ({inp}) uses scratch memory ({private} private, {spill} spill) and is not "
                                 "listed; rerun with --allow-grow to add it")
             continue
-        append(ratchet, kernel, "*", private, spill, f"added by zeinspect ratchet update {today}", Path(inp).stem)
-        plan.grew.append(f"added {kernel} * {private} private, {spill} spill")
+        loop = most_loop_traffic(group) if ratchet.dialect == NATIVE else None
+        append(ratchet, kernel, "*", private, spill, f"added by zeinspect ratchet update {today}", Path(inp).stem,
+               loop=loop)
+        plan.grew.append(f"added {kernel} * {private} private, {spill} spill{_loop(loop)}")
     return plan
+
+
+def _loop(loop: int | None) -> str:
+    return f", loop={loop}" if loop is not None else ""

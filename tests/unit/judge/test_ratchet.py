@@ -58,9 +58,27 @@ def test_rewriting_numbers_keeps_the_rest_of_the_line():
     assert tab.render().endswith("grp\t5\t6\tk\n")
 
 
+def test_an_entry_records_its_loop_traffic_and_keeps_its_form():
+    text = "sg32_*  xe-lp  0  2752  loop=4352  # its accumulators spill in the loop\nfma_tile  *  0  16256\n"
+    parsed = ratchet.parse(text, "r.txt")
+    assert parsed.render() == text
+    assert [(e.kernel, e.loop) for e in parsed.entries] == [("sg32_*", 4352), ("fma_tile", None)]
+    ratchet.with_figures(parsed, parsed.entries[0], 0, 2000, 1000)  # rewritten in place
+    ratchet.with_figures(parsed, parsed.entries[1], 0, 16000, 35000)  # added after the spill
+    ratchet.with_figures(parsed, parsed.entries[1], 0, 15000)  # no figure: the recorded one stays
+    assert parsed.render() == ("sg32_*  xe-lp  0  2000  loop=1000  # its accumulators spill in the loop\n"
+                               "fma_tile  *  0  15000  loop=35000\n")
+    assert [e.loop for e in ratchet.parse(parsed.render(), "r.txt").entries] == [1000, 35000]
+    ratchet.append(parsed, "k", "*", 0, 64, "why", "g", loop=0)
+    assert parsed.render().endswith("k  *  0  64  loop=0  # why\n") and parsed.entries[-1].loop == 0
+
+
 @pytest.mark.parametrize("line, problem", [
     ("fma_tile xe-lp 0", "expected KERNEL TARGETS PRIVATE_BYTES SPILL_BYTES, found 3 field(s)"),
-    ("fma_tile xe-lp 0 16 extra", "expected 4 fields before an optional '# reason', found 5"),
+    ("fma_tile xe-lp 0 16 extra", "the fifth field must be loop=BYTES (scratch bytes per loop iteration), not 'extra'"),
+    ("fma_tile xe-lp 0 16 loop=-1", "the fifth field must be loop=BYTES (scratch bytes per loop iteration), not 'loop=-1'"),
+    ("fma_tile xe-lp 0 16 loop=8 x", "expected 4 fields (and an optional loop=BYTES) before an optional '# reason', "
+                                     "found 6"),
     ("fma_tile xe-lp zero 16", "byte counts must be whole non-negative numbers, not 'zero'"),
     ("fma_tile xe-lp 0 -16", "byte counts must be whole non-negative numbers, not '-16'"),
     ("fma_tile xe-lp 0 1.5", "byte counts must be whole non-negative numbers, not '1.5'"),
