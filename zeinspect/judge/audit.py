@@ -114,10 +114,12 @@ def loop_traffic(report: KernelReport) -> int | None:
     kind of scratch the build uses: private memory on Xe-LP and Xe-HPG is read and written by
     messages the ISA does not tell from other memory, so a kernel there would look free of
     loop traffic that it has (inputs.isa)."""
-    if not isinstance(report.cost, dict):
+    cost = report.cost
+    if not isinstance(cost, dict):
         return None
-    value = report.cost.get("per_iteration_bytes")
-    messages = report.cost.get("messages") if isinstance(report.cost.get("messages"), dict) else {}
+    value = cost.get("per_iteration_bytes")
+    found = cost.get("messages")
+    messages: dict = found if isinstance(found, dict) else {}
     if (report.private_bytes or 0) > 0 and not messages.get("private"):
         return None
     if (report.spill_bytes or 0) > 0 and not (messages.get("spill") or messages.get("fill")):
