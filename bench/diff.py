@@ -102,7 +102,8 @@ def main() -> int:
         {"figure": f"`diff OLD.json NEW.json` ({sum(got['counts'].values())} pairs)", "s": round(t_docs, 1)},
         {"figure": f"a {len(big['reports']):,}-report document against itself, `--json`", "s": round(t_big, 1),
          "goal": "at most 5 s"}],
-        note="Cold: empty build caches, each audit and the diff build from nothing. The diff's counts: "
+        note=("Cold: empty build caches, each audit and the diff build from nothing. " if args.cold else
+              "Warm: both releases already in the build cache. ") + "The diff's counts: "
              + ", ".join(f"{n} {k}" for k, n in got["counts"].items()) + ".")
     return 0
 

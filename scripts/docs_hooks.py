@@ -39,6 +39,10 @@ def _result(path: Path, heading: str = "### ") -> str:
         return (f"*Not measured yet: `.venv/bin/python bench/{path.stem}.py` writes "
                 f"`bench/results/{path.name}`.*\n")
     doc = json.loads(path.read_text())
+    if "rows" not in doc and path.with_suffix(".md").is_file():
+        # A benchmark that writes its own tables (bench/realworld.py: realworld.md beside its JSON).
+        title = f"{heading}{path.stem} (`bench/{path.stem}.py`)\n\n" if heading else ""
+        return title + path.with_suffix(".md").read_text()
     out = [f"{heading}{doc.get('title', path.stem)}\n" if heading else "",
            f"`{doc.get('command', '?')}`, {doc.get('date', '?')}, on {doc.get('machine', '?')}.\n"]
     if doc.get("note"):

@@ -21,7 +21,7 @@ from ..model import Compiler, GrfMode, KernelReport
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
-from ..probes.explain import ExplainResult
+from ..probes.explain import ExplainResult, scratch_costs
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..settings import Settings
@@ -66,17 +66,20 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
 
     users = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.AOT]
     targets: dict[str, set[str]] = {}
+    kernels: dict[str, set[str]] = {}
     for r in users:
         targets.setdefault(r.input, set()).add(r.target)
+        kernels.setdefault(r.input, set()).add(r.kernel)
     costs: dict[tuple[str, str, str], dict] = {}
     for inp in iter_inputs(list(paths)):
         for one in (expand_host(inp)[0] if inp.kind == InputKind.HOST else [inp]):
             if one.path not in targets or not one.compilable:
                 continue
-            found = run_explain([one], config.with_targets(sorted(targets[one.path])), session)
-            got.incidents += found.incidents
-            for e in found.explanations:
-                costs[(e.input, e.isa.kernel, e.target)] = e.isa.cost().to_json()
+            # Only the scratch users' dumps are read: a library image holds many kernels, most clean.
+            chosen = config.with_targets(sorted(targets[one.path])).replace(kernels=tuple(sorted(kernels[one.path])))
+            found, problems = scratch_costs([one], chosen, session)
+            got.incidents += problems
+            costs.update(found)
     got.reports = [r.replace(cost=costs.get((r.input, r.kernel, r.target))) if r in users else r
                    for r in got.reports]
 

@@ -274,7 +274,10 @@ def _message_bytes(instruction: str, comment: str) -> int:
     return 0
 
 
-def read_dump(text: str, file: str = "") -> KernelIsa:
+def read_dump(text: str, file: str = "", *, pressure: bool = True) -> KernelIsa:
+    """One kernel's dump.  `pressure=False` skips the register-pressure pass (inputs.liveness),
+    most of the reading's time, for a caller that needs only the scratch traffic (its cost):
+    the lines then have no pressure and the listing is empty."""
     rows = text.splitlines()
     header: dict[str, str] = {}
     for row in rows[:40]:
@@ -346,7 +349,7 @@ def read_dump(text: str, file: str = "") -> KernelIsa:
         if o:
             unit = int(o.group(2))
             moved.append((figures, int(o.group(1)) * unit, max(unit, moved_bytes)))
-    live = live_registers(instructions, successors, grf_bytes)
+    live = live_registers(instructions, successors, grf_bytes) if pressure else []
     for figures, count in zip(owners, live):
         figures.pressure = max(figures.pressure or 0, count)
     # Scratch is moved in whole GRFs: index the messages by the GRF-sized slots they cover.

@@ -96,7 +96,8 @@ def _zebin_spills(binary: bytes | None, ip: str) -> dict[str, int]:
 
 
 def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
-            wanted: Callable[[str], bool] = lambda kernel: True) -> list[tuple[KernelIsa, int]]:
+            wanted: Callable[[str], bool] = lambda kernel: True, *, pressure: bool = True
+            ) -> list[tuple[KernelIsa, int]]:
     """Per kernel, the dump of the pass that made the binary, and how many passes there were.
     The dump names the pass (`OCL_asm<hash>_simd32_entry_0001.asm` is pass 0, `..._1_simd32_...`
     pass 1); the binary's pass is the last one whose spill size is the zebin's."""
@@ -106,7 +107,7 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
         if named and not wanted(named.group(1)):
             continue  # -k: other kernels' dumps are not read
         m = _PASS.search(dump.file)
-        isa = read_dump(dump.text, dump.file)
+        isa = read_dump(dump.text, dump.file, pressure=pressure)
         by_kernel.setdefault(isa.kernel, []).append((int(m.group(1)) if m else 0, isa))
     out = []
     for kernel, found in by_kernel.items():
@@ -116,11 +117,19 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
     return out
 
 
+def _build_fields(compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str, internal: str,
+                  environment: tuple[tuple[str, str], ...]) -> dict:
+    """What a dumping compile's result depends on: the key of its cache entry, and of what is
+    derived from it (scratch_costs)."""
+    return {"compiler": compiler.id, "source": hashlib.sha256(data).hexdigest(), "spirv": spirv, "ip": ip,
+            "options": options, "internal": internal, "environment": [list(kv) for kv in environment]}
+
+
 def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str,
                   internal: str, timeout: float | None, environment: tuple[tuple[str, str], ...] = ()
                   ) -> DumpedBuild:
-    key = make_key(kind="isa-dump/4", compiler=compiler.id, source=hashlib.sha256(data).hexdigest(), spirv=spirv,
-                   ip=ip, options=options, internal=internal, environment=[list(kv) for kv in environment])
+    key = make_key(kind="isa-dump/4", **_build_fields(compiler, data, spirv=spirv, ip=ip, options=options,
+                                                      internal=internal, environment=environment))
     hit = cache.get(key)
     if hit is not None:
         meta, payload = hit
@@ -227,7 +236,50 @@ def explain(inputs: list[Input], config: Settings, session: Session, plan: Targe
     return out
 
 
-def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Settings) -> None:
+COST_FORMAT = 1
+"""The version of the cached costs (inputs.isa.ScratchCost): how they are computed is in the key."""
+
+
+def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tuple[dict[tuple[str, str, str], dict],
+                                                                                   list[str]]:
+    """(input path, kernel, target) -> the ScratchCost JSON of each kernel `config.kernels`
+    selects, from the same dumping compile as `explain` (cached like it), read without the
+    register-pressure pass; each build's costs are cached too, so a warm run reads no dump.
+    Also the incidents (a crashed or hung dumping compile), one line each."""
+    plan = session.plan(config.targets)
+    cache = session.cache
+    jobs = list(_jobs(inputs, config, plan, {}, ExplainResult()))
+
+    def one(job: _Job) -> tuple[dict[str, dict], list[str]]:
+        fields = _build_fields(job.compiler, job.input.data, spirv=job.input.kind == InputKind.SPIRV, ip=job.ip,
+                               options=job.options, internal=job.internal, environment=config.compiler_environment)
+        key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
+        hit = cache.get(key)
+        if hit is not None:
+            return json.loads(zlib.decompress(hit[1])), []
+        built = _dumped_build(cache, job.compiler, job.input.data, spirv=fields["spirv"], ip=job.ip,
+                              options=job.options, internal=job.internal, timeout=config.timeout,
+                              environment=config.compiler_environment)
+        found = ExplainResult()
+        _read_build(found, job, built, config, pressure=False)
+        got = {e.isa.kernel: e.isa.cost().to_json() for e in found.explanations}
+        if not found.incidents and not found.failures:  # a crash or a failed dump may not happen again
+            cache.put(key, {}, zlib.compress(json.dumps(got).encode(), 1))
+        return got, found.incidents
+
+    costs: dict[tuple[str, str, str], dict] = {}
+    problems: list[str] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), config.jobs or os.cpu_count() or 1))) as pool:
+        for job, (got, said) in zip(jobs, pool.map(one, jobs)):
+            problems += said
+            for kernel, cost in got.items():
+                for target in job.targets:  # every target of the job's IP: one build serves them all
+                    costs[(job.input.path, kernel, target)] = cost
+    return costs, problems
+
+
+def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Settings, *, pressure: bool = True
+                ) -> None:
     where, target = f"{job.input.path} on {', '.join(job.targets)}", job.targets[0]
     if built.failure:
         out.incidents.append(f"{where}: {built.failure}")
@@ -245,9 +297,10 @@ def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Setti
     def wanted(kernel: str) -> bool:
         return not config.kernels or any(names.matches(p, kernel) for p in config.kernels)
 
-    for isa, passes in _passes(built.dumps, zebin, wanted):
+    for isa, passes in _passes(built.dumps, zebin, wanted, pressure=pressure):
         _attribute_files(isa, job.module_file)
-        _read_sources(out, isa)
+        if pressure:  # the listing: not for a cost
+            _read_sources(out, isa)
         e = Explanation(job.input.path, target, job.ip, job.compiler.id, isa, zebin.get(isa.kernel), passes)
         if passes > 1:
             out.notes.append(f"{isa.kernel} on {target}: IGC compiled it {passes} times (a retry); "
