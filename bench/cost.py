@@ -59,6 +59,31 @@ def main() -> int:
     warm = [timed([*base, "--cost"], env)[0] for _ in range(args.repeat)]
     users = [r for r in doc["reports"] if r.get("cost") is not None]
     in_loops = [r for r in users if r["cost"]["in_loops"]]
+    # Families (the kernel's name without its template arguments, zeinspect.names.family) ranked
+    # by the most scratch a member moves per loop iteration; then the ten costliest kernels, by
+    # the names zeinspect shows (names.labels: what tells a family's members apart).
+    sys.path.insert(0, str(ROOT))
+    from zeinspect import names
+
+    def per_iteration(r: dict) -> int:
+        return r["cost"]["per_iteration_bytes"]
+
+    families: dict[str, list[dict]] = {}
+    for r in users:
+        families.setdefault(names.family(r["kernel"]), []).append(r)
+    ranked = sorted(families.items(), key=lambda kv: -max(map(per_iteration, kv[1])))
+    labels = names.labels([r["kernel"] for r in users])
+    costliest = sorted(users, key=per_iteration, reverse=True)[:10]
+    rows = [{"family": family, "scratch users": len(members),
+             "with traffic in loops": sum(1 for r in members if r["cost"]["in_loops"]),
+             "most bytes per loop iteration": max(map(per_iteration, members))} for family, members in ranked]
+    rows += [{"kernel": labels[r["kernel"]], "family": names.family(r["kernel"]),
+              "bytes per loop iteration": per_iteration(r), "loop depth": r["cost"]["loop_depth"],
+              "scratch bytes": (r["spill_bytes"] or 0) + (r["private_bytes"] or 0)} for r in costliest]
+    record.write("cost_families", f"Which spills of oneMKL RNG 2026.2.0 matter on {args.target} (--cost)", rows,
+                 note=f"{len(users)} scratch users in {len(families)} families, {len(in_loops)} of them moving scratch "
+                      "inside loops: the families ranked by the most a member moves per loop iteration, then the ten "
+                      "costliest kernels.")
     p = statistics.median(plain)
     rows = [{"run": f"inspect --json, warm (median of {args.repeat})", "s": round(p, 2)},
             {"run": "with --cost, the bench's first run (cold only where no earlier run cached its dumps and costs)",

@@ -143,6 +143,17 @@ def session_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _oracle_builds_kept_for_the_run(session_cache):
+    """The oracle's plain builds, kept beside the session's cache (tests/oracle.py, MEMO)."""
+    import oracle
+
+    oracle.MEMO = session_cache.parent / "oracle-builds"
+    oracle.MEMO.mkdir(exist_ok=True)
+    yield
+    oracle.MEMO = None
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _builds_in_the_session_cache(session_cache):
     """Code the tests run in-process builds into the session's cache too, never the user's:
     every run starts as cold as CI's, and a developer's cache is left alone."""

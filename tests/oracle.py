@@ -24,10 +24,38 @@ class Built:
     returncode: int
 
 
+MEMO: Path | None = None
+"""A folder where each plain build is kept for the rest of the test run (tests/conftest.py sets
+it, shared by xdist's workers): several tests compare zeinspect with the same build (the PTSS
+kernel on Debian's compiler is a minute of the suite), and the oracle's own build is the same
+whichever test asks.  Never zeinspect's cache: the oracle stays its own compile."""
+
+
 def ocloc(compiler, source: Path, device: str, options: str = "", spirv: bool = False,
           env: dict | None = None) -> Built:
     """A plain ocloc build; `env`: variables added to a clean environment (no IGC_ variable of
     the test run's own reaches the compiler unless given)."""
+    import hashlib
+    import json
+    import os
+    import pickle
+
+    key = None
+    if MEMO is not None:
+        what = [compiler.path, os.stat(compiler.path).st_mtime_ns, hashlib.sha256(Path(source).read_bytes()).hexdigest(),
+                device, options, spirv, sorted((env or {}).items()), compiler.zebin_by_default]
+        key = MEMO / (hashlib.sha256(json.dumps(what).encode()).hexdigest() + ".pickle")
+        if key.is_file():
+            return pickle.loads(key.read_bytes())
+    built = _ocloc(compiler, source, device, options, spirv, env)
+    if key is not None:
+        tmp = key.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(built))
+        tmp.replace(key)  # whole or absent, whichever worker writes it
+    return built
+
+
+def _ocloc(compiler, source: Path, device: str, options: str, spirv: bool, env: dict | None) -> Built:
     import os
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("IGC_")}
