@@ -230,10 +230,15 @@ def explain(inputs: list[Input], config: Settings, session: Session, plan: Targe
                              ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout,
                              environment=config.compiler_environment)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), config.jobs or os.cpu_count() or 1))) as pool:
+    with _pool(len(jobs), config) as pool:
         for job, built in zip(jobs, pool.map(build, jobs)):
             _read_build(out, job, built, config)
     return out
+
+
+def _pool(jobs: int, config: Settings) -> ThreadPoolExecutor:
+    """The dumping compiles' threads: one per job, at most `config.jobs` (default one per core)."""
+    return ThreadPoolExecutor(max_workers=max(1, min(jobs, config.jobs or os.cpu_count() or 1)))
 
 
 COST_FORMAT = 1
@@ -269,7 +274,7 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
 
     costs: dict[tuple[str, str, str], dict] = {}
     problems: list[str] = []
-    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), config.jobs or os.cpu_count() or 1))) as pool:
+    with _pool(len(jobs), config) as pool:
         for job, (got, said) in zip(jobs, pool.map(one, jobs)):
             problems += said
             for kernel, cost in got.items():
