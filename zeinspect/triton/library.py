@@ -127,6 +127,14 @@ def capture_target(config: Settings) -> dict:
             "threads_per_warp": 32}
 
 
+def capture_environment(folder: Path, target: dict) -> dict[str, str]:
+    """The variables a captured process runs with (triton.capture reads them): where its launches
+    go, what the offline driver answers for, and a Triton cache of its own in `folder`, so that
+    the user's cache is never written."""
+    return {CAPTURE_ENV: str(folder / "launches.jsonl"), TARGET_ENV: json.dumps(target),
+            "TRITON_CACHE_DIR": str(folder / "triton-cache")}
+
+
 def capture(command: list[str], *, target: dict, timeout: float | None = None) -> Capture:
     """Run `command` with the capture installed (triton.capture); what it launched, read back."""
     import zeinspect
@@ -134,12 +142,9 @@ def capture(command: list[str], *, target: dict, timeout: float | None = None) -
     package_root = str(Path(zeinspect.__file__).resolve().parents[1])
     with tempfile.TemporaryDirectory(prefix="zeinspect-capture-") as tmp:
         (Path(tmp) / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        out = Path(tmp) / "launches.jsonl"
-        env = dict(os.environ)
+        env = {**os.environ, **capture_environment(Path(tmp), target)}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (tmp, package_root, env.get("PYTHONPATH", "")) if p)
-        env[CAPTURE_ENV] = str(out)
-        env[TARGET_ENV] = json.dumps(target)
-        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # the user's cache is never written
+        out = Path(env[CAPTURE_ENV])
         errors = open(Path(tmp) / "stderr", "w+b")  # noqa: SIM115 - read back below, closed with the folder
         try:
             # Its output goes to stderr: zeinspect's stdout is the report (a --json document).

@@ -17,7 +17,6 @@ captured, not run, so their outputs are not results.  The summary counts them.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -27,7 +26,7 @@ import pytest
 
 from ..settings import Settings
 from . import capture
-from .capture import CAPTURE_ENV, TARGET_ENV
+from .capture import CAPTURE_ENV
 
 NOT_RUN = "zeinspect --zeinspect-triton: the test's kernels were captured, not run; its outputs are not results"
 NOTHING_LAUNCHED = 5
@@ -44,20 +43,19 @@ class TritonSuite:
         self.screen: Any = None
         self.run: Any = None
         self.not_judged = 0
-        self.saved_cache: str | None = None
+        self.saved: dict[str, str | None] = {}
+        """The caller's values of the variables the capture sets, restored at the end."""
 
     def start(self) -> None:
         """In pytest's main process: where the launches go and what the driver answers for, in
         the environment (xdist's workers start after this and inherit it); then the capture."""
         if not self.worker:
-            from .library import capture_target
+            from .library import capture_environment, capture_target
 
             self.folder = tempfile.TemporaryDirectory(prefix="zeinspect-suite-")
-            os.environ[CAPTURE_ENV] = str(Path(self.folder.name) / "launches.jsonl")
-            os.environ[TARGET_ENV] = json.dumps(capture_target(self.settings))
-            # Triton's cache of this run is a temporary folder: the user's is never written.
-            self.saved_cache = os.environ.get("TRITON_CACHE_DIR")
-            os.environ["TRITON_CACHE_DIR"] = str(Path(self.folder.name) / "triton-cache")
+            env = capture_environment(Path(self.folder.name), capture_target(self.settings))
+            self.saved = {name: os.environ.get(name) for name in env}
+            os.environ.update(env)
         capture.install()
 
     @pytest.hookimpl(hookwrapper=True)
@@ -76,12 +74,12 @@ class TritonSuite:
         from ..app.audit import judge_collection
         from .library import read_launches, screen_captured
 
-        out = Path(os.environ.pop(CAPTURE_ENV))
-        os.environ.pop(TARGET_ENV, None)
-        if self.saved_cache is None:
-            os.environ.pop("TRITON_CACHE_DIR", None)
-        else:
-            os.environ["TRITON_CACHE_DIR"] = self.saved_cache
+        out = Path(os.environ[CAPTURE_ENV])
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
         self.screen = screen_captured(got, self.settings)
