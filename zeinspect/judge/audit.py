@@ -212,12 +212,12 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
         most_loop = most_loop_traffic(users)
         looser = entry.loop is not None and most_loop is not None and most_loop < entry.loop
         if (most_private, most_spill) != (entry.private, entry.spill) or looser:
-            loop_text = f" and loop={most_loop}" if looser else ""
-            to = f"`{most_private} {most_spill}" + (f" loop={most_loop}`" if looser else "`")
+            allows, uses, to = ((f", loop={entry.loop}", f" and loop={most_loop}", f" loop={most_loop}") if looser
+                                else ("", "", ""))
             result.judgements.append(Judgement(
-                Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes"
-                + (f", loop={entry.loop}" if looser else "") + f"; the kernels it matches use at most {most_private} "
-                f"and {most_spill}{loop_text}: tighten it to {to}", None, entry))
+                Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes{allows}; the "
+                f"kernels it matches use at most {most_private} and {most_spill}{uses}: tighten it to "
+                f"`{most_private} {most_spill}{to}`", None, entry))
     kernels = {(r.input, r.kernel) for r in reports if r.kernel != WHOLE_MODULE}
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})

@@ -146,9 +146,10 @@ def _entry(line: str, lineno: int, kind: str) -> Entry:
         group, private, spill, kernel = (f.strip() for f in line.split("\t"))
         return Entry(lineno, kernel, "*", int(private), int(spill), group=group)
     body, reason = _split_comment(line)
-    kernel, targets, private, spill, *loop = body.split()
+    kernel, targets, private, spill, *rest = body.split()
+    loop = _LOOP.match(rest[0]) if rest else None
     return Entry(lineno, kernel, targets, int(private), int(spill), reason=reason or None,
-                 loop=int(loop[0].split("=")[1]) if loop else None)
+                 loop=int(loop.group(1)) if loop else None)
 
 
 def load(path: str | Path, *, must_exist: bool = True) -> Ratchet:
