@@ -15,9 +15,7 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,15 +33,13 @@ LIBRARIES = (("xpu-kernels", "0.3.0", "xpu_kernels/", "xpu_kernels_ops.py"),
 def main() -> None:
     rows = []
     for package, version, folder, script in LIBRARIES:
-        with tempfile.TemporaryDirectory(prefix="zeinspect-bench-") as tmp:
-            with zipfile.ZipFile(wheels.wheel(package, version)) as z:
-                z.extractall(tmp, [n for n in z.namelist() if n.startswith(folder)])
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "build" / "torch-cpu"), tmp))}
-            argv = [sys.executable, "-m", "zeinspect", "triton", "--run", "-t", TARGETS, "--json", "-q", "--",
-                    sys.executable, str(HERE / "scripts" / script)]
-            started = time.monotonic()
-            res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
-            seconds = time.monotonic() - started
+        library = wheels.unpacked(package, version, folder.rstrip("/")).parent
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library)))}
+        argv = [sys.executable, "-m", "zeinspect", "triton", "--run", "-t", TARGETS, "--json", "-q", "--",
+                sys.executable, str(HERE / "scripts" / script)]
+        started = time.monotonic()
+        res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
+        seconds = time.monotonic() - started
         doc = json.loads(res.stdout) if res.stdout else {}
         reports = doc.get("reports", [])
         kernels = {s["kernel"] for s in doc.get("capture", {}).get("specializations", [])}

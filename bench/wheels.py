@@ -73,5 +73,9 @@ def unpacked(package: str, version: str | None, folder: str) -> Path:
                 raise SystemExit(f"{whl.name} holds no {folder}/")
             z.extractall(tmp, members)
             out_dir.mkdir(parents=True, exist_ok=True)
-            Path(tmp, folder.split("/")[0]).replace(out_dir / folder.split("/")[0])
+            try:
+                Path(tmp, top).replace(out_dir / top)
+            except OSError:  # another process (an xdist worker) put it there first: theirs is whole
+                if not target.is_dir():
+                    raise
     return target

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import zipfile
 
 import pytest
 import wheels
@@ -62,10 +61,7 @@ if what == "refuse":
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    where = tmp_path_factory.mktemp("xpu-kernels")
-    with zipfile.ZipFile(wheels.wheel("xpu-kernels", "0.3.0")) as z:
-        z.extractall(where, [n for n in z.namelist() if n.startswith("xpu_kernels/")])
-    return where
+    return wheels.unpacked("xpu-kernels", "0.3.0", "xpu_kernels").parent
 
 
 def _capture(cli, script, *args, env=None, extra=()):
