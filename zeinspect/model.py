@@ -399,6 +399,15 @@ class KernelReport:
         return self.status is not Status.NOT_APPLICABLE
 
     @property
+    def identity(self) -> tuple[str, str]:
+        """The kernel as summaries count it: its symbol within what ships it (the package, else
+        the host file, else the input).  The same kernel in several files of one package, or
+        in several images of one library (variants for other device requirements), is one
+        kernel in every count; each report stays in the rows that differ and in the JSON."""
+        o = self.origin
+        return ((o.package or o.file) if o is not None else self.input), self.kernel
+
+    @property
     def uses_scratch(self) -> bool:
         """Spill or private memory by the driver's figures, or scratch the compiler reserved."""
         return (bool(self.scratch_bytes) or bool(self.scratch_space_bytes) or bool(self.log_spilled_regs)

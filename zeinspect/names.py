@@ -100,9 +100,10 @@ def _collapse(text: str, opening: str, closing: str, keep: int) -> str:
 
 def forms(symbol: str) -> tuple[str, ...]:
     """Every spelling a user may use for this kernel: symbol, demangled name, readable name,
-    short name, and its family (so one ratchet line can name every member of a template)."""
+    short name, and its family, whole or as the summary by family names it (`XeFMHAFwdKernel`),
+    so that one ratchet line can name every member of a template."""
     return tuple(dict.fromkeys((symbol, cxx_demangle(symbol), demangled(symbol), readable(symbol), short(symbol),
-                                family(symbol))))
+                                family(symbol), family_name(symbol))))
 
 
 def matches(pattern: str, symbol: str) -> bool:
@@ -214,6 +215,13 @@ def family(symbol: str) -> str:
     """What the members of one kernel family share: the readable name without its template arguments."""
     head, args, tail = split_template(readable(symbol))
     return head + ("<…>" if args else "") + tail if tail else head
+
+
+def family_name(symbol: str) -> str:
+    """A family as summaries name it (`XeFMHAFwdKernel`, `lambda in memcpy`): its readable name
+    without template arguments or namespaces."""
+    head = family(symbol).replace("<…>", "")
+    return re.sub(r"(?:[A-Za-z_][A-Za-z0-9_]*::)+(?=[A-Za-z_~])", "", head) or symbol
 
 
 def _compact(arg: str) -> str:

@@ -19,12 +19,16 @@ def counts(result: AuditResult) -> str:
             f"listed {result.count(Verdict.LISTED)}, clean {result.count(Verdict.CLEAN)} (kernel-target pairs)")
 
 
+def grouped_findings(result: AuditResult, *, strict: bool) -> list[str]:
+    """A library's failing findings by cause and by family, what text, HTML and SARIF lead
+    with past GROUPED_FROM kernels; [] for fewer (the rows say it all)."""
+    failing = [j.report for j in result.failures(strict) if j.report is not None]
+    return grouped(failing) if len({r.identity for r in failing}) > GROUPED_FROM else []
+
+
 def text(result: AuditResult, *, strict: bool, verbose: bool = False) -> str:
     """The summary first, then the findings; passing pairs only with `verbose`."""
-    lines = [result.summary, counts(result)]
-    failing = [j.report for j in result.failures(strict) if j.report is not None]
-    if len({(r.input, r.kernel) for r in failing}) > GROUPED_FROM:
-        lines += grouped(failing)  # a library's findings read by cause and family first
+    lines = [result.summary, counts(result), *grouped_findings(result, strict=strict)]
     for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE] if verbose else []):
         for j in result.judgements:
             if j.verdict is verdict:

@@ -95,12 +95,35 @@ def _hottest(explained: Any) -> str | None:
     return f"{place}: {a.get((file, line), 0)} -> {b.get((file, line), 0)} spill/fill messages"
 
 
+FAMILIES_SHOWN = 10
+
+
+def by_family(result: DiffResult) -> list[tuple[str, int, int]]:
+    """(family, kernel-target pairs worse, better), the most regressions first: what a reader of
+    a library's diff decides on first (117 worse and 84 better say nothing until grouped).
+    Empty when the changes come from one family or none."""
+    counts: dict[str, list[int]] = {}
+    for e in result.entries:
+        if e.change in (Change.WORSE, Change.BETTER):
+            family = names.family_name(e.identity.kernel)
+            counts.setdefault(family, [0, 0])[0 if e.change is Change.WORSE else 1] += 1
+    if len(counts) < 2:
+        return []
+    return sorted(((f, w, b) for f, (w, b) in counts.items()), key=lambda t: (-t[1], -t[2], t[0]))
+
+
 def text(run: Any, *, verbose: bool = False) -> str:
     result: DiffResult = run.result
     out = [f"old: {safe(result.old_label)}", f"new: {safe(result.new_label)}", summary_line(result)]
     if result.only_old_targets or result.only_new_targets:
         out.append(f"targets on one side only (not compared): old {', '.join(result.only_old_targets) or '-'}; "
                    f"new {', '.join(result.only_new_targets) or '-'}")
+    families = by_family(result)
+    if families:
+        out.append("by family (kernel-target pairs; the most regressions first):")
+        out += [f"  {safe(f)}: {w} worse, {b} better" for f, w, b in families[:FAMILIES_SHOWN]]
+        if len(families) > FAMILIES_SHOWN:
+            out.append(f"  ... and {len(families) - FAMILIES_SHOWN} more families")
     worst = result.worst()
     if worst:
         out.append("worse:")
@@ -138,6 +161,13 @@ def markdown(run: Any, *, html_name: str | None = None) -> str:
     head = [f"**zeinspect diff**: {summary_line(result)}", ""]
     if not worst and result.trusted:
         return "\n".join(head + ["No kernel got worse."]) + "\n"
+    families = by_family(result)
+    if families:
+        head += ["| family | worse | better |", "|---|---|---|"]
+        head += [f"| `{_md(f)}` | {w} | {b} |" for f, w, b in families[:FAMILIES_SHOWN]]
+        if len(families) > FAMILIES_SHOWN:
+            head.append(f"| ... and {len(families) - FAMILIES_SHOWN} more families | | |")
+        head.append("")
     rows = ["| kernel | target | why | old | new |", "|---|---|---|---|---|"]
     size = sum(len(x) + 1 for x in head + rows) + 200
     shown = 0

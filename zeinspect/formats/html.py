@@ -20,7 +20,7 @@ import shlex
 from ..judge.audit import AuditResult, measured
 from ..model import Compiler, KernelReport, Verdict, environment_of, family_label
 from ..occupancy import of
-from .audit import counts
+from .audit import counts, grouped_findings
 from .occupancy import summary
 
 # One letter per verdict in the page's data.
@@ -53,15 +53,27 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
         if r is None:
             continue
         targets.setdefault(r.target, r.ip)
-        row = rows.setdefault((r.input, r.kernel), {"n": len(rows), "k": r.kernel, "i": r.input, "c": {}})
+        row = rows.setdefault((r.input, r.kernel), {"n": len(rows), "k": r.kernel, "i": r.input, "c": {},
+                                                    "id": r.identity})
         scratch = r.shown_scratch_bytes if r.applicable else 0
         row["c"][r.target] = [_CODE[j.verdict], scratch]
         if j.verdict not in (Verdict.CLEAN, Verdict.NOT_APPLICABLE):
             details[(row["n"], r.target)] = _cell_detail(r, j.message)
     order = sorted(targets, key=lambda t: (_family_rank(targets[t]), targets[t] or "", t))
     column = {t: i for i, t in enumerate(order)}
-    kernels = [{"k": row["k"], "i": row["i"], "c": [row["c"].get(t) for t in order]} for row in rows.values()]
-    by_cell = {f"{n}|{column[t]}": d for (n, t), d in details.items()}
+    # One row for one kernel found in several places with the same cells (KernelReport.identity):
+    # its other places go in the row's title, as the text table lists them.
+    kept: dict[tuple, dict] = {}
+    for row in rows.values():
+        cells = [row["c"].get(t) for t in order]
+        first = kept.setdefault((row["id"], json.dumps(cells)), {**row, "cells": cells, "also": []})
+        if first["n"] != row["n"]:
+            first["also"].append(row["i"])
+    index = {row["n"]: i for i, row in enumerate(kept.values())}
+    kernels = [{"k": row["k"], "c": row["cells"],
+                "i": row["i"] + (f" (+{len(row['also'])} more: {', '.join(row['also'])})" if row["also"] else "")}
+               for row in kept.values()]
+    by_cell = {f"{index[n]}|{column[t]}": d for (n, t), d in details.items() if n in index}
     ratchet = []
     for j in result.judgements:
         if j.report is None and j.entry is not None:
@@ -81,6 +93,8 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
             entry["max_spill"] = max(entry["max_spill"], spill)
     return {
         "summary": {"line": result.summary, "counts": counts(result), "passed": result.passed(strict),
+                    # A library's findings by cause and by family, as the text leads with them.
+                    "grouped": grouped_findings(result, strict=strict),
                     "strict": strict, "kernels": result.kernels, "targets": len(order),
                     "verdicts": {v.label: result.count(v) for v in Verdict}, "seconds": seconds,
                     "compilers": [c.id for c in compilers], "ratchet": result.ratchet_path,
@@ -173,7 +187,7 @@ document.getElementById("summary").innerHTML =
        ? [["built under", Object.entries(S.environment).map(e => e[0] + "=" + e[1]).join(", ")]] : []),
    ["time taken", S.seconds == null ? "not recorded" : S.seconds.toFixed(1) + " s"]]
   .map(r => "<tr><td>" + esc(r[0]) + "</td><td>" + esc(r[1]) + "</td></tr>").join("") + "</table><p>" +
-  esc(S.line) + "</p>";
+  esc(S.line) + "</p>" + (S.grouped.length ? "<pre class=grouped>" + S.grouped.map(esc).join("\n") + "</pre>" : "");
 document.getElementById("legend").innerHTML = [["#eef7ee","none"],[colour("N",64),"64 B"],[colour("N",4096),"4 KiB"],
   [colour("N",65536),"64 KiB"],[colour("N",CAP),"256 KiB"]].map(x => '<span style="background:' + x[0] + '">' +
   x[1] + "</span>").join("") + '<span class=O style="color:#fff">over the cap</span><span class=F style="color:#fff">' +

@@ -18,6 +18,7 @@ from functools import lru_cache
 from .. import __version__, names
 from ..judge.audit import AuditResult, Judgement
 from ..model import Verdict, environment_of
+from .audit import grouped_findings
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINDINGS = (Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE)
@@ -97,6 +98,9 @@ def document(result: AuditResult, *, strict: bool) -> dict:
     run: dict = {"tool": {"driver": {"name": "zeinspect", "version": __version__, "rules": rules}},
                  "results": results,
                  "properties": {"summary": result.summary, "passed": result.passed(strict)}}
+    grouped_lines = grouped_findings(result, strict=strict)
+    if grouped_lines:  # a library's findings by cause and by family, as the text and HTML lead with them
+        run["properties"]["grouped"] = grouped_lines
     environment = environment_of(j.report for j in result.judgements if j.report is not None)
     if environment:
         # The compiler's variables the figures depend on, where SARIF keeps a run's environment.

@@ -47,7 +47,7 @@ def summary(reports: list[KernelReport]) -> str:
     """One line: kernels, targets, and how many use scratch, do not build, are not applicable, are clean."""
     kernels: dict[tuple[str, str], list[KernelReport]] = {}
     for r in reports:
-        kernels.setdefault((r.input, r.kernel), []).append(r)
+        kernels.setdefault(r.identity, []).append(r)
     over = sum(1 for g in kernels.values() if any(r.status is Status.SCRATCH_OVERFLOW for r in g))
     failed = sum(1 for g in kernels.values() if any(r.status is Status.BUILD_FAILED for r in g))
     scratch = sum(1 for g in kernels.values() if any(r.built and r.uses_scratch for r in g))
@@ -77,7 +77,7 @@ def grouped(reports: list[KernelReport], families: int = 10) -> list[str]:
     stack: list[KernelReport] = []
     for r in reports:
         if r.cause is not None:
-            by_cause.setdefault(r.cause, set()).add((r.input, r.kernel))
+            by_cause.setdefault(r.cause, set()).add(r.identity)
             if r.cause == "stack_calls":
                 stack.append(r)
     if not by_cause:
@@ -94,17 +94,17 @@ def grouped(reports: list[KernelReport], families: int = 10) -> list[str]:
     users: dict[str, dict] = {}
     for r in reports:
         name = names.family(r.kernel)
-        members.setdefault(name, set()).add((r.input, r.kernel))
+        members.setdefault(name, set()).add(r.identity)
         if r.cause is not None:
-            users.setdefault(name, {})[(r.input, r.kernel)] = max(r.shown_scratch_bytes,
-                                                                  users.get(name, {}).get((r.input, r.kernel), 0))
+            users.setdefault(name, {})[r.identity] = max(r.shown_scratch_bytes,
+                                                         users.get(name, {}).get(r.identity, 0))
     ranked = sorted(users.items(), key=lambda kv: (-len(kv[1]), -max(kv[1].values()), kv[0]))
     if ranked and any(len(members[name]) > 1 for name, _ in ranked):
         out.append("by family (kernels one template makes; the most scratch users first):")
         for name, used in ranked[:families]:
             low, high = min(used.values()), max(used.values())
             span = fmt_bytes(low) if low == high else f"{fmt_bytes(low)}-{fmt_bytes(high)}"
-            out.append(f"  {safe(names.family(next(iter(used))[1]).rsplit('::', 1)[-1] or name)}: "
+            out.append(f"  {safe(names.family_name(next(iter(used))[1]))}: "
                        f"{len(members[name])} instances, {len(used)} use scratch ({span} per thread)")
         if len(ranked) > families:
             out.append(f"  ... and {len(ranked) - families} more families with scratch users")
@@ -132,7 +132,10 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     several_inputs = len({k[0] for k in rows}) > 1
     readable = names.labels([kernel for _, kernel in rows])
     places = _places([inp for inp, _ in rows]) if several_inputs else {}
-    labels = [safe(f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel]) for inp, kernel in rows]
+    rows, elsewhere = _fold(rows)
+    labels = [safe((f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel])
+                   + (f" (+{len(elsewhere[inp, kernel])} more)" if (inp, kernel) in elsewhere else ""))
+              for inp, kernel in rows]
     first = max([len("kernel")] + [len(label) for label in labels])
     widths = [max(len(safe(t)), 5) for t in targets]
     lines = []
@@ -148,6 +151,12 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         lines.append("  ".join([label.ljust(first)] + cells))
     if hidden:
         lines.append(f"({hidden} kernels without findings not shown: -v lists them)")
+    if elsewhere:
+        lines.append("the same kernel, with the same figures, in more places (one row each, marked +N):")
+        for (_, kernel), more in elsewhere.items():
+            shown_places = ", ".join(safe(places.get(p, p)) for p in more[:PLACES_SHOWN])
+            rest = f", and {len(more) - PLACES_SHOWN} more" if len(more) > PLACES_SHOWN else ""
+            lines.append(f"  {safe(readable[kernel])}: also in {shown_places}{rest}")
     lines += costliest(reports)
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
@@ -188,6 +197,28 @@ def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
     outside = sum(1 for r in measured if not (r.cost or {}).get("in_loops") and any((r.cost or {})["messages"].values()))
     out.append(f"  ({len(measured)} measured; {outside} touch scratch outside loops only)")
     return out
+
+
+PLACES_SHOWN = 8
+"""Places listed for a row found in several (the JSON has every report)."""
+
+
+def _fold(rows: OrderedDict) -> tuple[OrderedDict, dict[tuple[str, str], list[str]]]:
+    """One row for one kernel found in several places with the same cells: the same symbol in
+    several files of one package, or in several images of one library (KernelReport.identity).
+    Returns the rows kept and, for each kept row, the other places it stands for."""
+    kept: OrderedDict = OrderedDict()
+    first: dict[tuple, tuple[str, str]] = {}
+    elsewhere: dict[tuple[str, str], list[str]] = {}
+    for key, by_target in rows.items():
+        any_report = next(iter(by_target.values()))
+        reads = (any_report.identity, tuple(sorted((t, cell(r)) for t, r in by_target.items())))
+        if reads in first:
+            elsewhere.setdefault(first[reads], []).append(key[0])
+            continue
+        first[reads] = key
+        kept[key] = by_target
+    return kept, elsewhere
 
 
 def _places(inputs: list[str]) -> dict[str, str]:

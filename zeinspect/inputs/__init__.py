@@ -14,12 +14,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..errors import InputError
 from ..model import InputId
 from . import packages
 from .fatbin import is_fatbin
-from .files import read_file
+from .files import Buffer, read_or_map
 from .kinds import SOURCE_SUFFIXES, InputKind
 from .offload import carries_device_images, is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
@@ -36,6 +37,9 @@ class Input:
     """As the user spelled it (or as found under a directory they named)."""
     kind: InputKind
     data: bytes
+    """Its bytes; a large host file's are a read-only map (inputs.files.read_or_map) typed as
+    bytes here: only the host-file readers (inputs.offload) ever see one, and they take any
+    buffer."""
     image: ImageInfo | None = field(default=None, compare=False)
     """For a device image taken from a SYCL build: its descriptor (options, property sets)."""
     origin: InputId | None = field(default=None, compare=False)
@@ -86,13 +90,18 @@ def read_input(path: str) -> Input:
     if packages.split(path) is not None:
         package, member = packages.split(path) or ("", "")
         return _package_member(package, member)
-    data = read_file(path, "file", MAX_INPUT_BYTES)
+    data = read_or_map(path, "file", MAX_INPUT_BYTES)
     return _recognised(path, data)
 
 
-def _recognised(path: str, data: bytes, origin: InputId | None = None) -> Input:
+def _recognised(path: str, data: Buffer, origin: InputId | None = None) -> Input:
     if not data:
         raise InputError("is empty", path=path)
+    if not isinstance(data, bytes):
+        # A map (files.read_or_map): what its head says, a host file or an archive (HOST or
+        # FATBIN), only ever read in pieces by their readers.
+        return Input(path=path, kind=detect_kind(path, bytes(data[:4096])) or InputKind.HOST,
+                     data=cast(bytes, data), origin=origin)
     kind = detect_kind(path, data)
     if kind is None:
         raise InputError(
@@ -144,8 +153,7 @@ def _image_spec(spec: str) -> Input | None:
     host = read_input(m["file"])
     if host.kind != InputKind.HOST:
         return None
-    images, _, _ = expand_host(host)
-    for img in images:
+    for img in iter_host_images(host, [], host_info()):  # one image read at a time, up to the one named
         if img.origin is not None and img.origin.image == m["image"] and img.origin.member == m["member"]:
             return img
     raise InputError(f"has no device image {m['image']!r}" + (f" in member {m['member']!r}" if m["member"] else ""),
@@ -222,55 +230,77 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
 
     Returns (inputs, notes, info) where info says which IP versions native images cover and
     whether a SPIR-V image exists (the runtime would compile it for any other target)."""
+    notes: list[str] = []
+    info = host_info()
+    return list(iter_host_images(inp, notes, info)), notes, info
+
+
+def host_info() -> dict:
+    """What `iter_host_images` finds out about a host file beside its images."""
+    return {"ips": set(), "spirv": False, "images": 0}
+
+
+def iter_host_images(inp: Input, notes: list[str], info: dict) -> Iterator[Input]:
+    """`expand_host`, one image at a time (each read from the file as it is reached, so a caller
+    that lets each go holds one image of a large library, never all of them); `notes` and
+    `info` are complete once the images are.  A file that does not read raises InputError
+    before the first image."""
     from ..errors import FormatError
-    from .fatbin import read_members
-    from .offload import find_images
-    from .zebin import read_zebin
+    from .offload import iter_images
 
     try:
-        images = find_images(inp.data, inp.path)
+        images = iter_images(inp.data, inp.path)
     except FormatError as exc:
         raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
-    out, notes = [], []
-    ips: set[str] = set()
-    info = {"ips": ips, "spirv": False, "images": len(images)}
+    return _host_inputs(inp, images, notes, info)
+
+
+def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> Iterator[Input]:
+    from ..errors import FormatError
+    from .fatbin import read_members
+    from .zebin import read_zebin
+
+    ips: set[str] = info["ips"]
     empty = 0
-    for img in images:
-        origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None,
-                         inp.origin.package if inp.origin is not None else None)
-        where = origin.label
-        if img.skipped:
-            notes.append(f"{where}: skipped: {img.skipped}")
-            continue
-        if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
-            out.append(Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin))
-            try:
-                if img.kind == InputKind.ZEBIN:
-                    ip = read_zebin(img.data, where).ip
-                    if ip:
-                        ips.add(ip)
-                elif img.kind == InputKind.FATBIN:
-                    ips.update(m.ip for m in read_members(img.data, where) if m.ip)
-            except FormatError:
-                pass
-        elif img.kind == InputKind.SPIRV:
-            if not _has_entry_points(img.data, where):
-                # What a SYCL compiler emits for a translation unit without kernels: not a
-                # kernel, and nothing for the runtime to build.
-                empty += 1
+    try:
+        for img in images:
+            info["images"] += 1
+            origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None,
+                             inp.origin.package if inp.origin is not None else None)
+            where = origin.label
+            if img.skipped:
+                notes.append(f"{where}: skipped: {img.skipped}")
                 continue
-            info["spirv"] = True
-            out.append(Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin))
-        elif img.kind == InputKind.BITCODE:
-            notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
-        else:
-            notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")
+            if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
+                try:
+                    if img.kind == InputKind.ZEBIN:
+                        ip = read_zebin(img.data, where).ip
+                        if ip:
+                            ips.add(ip)
+                    elif img.kind == InputKind.FATBIN:
+                        ips.update(m.ip for m in read_members(img.data, where) if m.ip)
+                except FormatError:
+                    pass
+                yield Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin)
+            elif img.kind == InputKind.SPIRV:
+                if not _has_entry_points(img.data, where):
+                    # What a SYCL compiler emits for a translation unit without kernels: not a
+                    # kernel, and nothing for the runtime to build.
+                    empty += 1
+                    continue
+                info["spirv"] = True
+                yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin)
+            elif img.kind == InputKind.BITCODE:
+                notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
+            else:
+                notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")
+    except FormatError as exc:  # a static archive read member by member: damaged further on
+        raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
     if empty:
         notes.append(f"{inp.path}: {empty} SPIR-V image{'s' if empty > 1 else ''} without kernels "
                      "(no entry points) not audited")
-    if not images:
+    if not info["images"]:
         notes.append(f"{inp.path}: no device images found")
-    return out, notes, info
 
 
 def _has_entry_points(data: bytes, where: str) -> bool:

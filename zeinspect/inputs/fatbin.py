@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import FormatError
 from ..model import is_ip
+from .files import Buffer
 
 AR_MAGIC = b"!<arch>\n"
 HEADER = 60
@@ -35,11 +36,11 @@ class Member:
         return self.entry if is_ip(self.entry) else None
 
 
-def is_fatbin(data: bytes) -> bool:
+def is_fatbin(data: Buffer) -> bool:
     return data[:8] == AR_MAGIC
 
 
-def read_members(data: bytes, what: str = "archive") -> list[Member]:
+def read_members(data: Buffer, what: str = "archive") -> list[Member]:
     """All non-padding members, in order.  Raises FormatError on any inconsistency."""
     if not is_fatbin(data):
         raise FormatError(f"{what} is not an ar archive")

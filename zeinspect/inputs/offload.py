@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 import re
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import envvars
 from ..errors import FormatError
+from .files import Buffer, cut, release
 from .kinds import InputKind
 from .sycl_image import ImageInfo, descriptors
 
@@ -63,6 +64,16 @@ class Image:
     """Why the image cannot be used (out of bounds, a decompression bomb, ...)."""
     info: ImageInfo | None = None
     """The SYCL runtime's descriptor of the image: options and property sets, where found."""
+    backing: Any = field(default=None, repr=False, compare=False)
+    """The host file's bytes (or map) `data` is cut from when the image is reached (`load`),
+    and its kind told from them then: a large library's images are read one at a time, and
+    not even their first bytes are touched before (each touch of a map pages in a block of
+    it, and a thousand images' heads were most of a 330 MB library)."""
+
+    def load(self) -> None:
+        if self.backing is not None:
+            self.data, self.backing = cut(self.backing, self.offset, self.size), None
+            self.kind = classify(self.data[:20])
 
     def manifest(self) -> dict:
         return {"source": self.source, "member": self.member, "offset": self.offset, "size": self.size,
@@ -315,14 +326,14 @@ def _elf_errors(reader: Callable) -> Callable:
     return elf_errors_as_format_errors(reader)
 
 
-def _host_sections(data: bytes, what: str) -> tuple[Any, list]:
+def _host_sections(data: Buffer, what: str) -> tuple[Any, list]:
     from .zebin import read_elf
 
     elf, sections = read_elf(data, what)
     return elf, sections
 
 
-def _tgtimg_images(data: bytes, elf: Any, sections: list) -> list[Image] | None:
+def _tgtimg_images(data: Buffer, elf: Any, sections: list) -> list[Image] | None:
     by_name = {s.name: s for s in sections}
     tgt = by_name.get(".tgtimg")
     if tgt is None or tgt["sh_type"] == "SHT_NOBITS":
@@ -358,8 +369,7 @@ def _tgtimg_images(data: bytes, elf: Any, sections: list) -> list[Image] | None:
         elif off < tgt_end and off + size > tgt_start:
             images.append(Image(label, off, size, InputKind.UNKNOWN, skipped="record points into .tgtimg itself"))
         else:
-            payload = data[off:off + size]
-            images.append(Image(label, off, size, classify(payload[:20]), data=payload, info=infos[i]))
+            images.append(Image(label, off, size, InputKind.UNKNOWN, info=infos[i], backing=data))
     return images
 
 
@@ -435,20 +445,21 @@ def _section_images(sections: list) -> list[Image]:
     return images
 
 
-def _expand(images: list[Image], depth: int) -> list[Image]:
-    """Decode zstd, open OffloadBinary entries, recurse; keep every image, usable or not."""
-    out: list[Image] = []
+def _expand(images: Iterable[Image], depth: int) -> Iterator[Image]:
+    """Decode zstd, open OffloadBinary entries, recurse; keep every image, usable or not.
+    Each image's bytes are read as it is reached (`Image.load`)."""
     for img in images:
         if img.skipped or depth > MAX_DEPTH:
             if depth > MAX_DEPTH and not img.skipped:
                 img.skipped = "images nested too deeply"
-            out.append(img)
+            yield img
             continue
+        img.load()
         if img.kind == InputKind.ZSTD or img.data[:4] == ZSTD_MAGIC:
             length, payload, why = _zstd_frame(img.data, 0)
             if payload is None:
                 img.kind, img.skipped = InputKind.ZSTD, why
-                out.append(img)
+                yield img
                 continue
             img.data, img.compression, img.kind = payload, "zstd", classify(payload[:20])
         if img.kind == InputKind.OFFLOAD_BINARY:
@@ -456,7 +467,7 @@ def _expand(images: list[Image], depth: int) -> list[Image]:
                 entries = offload_entries(img.data)
             except FormatError as exc:
                 img.skipped = str(exc)
-                out.append(img)
+                yield img
                 continue
             for j, (image_kind, offload_kind, strings, payload) in enumerate(entries):
                 info = ImageInfo(target_spec=strings.get("triple"), compile_options=strings.get("compile-opts", ""),
@@ -465,36 +476,57 @@ def _expand(images: list[Image], depth: int) -> list[Image]:
                               data=payload, triple=strings.get("triple"), arch=strings.get("arch") or None,
                               compression=img.compression, member=img.member, info=info)
                 child.source += f" ({IMAGE_KINDS.get(image_kind, image_kind)}, {OFFLOAD_KINDS.get(offload_kind, offload_kind)})"
-                out.extend(_expand([child], depth + 1))
+                yield from _expand([child], depth + 1)
             continue
-        out.append(img)
-    return out
+        yield img
 
 
-def find_images(data: bytes, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
+def find_images(data: Buffer, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
     """Every device image in a host object, executable, shared object or static archive."""
-    return _find_images(data, what, member=member, depth=depth)
+    return list(iter_images(data, what, member=member, depth=depth))
+
+
+def iter_images(data: Buffer, what: str, *, member: str | None = None, depth: int = 0) -> Iterator[Image]:
+    """`find_images`, one image at a time: each image's bytes are read when it is reached, so a
+    caller that lets each go holds one image, however many the file has.  A file that does not
+    read raises FormatError before the first image."""
+    if data[:8] == b"!<arch>\n":
+        return _archive_images(data, what, depth)
+    images = _host_images(data, what)
+    for img in images:
+        img.member = member
+    return _expand(_let_go(images), depth)
+
+
+def _let_go(images: list[Image]) -> Iterator[Image]:
+    """The images in order, each dropped from the list as it is handed out: the list must not
+    keep every image's bytes once they are read."""
+    images.reverse()
+    while images:
+        yield images.pop()
 
 
 @_elf_errors
-def _find_images(data: bytes, what: str, *, member: str | None = None, depth: int = 0) -> list[Image]:
-    if data[:8] == b"!<arch>\n":
-        return _archive_images(data, what, depth)
+def _host_images(data: Buffer, what: str) -> list[Image]:
+    """The images of one host ELF file, their bytes not yet read."""
     elf, sections = _host_sections(data, what)
-    images = _tgtimg_images(data, elf, sections)
-    if images is None:
-        images = _section_images(sections)
-    for img in images:
-        img.member = member
-    return _expand(images, depth)
+    try:
+        images = _tgtimg_images(data, elf, sections)
+        return images if images is not None else _section_images(sections)
+    finally:
+        elf.stream.close()
+        release(data)  # what the headers, records and descriptors paged in is not needed again
 
 
-def _archive_images(data: bytes, what: str, depth: int) -> list[Image]:
+def _archive_images(data: Buffer, what: str, depth: int) -> Iterator[Image]:
     from .fatbin import read_members
 
-    members = read_members(data, what)
+    members = read_members(data, what)  # a damaged archive raises here, before any image
+    return _archive_member_images(members, what, depth)
+
+
+def _archive_member_images(members: list, what: str, depth: int) -> Iterator[Image]:
     long_names = next((m.data for m in members if m.name == "//"), b"")
-    out: list[Image] = []
     for m in members:
         if m.name in ("/", "//", "/SYM64/") or m.name.startswith("//"):
             continue
@@ -511,8 +543,7 @@ def _archive_images(data: bytes, what: str, depth: int) -> list[Image]:
             found = [Image(name, m.offset, len(m.data), InputKind.UNKNOWN, member=name, skipped=str(exc))]
         for img in found:
             img.offset += m.offset  # offsets count from the archive's first byte
-        out.extend(found)
-    return out
+        yield from found
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")

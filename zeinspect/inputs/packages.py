@@ -1,10 +1,15 @@
 """Products as they ship: wheels, conda packages and plain zip and tar archives of a build.
 
-A package is read member by member, never unpacked to disk: each member that holds kernels
+A package is read member by member, never unpacked into a folder: each member that holds kernels
 (a source, SPIR-V, a device binary, or a host file whose section names say it carries device
 images) becomes an input named `PACKAGE!member` (`vllm_xpu_kernels-0.1.16.2-...whl!
 vllm_xpu_kernels/libgdn_attn_kernels_xe_2.so`), a name every command takes back as an input.
 The package's name and version (a wheel's or conda package's own metadata) go with it.
+A member is decompressed into memory, except a large host file (a library of hundreds of
+megabytes): that one is streamed in chunks into an unnamed temporary file, deleted when done,
+and mapped, so that memory holds one device image of it at a time (inputs.files.spool).  A
+compressed member cannot be read at an offset, and a library's image records sit after its
+images: mapping a spooled copy is what keeps memory bounded whatever the member's size.
 
 Archives come from anywhere, so they are read defensively: a member's size, the number of
 members and the compression ratio are bounded; a member whose name would leave the archive
@@ -14,7 +19,6 @@ line naming the package (InputError, exit 2).
 
 from __future__ import annotations
 
-import io
 import re
 import tarfile
 import zipfile
@@ -24,6 +28,8 @@ from pathlib import PurePosixPath
 from typing import IO, Any
 
 from ..errors import InputError
+from . import files
+from .files import Buffer, BufferStream, is_host_head, spool
 from .kinds import SOURCE_SUFFIXES
 
 SEPARATOR = "!"
@@ -42,7 +48,8 @@ MAX_NESTING = 2
 class Member:
     name: str
     """The member's path inside the package (POSIX, never leaving it)."""
-    data: bytes
+    data: Buffer
+    """Its bytes; a large host file's as a map of a spooled copy (inputs.files.spool)."""
 
 
 @dataclass(frozen=True)
@@ -79,20 +86,29 @@ def _safe_name(name: str, package: str) -> str:
     return "/".join(p for p in parts if p not in ("", "."))
 
 
-def _bounded_read(stream: IO[bytes], declared: int, compressed: int | None, name: str, package: str) -> bytes:
-    """A member's bytes, refusing what is larger than the bounds or than it said it was."""
+def _bounded_read(stream: IO[bytes], declared: int, compressed: int | None, name: str, package: str,
+                  head: bytes = b"") -> Buffer:
+    """A member's bytes (after `head`, its first bytes already read, which lead the result),
+    refusing what is larger than the bounds or than it said it was.  A large host file is
+    spooled and mapped (inputs.files.spool), so that memory never holds a whole library."""
     if declared > MAX_MEMBER_BYTES:
         raise InputError(f"member {name!r} is {declared} bytes, over the {MAX_MEMBER_BYTES} byte limit", path=package)
     if compressed is not None and declared > MAX_RATIO_FLOOR and declared > MAX_RATIO * max(compressed, 1):
         raise InputError(f"member {name!r} decompresses {declared // max(compressed, 1)} times its size "
                          "(an archive bomb?)", path=package)
-    data = stream.read(declared + 1)
-    if len(data) > declared:
+    rest = declared - len(head)
+    if declared >= files.MAP_BYTES and is_host_head(head):
+        mapped = spool(stream, rest, head=head)
+        if mapped is None:
+            raise InputError(f"member {name!r} is larger than its header says", path=package)
+        return mapped
+    data = stream.read(rest + 1)
+    if len(data) > rest:
         raise InputError(f"member {name!r} is larger than its header says", path=package)
-    return data
+    return head + data
 
 
-def _wanted(name: str, data: bytes) -> bool:
+def _wanted(name: str, data: Buffer) -> bool:
     """Whether a member holds kernels, by its content (a source by its suffix)."""
     from .fatbin import is_fatbin
     from .offload import stream_carries_device_images
@@ -102,11 +118,11 @@ def _wanted(name: str, data: bytes) -> bool:
 
     if name.endswith(SOURCE_SUFFIXES):
         return True
-    head = data[:20]
+    head = bytes(data[:20])
     if is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head):
         return True
     return (head[:4] == b"\x7fELF" or head[:8] == b"!<arch>\n") and stream_carries_device_images(
-        io.BytesIO(data), len(data))
+        BufferStream(data), len(data))
 
 
 def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
@@ -126,10 +142,9 @@ def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
         try:
             with archive.open(info) as stream:
                 head = stream.read(20)
-            if not _maybe(name, head, depth):
-                continue
-            with archive.open(info) as stream:
-                data = _bounded_read(stream, info.file_size, info.compress_size, name, package)
+                if not _maybe(name, head, depth):
+                    continue
+                data = _bounded_read(stream, info.file_size, info.compress_size, name, package, head)
         except InputError:
             raise
         except Exception as exc:  # noqa: BLE001 - zlib's, bz2's and lzma's own errors: a damaged member
@@ -147,10 +162,10 @@ def _maybe(name: str, head: bytes, depth: int) -> bool:
         head[:8] == b"!<arch>\n"
 
 
-def _member(name: str, data: bytes, package: str, depth: int) -> Iterator[Member]:
+def _member(name: str, data: Buffer, package: str, depth: int) -> Iterator[Member]:
     if depth < MAX_NESTING and is_package(name):
         # A conda package's inner tarballs (`pkg-*.tar.zst`): their members are the package's.
-        yield from _members(io.BytesIO(data), name, package, depth + 1)
+        yield from _members(BufferStream(data), name, package, depth + 1)
     elif _wanted(name, data):
         yield Member(name, data)
 
@@ -179,7 +194,7 @@ def _tar_members(source: Any, suffix: str, package: str, depth: int) -> Iterator
                 head = member.read(20)
                 if not _maybe(name, head, depth):
                     continue
-                data = head + _bounded_read(member, info.size - len(head), None, name, package)
+                data = _bounded_read(member, info.size, None, name, package, head)
                 yield from _member(name, data, package, depth)
     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
         raise InputError(f"is not a readable tar archive ({exc})"[:200], path=package) from None

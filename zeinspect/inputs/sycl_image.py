@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import GrfMode
+from .files import Buffer
 from .sycl_aspects import ASPECTS
 
 SYCL_KIND = 4
@@ -201,7 +202,7 @@ def _json_value(value: Any) -> Any:
 class _Memory:
     """Reads a linked ELF by virtual address; pointers are RELATIVE addends where relocated."""
 
-    def __init__(self, data: bytes, sections: list, relative: dict[int, int]) -> None:
+    def __init__(self, data: Buffer, sections: list, relative: dict[int, int]) -> None:
         self.data = data
         self.relative = relative
         spans = sorted((s["sh_addr"], s["sh_addr"] + s["sh_size"], s["sh_offset"]) for s in sections
@@ -239,7 +240,7 @@ class _Memory:
         return None if end < 0 else self.data[off:end].decode("utf-8", "replace")
 
 
-def descriptors(data: bytes, sections: list, relative: dict[int, int], images: list[tuple[int, int]],
+def descriptors(data: Buffer, sections: list, relative: dict[int, int], images: list[tuple[int, int]],
                 tgtimg_span: tuple[int, int], sycl_abi: int | None = None) -> list[ImageInfo | None]:
     """The descriptor of each (address, size) image, or None where none is found."""
     wanted = {addr for addr, _ in images}

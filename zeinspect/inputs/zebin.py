@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import FormatError
 from ..hardware import PRODUCT_FAMILIES
 from ..model import KernelFigures, ip_is_xe_hp_or_later
+from .files import Buffer, BufferStream
 from .zeinfo import derive_kernels, load_yaml_strictly
 
 EM_INTELGT = 205
@@ -51,11 +52,11 @@ class Zebin:
     has_spirv: bool
 
 
-def looks_like_elf(data: bytes) -> bool:
+def looks_like_elf(data: Buffer) -> bool:
     return data[:4] == b"\x7fELF"
 
 
-def read_elf(data: bytes, what: str) -> Any:
+def read_elf(data: Buffer, what: str) -> Any:
     """Open ELF bytes with pyelftools, turning its many failure modes into FormatError."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -63,7 +64,9 @@ def read_elf(data: bytes, what: str) -> Any:
     if not looks_like_elf(data):
         raise FormatError(f"{what} is not an ELF file")
     try:
-        elf = ELFFile(io.BytesIO(data))
+        # BytesIO shares a bytes object's buffer; anything else (a large library's map) is
+        # read through a stream that copies only what pyelftools asks for.
+        elf = ELFFile(io.BytesIO(data) if isinstance(data, bytes) else BufferStream(data))  # type: ignore[arg-type]
         sections = []
         for section in elf.iter_sections():
             offset, size = section["sh_offset"], section["sh_size"]

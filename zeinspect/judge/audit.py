@@ -218,15 +218,13 @@ def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compile
                 Verdict.IMPROVED, f"{where} allows {entry.private} private, {entry.spill} spill bytes{allows}; the "
                 f"kernels it matches use at most {most_private} and {most_spill}{uses}: tighten it to "
                 f"`{most_private} {most_spill}{to}`", None, entry))
-    kernels = {(r.input, r.kernel) for r in reports if r.kernel != WHOLE_MODULE}
+    kernels = {r.identity for r in reports if r.kernel != WHOLE_MODULE}
     result.kernels = len(kernels)
     result.targets = len({r.target for r in reports})
     result.not_applicable = sum(1 for r in reports if not r.applicable)
     result.unchecked_requirements = sum(1 for r in reports if r.applicable and r.unchecked_requirements)
-    scratch_users = {(r.input, r.kernel) for r in reports
-                     if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
+    scratch_users = {r.identity for r in reports if r.applicable and (r.uses_scratch or r.status is not Status.OK)}
     result.scratch_kernels = len(scratch_users)
-    result.listed_kernels = len({(j.report.input, j.report.kernel) for j in result.judgements
-                                 if j.report is not None and j.entry is not None
-                                 and (j.report.input, j.report.kernel) in scratch_users})
+    result.listed_kernels = len({j.report.identity for j in result.judgements
+                                 if j.report is not None and j.entry is not None and j.report.identity in scratch_users})
     return result

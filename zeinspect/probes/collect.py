@@ -21,10 +21,12 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     """Reports for every path: sources compiled for the planned targets, binaries read as they are
     (and, when targets were named (`config.targets_given`), narrowed to them with the missing ones noted).
 
-    Inputs come one at a time (a package's members as they are read), and a host file's native
-    images are read as soon as it is opened and dropped once reported: at any moment memory
-    holds one library and the modules waiting to be compiled, whatever the size of the input."""
-    from ..inputs import expand_host, iter_inputs
+    Inputs come one at a time (a package's members as they are read), a large host file is
+    mapped rather than read (inputs.files.map_file), and its native images are read one by one
+    and dropped once reported: at any moment memory holds one native image, the reports and
+    the modules waiting to be compiled, whatever the size of the input."""
+    from ..inputs import host_info as new_host_info
+    from ..inputs import iter_host_images, iter_inputs
 
     explicit_targets = config.targets_given
     out = Collection()
@@ -37,18 +39,19 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     source = iter(inputs) if inputs is not None else iter_inputs(list(paths))
     for inp in source:
         if inp.kind == InputKind.HOST:
-            images, notes, info = expand_host(inp)
-            out.notes += notes
-            host_info[inp.path] = info
-            del inp  # a library's bytes go now: its images are out
-            natives = [i for i in images if not i.compilable]
-            compilable += [i for i in images if i.compilable]
-            del images
-            if natives:
-                got = probe_binaries(natives, plan=plan, compilers=found or [], counts=counts, cache=session.cache)
+            notes: list[str] = []
+            info = host_info[inp.path] = new_host_info()
+            for image in iter_host_images(inp, notes, info):
+                if image.compilable:
+                    compilable.append(image)
+                    continue
+                # Read and let go, one native image at a time: a library of a thousand zebins
+                # never sits in memory whole.
+                got = probe_binaries([image], plan=plan, compilers=found or [], counts=counts, cache=session.cache)
                 out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
                 out.notes += got.notes
-            del natives
+            out.notes += notes
+            del inp  # a large library's map is closed here (nothing else holds it)
         elif inp.compilable:
             compilable.append(inp)
         else:

@@ -207,3 +207,47 @@ def test_truncated_and_garbled_host_files(cli, images, tmp_path):
     sb.run(["objcopy", f"--add-section={sb.NATIVE}={tmp_path / 'garbled.bin'}", host, out], tmp_path)
     res = cli("extract", out, "-o", tmp_path / "g")
     assert res.code == 0 and "runs past the end" in res.out, res
+
+
+# -- large files: mapped, not read ----------------------------------------------------------
+
+def _images_of(path: Path) -> tuple[str, list[tuple[str, str, str]], list[str]]:
+    from zeinspect.inputs import expand_host, read_input
+
+    inp = read_input(str(path))
+    found, notes, _ = expand_host(inp)
+    return type(inp.data).__name__, [(i.path, i.kind, sha(i.data)) for i in found], notes
+
+
+@pytest.mark.parametrize("kind", ["old-model object, zstd", "new-model object (v1)", "shared object",
+                                  "static archive"])
+def test_a_mapped_host_file_gives_what_its_bytes_give(images, tmp_path, monkeypatch, kind):
+    """A library of hundreds of megabytes is mapped and its images read one at a time
+    (inputs.files.MAP_BYTES); with the threshold at one byte, every host file takes that path,
+    and must give the same images, byte for byte, and the same notes as when read whole."""
+    from zeinspect.inputs import files
+
+    if kind == "static archive":
+        path = sb.static_archive(tmp_path, [sb.old_model_object(tmp_path, images, "a"),
+                                            sb.new_model_object(tmp_path, sb.package_v1(tmp_path, images), "b")])
+    else:
+        path = builds(tmp_path, images)[kind]
+    read_kind, read, read_notes = _images_of(path)
+    monkeypatch.setattr(files, "MAP_BYTES", 1)
+    mapped_kind, mapped, mapped_notes = _images_of(path)
+    assert (read_kind, mapped_kind) == ("bytes", "mmap")
+    assert mapped == read and len(read) >= 3
+    assert mapped_notes == read_notes
+
+
+def test_a_mapped_truncated_file_is_one_error(images, tmp_path, monkeypatch):
+    from zeinspect.errors import InputError
+    from zeinspect.inputs import expand_host, files, read_input
+
+    data = sb.old_model_object(tmp_path, images, "trunc").read_bytes()
+    cut = tmp_path / "cut.o"
+    cut.write_bytes(data[: len(data) // 2])
+    monkeypatch.setattr(files, "MAP_BYTES", 1)
+    with pytest.raises(InputError, match="damaged ELF file") as raised:
+        expand_host(read_input(str(cut)))
+    assert raised.value.path == str(cut)

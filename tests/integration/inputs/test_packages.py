@@ -128,3 +128,25 @@ def test_a_reproduce_line_runs_as_printed(cli, session_cache):
     same = next(r for r in json.loads(again.stdout)["reports"] if r["kernel"] == report["kernel"])
     assert (same["spill_bytes"], same["private_bytes"], same["grf"]) == \
         (report["spill_bytes"], report["private_bytes"], report["grf"])
+
+
+def test_a_large_member_is_spooled_and_mapped_byte_for_byte(wheel, monkeypatch):
+    """A member of MAP_BYTES or more (a library of hundreds of megabytes) is decompressed in
+    chunks into an unnamed temporary file and mapped; with the threshold at one byte every host
+    member takes that path, and must hold the same bytes as when read whole."""
+    import hashlib
+    import itertools
+
+    from zeinspect.inputs import files, packages
+
+    def first(n):
+        return [(m.name, type(m.data).__name__, hashlib.sha256(m.data).hexdigest())
+                for m in itertools.islice(packages.members(str(wheel)), n)]
+
+    monkeypatch.setattr(files, "MAP_BYTES", 1 << 62)
+    read = first(2)
+    monkeypatch.setattr(files, "MAP_BYTES", 1)
+    mapped = first(2)
+    assert [t for _, t, _ in read] == ["bytes", "bytes"]
+    assert [t for _, t, _ in mapped] == ["mmap", "mmap"]
+    assert [(n, h) for n, _, h in mapped] == [(n, h) for n, _, h in read]

@@ -46,3 +46,28 @@ def test_one_result_per_kernel_and_verdict_at_the_kernels_line(tmp_path):
     # A ratchet finding points at its line, and is a note unless the gate is strict.
     assert by_rule["STALE"]["level"] == "note"
     assert by_rule["STALE"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+
+
+def test_a_librarys_findings_lead_by_cause_and_family_in_sarif_and_html():
+    from zeinspect.formats import html
+    from zeinspect.formats.audit import grouped_findings
+    from zeinspect.formats.text import GROUPED_FROM
+
+    many = GROUPED_FROM + 5
+    reports = ([report(f"fmha::Fwd<int, {n}>", spill=64 * (n + 1), input="lib.so[.tgtimg[0]]")
+                for n in range(many)]
+               + [report(f"moe::Gate<{n}>", private=128, input="lib.so[.tgtimg[1]]")
+                  for n in range(3)])
+    result = audit(reports, ratchet.parse("", "r.txt"), [])
+    lines = grouped_findings(result, strict=False)
+    assert lines[0].startswith("by cause: ") and any(line.startswith("  Fwd: 25 instances, 25 use scratch")
+                                                     for line in lines), lines
+    doc = sarif.document(result, strict=False)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["runs"][0]["properties"]["grouped"] == lines
+    page = html.page(result, [], strict=False)
+    assert json.dumps(lines[0])[1:-1] in page
+    # A handful of findings needs no grouping: the rows say it all.
+    few = audit(reports[:3], ratchet.parse("", "r.txt"), [])
+    assert grouped_findings(few, strict=False) == []
+    assert "grouped" not in sarif.document(few, strict=False)["runs"][0]["properties"]

@@ -99,3 +99,12 @@ def test_the_ratchet_update_records_the_loop_traffic_beside_the_bytes():
     # The loop figure tightens like the bytes and, without --allow-grow, never grows.
     plan = update(book, audit([report("old", spill=512, cost=_cost(9000))], book, []), allow_grow=False)
     assert book.entries[0].loop == 256 and any("would grow" in line for line in plan.refused)
+
+
+def test_a_ratchet_line_may_name_a_family_as_the_summary_shows_it():
+    members = ["_ZTSN4fmha3FwdIiLi1EEE", "_ZTSN4fmha3FwdIiLi2EEE"]  # fmha::Fwd<int, 1> and <int, 2>
+    other = "_ZTSN4fmha3BwdIiLi1EEE"
+    rat = ratchet.parse("Fwd  *  0  4096  # the forward kernels' tiles spill by design\n", "r.txt")
+    result = audit([report(k, spill=1024) for k in members + [other]], rat, [])
+    verdicts = {j.report.kernel: j.verdict for j in result.judgements if j.report is not None}
+    assert verdicts == {members[0]: Verdict.LISTED, members[1]: Verdict.LISTED, other: Verdict.NEW}

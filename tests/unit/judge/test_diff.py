@@ -144,3 +144,18 @@ def test_the_figures_are_the_fields_in_their_order():
     from zeinspect.judge.diff import NUMBERS, fields, figures_of
 
     assert tuple(figures_of(report())) == fields() == ("status", *NUMBERS, "triton_retry")
+
+
+def test_a_librarys_changes_read_by_family_first_most_regressions_first():
+    old = [report("fmha::Fwd<int, 1>"), report("fmha::Fwd<int, 2>"), report("fmha::Fwd<int, 3>", spill=64),
+           report("moe::Gate<float>", spill=128), report("moe::Gate<half>")]
+    new = [report("fmha::Fwd<int, 1>", spill=64), report("fmha::Fwd<int, 2>", spill=64), report("fmha::Fwd<int, 3>"),
+           report("moe::Gate<float>", spill=256), report("moe::Gate<half>")]
+    result = run(old, new)
+    assert diff_fmt.by_family(result) == [("Fwd", 2, 1), ("Gate", 1, 0)]
+    md = diff_fmt.markdown(_Run(result))
+    assert "| `Fwd` | 2 | 1 |" in md and md.index("| family |") < md.index("| kernel |")
+    text = diff_fmt.text(_Run(result))
+    assert "  Fwd: 2 worse, 1 better" in text and text.index("by family") < text.index("worse:")
+    # One family says nothing a summary line does not.
+    assert diff_fmt.by_family(run(old[:3], new[:3])) == []
