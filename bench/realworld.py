@@ -7,6 +7,10 @@ TARGET --json` once per library and target:
     stats, vm, datafitting);
   - dpnp's SYCL extension modules (every shared object of the wheel that holds device images);
   - dpctl (its shared objects, as installed with this project);
+  - packages no Intel team made, as the wheels users install (the `.whl` itself): vllm-xpu-kernels
+    0.1.16.2 (vLLM's kernels: every library; native images for pvc, bmg-g21, bmg-g31 and an
+    Xe3P IP, so bmg-g21 reads them as shipped and the other targets name what they lack) and
+    xpu-kernels 0.3.0 (its SYCL int8 library, SPIR-V compiled for every target);
 on a target matrix that covers each family's constraints: tgllp (sub-groups 8/16/32, no
 fp64), dg2-g10 (no fp64), bmg-g21 (no sub-group 8), lnl-m, arl-s.
 
@@ -84,7 +88,14 @@ def dpctl() -> list[Path]:
     return sorted(p for p in root.rglob("*.so") if b".tgtimg" in p.read_bytes())
 
 
-LIBRARIES = {**{d: (lambda d=d: onemkl(d)) for d in ONEMKL}, "dpnp": dpnp, "dpctl": dpctl}
+def as_shipped(package: str, version: str) -> list[Path]:
+    """A package as users install it: the wheel itself, read member by member by zeinspect."""
+    return [wheels.wheel(package, version)]
+
+
+LIBRARIES = {**{d: (lambda d=d: onemkl(d)) for d in ONEMKL}, "dpnp": dpnp, "dpctl": dpctl,
+             "vllm-xpu-kernels": lambda: as_shipped("vllm-xpu-kernels", "0.1.16.2"),
+             "xpu-kernels": lambda: as_shipped("xpu-kernels", "0.3.0")}
 
 
 def _fold(reason: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cache import BuildCache
 from ..errors import InputError, ToolchainError, UsageError, ZeinspectError
 from ..fileio import atomic_write
 from ..hardware import DEVICES, TRITON_ARCH, Device, ip_for_name, slm_per_work_group
@@ -399,8 +400,12 @@ def _compile_ir(path: Path, kernel: TritonKernel, caps: dict, target_name: str, 
             raise error(f"{kernel.label}: {failed}: {' '.join(str(exc).split())[:400]}") from None
 
 
-def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path) -> list[TritonBuild]:
-    """Compile once per group of targets with the same capabilities; stage if asked."""
+def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path,
+          cache: BuildCache | None = None) -> list[TritonBuild]:
+    """Compile once per group of targets with the same capabilities; stage if asked.  With a
+    cache, the front end's result is kept and taken back without loading the module
+    (triton.warm says what it is keyed by)."""
+    from . import warm
     from .staging import stage as staging_pass
 
     groups: dict[str, TritonBuild] = {}
@@ -412,7 +417,13 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
         if key in groups:
             groups[key].targets.append(target.name)
             continue
-        ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
+        k = warm.key(kernel, caps, target.name) if cache is not None and not kernel.file.endswith(IR_SUFFIX) else None
+        kept = warm.get(cache, k)
+        if kept is None:
+            ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
+            warm.put(cache, k, ttgir, spirv, meta)
+        else:
+            ttgir, spirv, meta = kept
         built = meta.pop("kernel", kernel)
         b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))

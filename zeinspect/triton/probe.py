@@ -84,7 +84,8 @@ def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, st
     run = _Run(kernel, config, session, session.plan(config.targets), BuildPolicy(policy), progress)
     with triton_lock or contextlib.nullcontext():
         builds = build(kernel, run.plan, stage=stage, artifacts_dir=artifacts_dir or (build_cache_dir() /
-                                                                                     "triton-artifacts"))
+                                                                                     "triton-artifacts"),
+                       cache=session.cache)
     for b in builds:
         _audit_build(run, b)
     return run.out

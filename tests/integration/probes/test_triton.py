@@ -175,3 +175,37 @@ def test_a_declined_pass_says_which_gate(tools):
     (dot,) = triton_part(report).staging["dots"]
     assert dot["gate"] == 4 and "SLM" in dot["reason"]
     assert report.status.value == "scratch_overflow"  # honest: the pass did not help here
+
+
+def test_a_warm_screen_loads_no_module_and_an_edit_loads_it_again(sid_compiler, tmp_path, monkeypatch):
+    """The front end's result is kept in the build cache (triton.warm): a warm screen gives the
+    same reports without loading the kernel's module; an edit of the file is a new key."""
+    import shutil
+
+    from zeinspect.app.session import open_session
+    from zeinspect.settings import Settings
+    from zeinspect.triton import backend
+    from zeinspect.triton.kernel import TritonKernel
+    from zeinspect.triton.probe import probe_triton
+
+    monkeypatch.setenv("ZEINSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "triton_dot.py"
+    shutil.copy(KERNELS / "triton_dot.py", source)
+    kernel = TritonKernel(file=str(source), kernel="dot_kernel",
+                          signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                          constexprs={"M": 16, "N": 16, "K": 16})
+    loads = []
+    real = backend.loaded_module
+    monkeypatch.setattr(backend, "loaded_module", lambda *a, **k: loads.append(a) or real(*a, **k))
+    config = Settings(targets=("arl-s", "bmg-g21"), compiler=sid_compiler.id)
+
+    def screened():
+        got = probe_triton(kernel, config, open_session(config), stage=False)
+        return sorted(json.dumps(r.to_json(), sort_keys=True, default=str) for r in got.reports)
+
+    cold = screened()
+    assert len(loads) == 2  # arl-s (FMA) and bmg-g21 (DPAS) differ in what Triton's lowering reads
+    assert screened() == cold and len(loads) == 2
+    source.write_text(source.read_text() + "\n# an edit\n")
+    screened()
+    assert len(loads) == 4
