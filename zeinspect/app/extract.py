@@ -16,7 +16,7 @@ from ..errors import FormatError, InputError
 from ..fileio import atomic_write, sha256
 from ..inputs import read_input
 from ..inputs.kinds import InputKind
-from ..inputs.offload import find_images, safe_name
+from ..inputs.offload import iter_images, safe_name
 
 
 def _target(img: Any) -> str | None:
@@ -43,7 +43,7 @@ def extract(path: str, out_dir: str) -> tuple[list[str], list[str]]:
     if inp.kind != InputKind.HOST:
         raise InputError(f"is a {inp.kind}, not a host object, library or executable with device images", path=path)
     try:
-        images = find_images(inp.data, path)
+        images = iter_images(inp.data, path)  # one image in memory at a time, however many
     except FormatError as exc:
         raise InputError(str(exc), path=path) from None
     root = Path(out_dir)
