@@ -45,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import record  # noqa: E402
 import wheels  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
@@ -241,7 +242,11 @@ def main() -> int:
                 saved.write_text(json.dumps({"format": 2, "results": results}, indent=1))  # kept if cut short
     every = [t for t in TARGETS if any(t in by for by in results.values())]
     every += sorted({t for by in results.values() for t in by} - set(every))
-    text = markdown(results, every)
+    measured = sorted(m for by in results.values() for runs in by.values() for r in runs.values()
+                      if (m := r.get("measured")))
+    when = f"{measured[0]} to {measured[-1]}" if measured else "not recorded"
+    text = (f"`bench/realworld.py` (cold: `--cold --cache-dir DIR`, an empty DIR; warm: `--cache-dir DIR` after it), "
+            f"measured {when}, on {record.machine()}.\n\n" + markdown(results, every))
     (out_dir / "realworld.md").write_text(text)
     print()
     print(text)
