@@ -11,7 +11,8 @@
    the command (the script times its launches after the first of each specialization).
 2. A warm re-screen of 100 captured specializations on 4 targets: a small kernel launched at
    100 constexpr values (bench/scripts/hundred_specializations.py), captured once, screened
-   cold, then again warm (triton.library.screen_captured, the screen `--run` does).
+   cold (an empty build cache), then again warm (triton.library.screen_captured, the screen
+   `--run` does).
 
     .venv/bin/python bench/triton_capture.py
 
@@ -26,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,14 +86,22 @@ def main() -> None:
     hundred = [sys.executable, str(HERE / "scripts" / "hundred_specializations.py")]
     got = capture(hundred, target=target)
     assert len(got.specializations) == 100, got.summary()
-    started = time.monotonic()
-    first = screen_captured(got, config)
-    cold = time.monotonic() - started
-    warm = []
-    for _ in range(REPEATS):
+    with tempfile.TemporaryDirectory(prefix="zeinspect-bench-") as empty:
+        # Cold is an empty build cache: every Triton front end and every ocloc build done anew.
+        kept = os.environ.get("ZEINSPECT_CACHE_DIR")
+        os.environ["ZEINSPECT_CACHE_DIR"] = empty
         started = time.monotonic()
-        again = screen_captured(got, config)
-        warm.append(time.monotonic() - started)
+        first = screen_captured(got, config)
+        cold = time.monotonic() - started
+        warm = []
+        for _ in range(REPEATS):
+            started = time.monotonic()
+            again = screen_captured(got, config)
+            warm.append(time.monotonic() - started)
+        if kept is None:
+            del os.environ["ZEINSPECT_CACHE_DIR"]
+        else:
+            os.environ["ZEINSPECT_CACHE_DIR"] = kept
     reports = len(again.collection.reports)
     assert reports == len(first.collection.reports) == 100 * len(TARGETS), reports
     rows.append({"figure": "100 captured specializations on 4 targets, cold", "s": round(cold, 1),

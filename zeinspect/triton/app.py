@@ -62,10 +62,11 @@ class TritonResult:
 def screen(kernel: TritonKernel, config: Settings, *, autotune: bool = False, fix: bool = False,
            stage: bool = False, explain: bool = False, artifacts_dir: Path | None = None,
            policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
-           backend: Callable[[], Executor] | None = None) -> TritonResult:
+           backend: Callable[[], Executor] | None = None, session: Session | None = None) -> TritonResult:
+    """`session`: one opened for the same config, shared by many screens (a library's)."""
     from .explain import explain_reports
 
-    session = open_session(config, backend=backend)
+    session = session or open_session(config, backend=backend)
     out = TritonResult(kernel, explain_asked=explain)
     if autotune:
         out.screen = screen_autotune(kernel, config, session, policy=policy, progress=progress)

@@ -9,7 +9,6 @@ that chooses its values by device (`X.device.type == "xpu"`) took its other bran
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -182,22 +181,38 @@ def read_launches(command: list[str], code: int | None, timed_out: bool, lines: 
         except ValueError:
             problems.append(f"capture line {n} does not read (cut short?)")
             continue
-        if "error" in record:
-            problems.append(str(record["error"]))
+        if not isinstance(record, dict) or "error" in record:
+            problems.append(str(record["error"]) if isinstance(record, dict) else f"capture line {n} is not a launch")
             continue
-        kernel = TritonKernel(file=record["file"], kernel=record["kernel"], signature=dict(record["signature"]),
-                              constexprs=dict(record["constexprs"]), num_warps=record.get("num_warps") or 4,
-                              threads_per_warp=record.get("threads_per_warp") or 32,
-                              grf_mode=_grf(record.get("grf_mode")), num_stages=record.get("num_stages"),
-                              options_given=frozenset(LAUNCH_OPTIONS),
-                              attrs=tuple((tuple(k), v) for k, v in record.get("attrs", [])))
-        key = json.dumps(dataclasses.asdict(kernel), sort_keys=True, default=str)
-        spec = found.setdefault(key, Specialization(kernel))
+        try:
+            spec = _specialization(found, record)
+        except (KeyError, TypeError, ValueError) as exc:
+            problems.append(f"capture line {n} is not a launch ({exc.__class__.__name__}: {exc})"[:200])
+            continue
         spec.launches += 1
         if record.get("site") and record["site"] not in spec.sites:
             spec.sites.append(record["site"])
         spec.devices.update(record.get("devices") or ["no tensor"])
     return Capture(list(command), code, timed_out, list(found.values()), problems)
+
+
+def _specialization(found: dict[str, Specialization], record: dict) -> Specialization:
+    """The specialization a launch record is one of, made at its first launch: identical launches
+    are one, keyed by what the kernel is built from (a library's run launches the same few
+    kernels thousands of times: no object is made per launch)."""
+    num_warps, threads, grf = record.get("num_warps") or 4, record.get("threads_per_warp") or 32, _grf(
+        record.get("grf_mode"))
+    attrs = record.get("attrs", [])
+    key = json.dumps([record["file"], record["kernel"], record["signature"], record["constexprs"], num_warps, threads,
+                      grf, record.get("num_stages"), attrs], sort_keys=True, default=str)
+    spec = found.get(key)
+    if spec is None:
+        spec = found[key] = Specialization(TritonKernel(
+            file=record["file"], kernel=record["kernel"], signature=dict(record["signature"]),
+            constexprs=dict(record["constexprs"]), num_warps=num_warps, threads_per_warp=threads, grf_mode=grf,
+            num_stages=record.get("num_stages"), options_given=frozenset(LAUNCH_OPTIONS),
+            attrs=tuple((tuple(k), v) for k, v in attrs)))
+    return spec
 
 
 def _grf(value: Any) -> str:
@@ -220,14 +235,16 @@ def screen_captured(got: Source, config: Settings, *, policy: str = "jit",
                     progress: Progress | None = None, backend: Callable[..., Any] | None = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart."""
+    from ..app.session import open_session
     from ..errors import ZeinspectError
     from .app import screen
 
     out = LibraryScreen(got)
     out.collection.notes += got.problems
+    session = open_session(config, backend=backend) if got.specializations else None
     for n, spec in enumerate(got.specializations, 1):
         try:
-            result = screen(spec.kernel, config, policy=policy, backend=backend)
+            result = screen(spec.kernel, config, policy=policy, session=session)
         except ZeinspectError as exc:
             out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {exc.one_line()}")
             continue

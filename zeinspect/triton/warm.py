@@ -99,18 +99,23 @@ def _hash(stats: tuple) -> str:
     return h.hexdigest()
 
 
+DISTRIBUTIONS = ("triton", "triton-xpu", "pytorch-triton-xpu", "pytorch-triton", "torch")
+"""The names Triton ships under (PyPI's, PyTorch's XPU and CUDA builds) and torch's."""
+
+
 @lru_cache(maxsize=1)
 def installed() -> tuple[str, ...]:
-    """The distributions whose code decides a Triton compile here: Triton's (whatever its
-    distribution's name) and torch's."""
-    from importlib.metadata import distributions
+    """The distributions whose code decides a Triton compile here, with their versions (looked
+    up by name: scanning every installed distribution cost a warm screen 0.14 s)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    found = set()
-    for d in distributions():
-        name = (d.metadata["Name"] or "").lower()
-        if "triton" in name or name == "torch":
-            found.add(f"{name}=={d.version}")
-    return tuple(sorted(found))
+    found = []
+    for name in DISTRIBUTIONS:
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            pass
+    return tuple(found)
 
 
 def key(kernel: TritonKernel, caps: dict, target_name: str) -> str | None:
