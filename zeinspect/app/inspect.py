@@ -60,11 +60,16 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
 def attach_costs(got: Collection, paths: list[str], config: Settings, session: Any) -> None:
     """Each scratch user's cost (inputs.isa.ScratchCost), from IGC's ISA of the same build: a
     dumping compile of its module for the targets where it uses scratch (cached like any)."""
-    from ..inputs import expand_host, iter_inputs
+    from ..inputs import host_info, iter_host_images, iter_inputs
     from ..inputs.kinds import InputKind
     from ..model import Source
 
     users = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.AOT]
+    native = {r.identity for r in got.reports if r.built and r.uses_scratch and r.source is Source.BINARY}
+    if native:
+        # Said, never left blank: a shipped binary does not carry IGC's dump of its build.
+        got.notes.append(f"--cost: {len(native)} scratch users read from native images are not measured (their "
+                         "cost needs IGC's dump of the build that made them, which a binary does not carry)")
     targets: dict[str, set[str]] = {}
     kernels: dict[str, set[str]] = {}
     for r in users:
@@ -72,7 +77,7 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
         kernels.setdefault(r.input, set()).add(r.kernel)
     costs: dict[tuple[str, str, str], dict] = {}
     for inp in iter_inputs(list(paths)):
-        for one in (expand_host(inp)[0] if inp.kind == InputKind.HOST else [inp]):
+        for one in (iter_host_images(inp, [], host_info()) if inp.kind == InputKind.HOST else [inp]):
             if one.path not in targets or not one.compilable:
                 continue
             # Only the scratch users' dumps are read: a library image holds many kernels, most clean.

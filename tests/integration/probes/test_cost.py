@@ -93,3 +93,15 @@ def test_a_kernel_without_spills_has_no_cost_and_text_ranks_by_cost(cli, sid_com
     start = text.index(next(line for line in text if line.startswith("scratch traffic")))
     first = text[start + 1]
     assert first.strip().startswith(f"{measured[0]['kernel']} on {measured[0]['target']}")
+
+
+def test_a_native_binarys_scratch_users_are_said_unmeasured_never_left_blank(cli, sid_compiler, tmp_path):
+    built = oracle.ocloc(sid_compiler, KERNELS / "sg32_accumulate.cl", "dg2-g10")
+    assert built.binary is not None, built.log[-1000:]
+    zebin = tmp_path / "k.zebin"
+    zebin.write_bytes(built.binary)
+    doc = json.loads(cli("inspect", zebin, "--cost", "--json", "-q").out)
+    users = [r for r in doc["reports"] if r["spill_bytes"] or r["private_bytes"]]
+    assert users and all(r["cost"] is None for r in users)
+    assert any(n.startswith(f"--cost: {len(users)} scratch users read from native images are not measured")
+               for n in doc["notes"]), doc["notes"]
