@@ -203,8 +203,8 @@ def _specialization(found: dict[str, Specialization], record: dict) -> Specializ
     num_warps, threads, grf = record.get("num_warps") or 4, record.get("threads_per_warp") or 32, _grf(
         record.get("grf_mode"))
     attrs = record.get("attrs", [])
-    key = json.dumps([record["file"], record["kernel"], record["signature"], record["constexprs"], num_warps, threads,
-                      grf, record.get("num_stages"), attrs], sort_keys=True, default=str)
+    key = repr((record["file"], record["kernel"], sorted(record["signature"].items()),
+                sorted(record["constexprs"].items()), num_warps, threads, grf, record.get("num_stages"), attrs))
     spec = found.get(key)
     if spec is None:
         spec = found[key] = Specialization(TritonKernel(
