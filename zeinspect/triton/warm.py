@@ -12,7 +12,8 @@ as launched) is a function of:
   is not in a package, by content, so a helper edited in another file is a new key, and a
   module global chosen by device is computed anew per target on a miss;
 * the installed Triton and torch (their distributions' names and versions), zeinspect's own
-  version, and every TRITON_* variable of the environment (Triton's knobs change its output).
+  version, and every TRITON_* variable of the environment (Triton's knobs change its output)
+  except those that only say where Triton keeps its files (WHERE_FILES_GO).
 
 What is not in the key: packages other than the kernel's own, torch and Triton (a module that
 reads another library's constant at import sees a change there only with a cold cache,
@@ -118,13 +119,20 @@ def installed() -> tuple[str, ...]:
     return tuple(found)
 
 
+WHERE_FILES_GO = ("TRITON_CACHE_DIR", "TRITON_HOME")
+"""Triton's variables that say where it keeps files, not what it builds: the pytest plugin and
+`--run` point TRITON_CACHE_DIR at a new temporary folder each run, which in the key would make
+every warm result of theirs a miss."""
+
+
 def key(kernel: TritonKernel, caps: dict, target_name: str) -> str | None:
     """The cache key of one front-end compile, or None when it must not be cached."""
     if not _same_after_json(kernel) or not Path(kernel.file).is_file():
         return None
     return make_key(kind=KIND, zeinspect=__version__, request=request_json(kernel), caps=caps, target=target_name,
                     source=source_digest(kernel.file), installed=installed(),
-                    environment=sorted((k, v) for k, v in os.environ.items() if k.startswith("TRITON_")))
+                    environment=sorted((k, v) for k, v in os.environ.items()
+                                       if k.startswith("TRITON_") and k not in WHERE_FILES_GO))
 
 
 def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | None:

@@ -48,6 +48,9 @@ def test_the_request_the_target_and_tritons_knobs_are_in_the_key(package, monkey
     assert warm.key(_kernel(k.file, num_warps=8), CAPS, "bmg-g21") != base
     assert warm.key(k, {**CAPS, "has_subgroup_matrix_multiply_accumulate": False}, "bmg-g21") != base
     assert warm.key(k, CAPS, "lnl-m") != base
+    # Where Triton keeps its files is not what it builds: each plugin session has its own cache folder.
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/another-session")
+    assert warm.key(k, CAPS, "bmg-g21") == base
     monkeypatch.setenv("TRITON_INTEL_ADVANCED_PATH", "1")
     assert warm.key(k, CAPS, "bmg-g21") != base
 
