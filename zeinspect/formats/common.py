@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
 
 def safe(text: object) -> str:
     """Names read from files are data: escape anything a terminal would interpret."""
@@ -26,3 +32,21 @@ def fmt_bytes(n: int | None) -> str:
 
 def fmt_opt(n: object) -> str:
     return "?" if n is None else str(n)
+
+
+def fold_rows(rows: Mapping[K, V], reads: Callable[[V], Hashable]) -> tuple[dict[K, V], dict[K, list[K]]]:
+    """One row for the rows that read the same (`reads`: the same kernel, KernelReport.identity,
+    with the same cells): the same symbol in several files of one package, or in several images
+    of one library.  Returns the rows kept, in order, and for each kept row the keys of the
+    others it stands for.  What the text table and the HTML report both show."""
+    kept: dict[K, V] = {}
+    first: dict[Hashable, K] = {}
+    elsewhere: dict[K, list[K]] = {}
+    for key, row in rows.items():
+        reading = reads(row)
+        if reading in first:
+            elsewhere.setdefault(first[reading], []).append(key)
+            continue
+        first[reading] = key
+        kept[key] = row
+    return kept, elsewhere

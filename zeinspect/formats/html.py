@@ -21,6 +21,7 @@ from ..judge.audit import AuditResult, measured
 from ..model import Compiler, KernelReport, Verdict, environment_of, family_label
 from ..occupancy import of
 from .audit import counts, grouped_findings
+from .common import fold_rows
 from .occupancy import summary
 
 # One letter per verdict in the page's data.
@@ -63,16 +64,12 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
     column = {t: i for i, t in enumerate(order)}
     # One row for one kernel found in several places with the same cells (KernelReport.identity):
     # its other places go in the row's title, as the text table lists them.
-    kept: dict[tuple, dict] = {}
-    for row in rows.values():
-        cells = [row["c"].get(t) for t in order]
-        first = kept.setdefault((row["id"], json.dumps(cells)), {**row, "cells": cells, "also": []})
-        if first["n"] != row["n"]:
-            first["also"].append(row["i"])
+    kept, elsewhere = fold_rows(rows, lambda row: (row["id"], json.dumps([row["c"].get(t) for t in order])))
     index = {row["n"]: i for i, row in enumerate(kept.values())}
-    kernels = [{"k": row["k"], "c": row["cells"],
-                "i": row["i"] + (f" (+{len(row['also'])} more: {', '.join(row['also'])})" if row["also"] else "")}
-               for row in kept.values()]
+    also = {key: [inp for inp, _ in more] for key, more in elsewhere.items()}
+    kernels = [{"k": row["k"], "c": [row["c"].get(t) for t in order],
+                "i": row["i"] + (f" (+{len(also[key])} more: {', '.join(also[key])})" if key in also else "")}
+               for key, row in kept.items()]
     by_cell = {f"{index[n]}|{column[t]}": d for (n, t), d in details.items() if n in index}
     ratchet = []
     for j in result.judgements:

@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 from .. import names
 from ..model import CAUSES, KernelReport, Status, built_under
-from .common import fmt_bytes, fmt_opt, safe
+from .common import fmt_bytes, fmt_opt, fold_rows, safe
 
 MARK_OVERFLOW = "OVER"
 MARK_FAILED = "FAIL"
@@ -119,20 +119,20 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     if not reports:
         return "no kernels\n"
     targets: list[str] = []
-    rows: OrderedDict[tuple[str, str], dict[str, KernelReport]] = OrderedDict()
+    rows: dict[tuple[str, str], dict[str, KernelReport]] = {}
     for r in reports:
         if r.target not in targets:
             targets.append(r.target)
         rows.setdefault((r.input, r.kernel), {})[r.target] = r
     hidden = 0
     if not verbose:
-        shown = OrderedDict((k, v) for k, v in rows.items() if any(_finding(r) for r in v.values()))
+        shown = {k: v for k, v in rows.items() if any(_finding(r) for r in v.values())}
         hidden = len(rows) - len(shown)
         rows = shown
     several_inputs = len({k[0] for k in rows}) > 1
     readable = names.labels([kernel for _, kernel in rows])
     places = _places([inp for inp, _ in rows]) if several_inputs else {}
-    rows, elsewhere = _fold(rows)
+    rows, elsewhere = fold_rows(rows, _reads)
     labels = [safe((f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel])
                    + (f" (+{len(elsewhere[inp, kernel])} more)" if (inp, kernel) in elsewhere else ""))
               for inp, kernel in rows]
@@ -154,7 +154,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     if elsewhere:
         lines.append("the same kernel, with the same figures, in more places (one row each, marked +N):")
         for (_, kernel), more in elsewhere.items():
-            shown_places = ", ".join(safe(places.get(p, p)) for p in more[:PLACES_SHOWN])
+            shown_places = ", ".join(safe(places.get(p, p)) for p, _ in more[:PLACES_SHOWN])
             rest = f", and {len(more) - PLACES_SHOWN} more" if len(more) > PLACES_SHOWN else ""
             lines.append(f"  {safe(readable[kernel])}: also in {shown_places}{rest}")
     lines += costliest(reports)
@@ -203,22 +203,9 @@ PLACES_SHOWN = 8
 """Places listed for a row found in several (the JSON has every report)."""
 
 
-def _fold(rows: OrderedDict) -> tuple[OrderedDict, dict[tuple[str, str], list[str]]]:
-    """One row for one kernel found in several places with the same cells: the same symbol in
-    several files of one package, or in several images of one library (KernelReport.identity).
-    Returns the rows kept and, for each kept row, the other places it stands for."""
-    kept: OrderedDict = OrderedDict()
-    first: dict[tuple, tuple[str, str]] = {}
-    elsewhere: dict[tuple[str, str], list[str]] = {}
-    for key, by_target in rows.items():
-        any_report = next(iter(by_target.values()))
-        reads = (any_report.identity, tuple(sorted((t, cell(r)) for t, r in by_target.items())))
-        if reads in first:
-            elsewhere.setdefault(first[reads], []).append(key[0])
-            continue
-        first[reads] = key
-        kept[key] = by_target
-    return kept, elsewhere
+def _reads(by_target: dict[str, KernelReport]) -> tuple:
+    """What a table row reads as: its kernel (KernelReport.identity) and its cells."""
+    return next(iter(by_target.values())).identity, tuple(sorted((t, cell(r)) for t, r in by_target.items()))
 
 
 def _places(inputs: list[str]) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import mmap
 import os
+import struct
 import tempfile
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -61,10 +62,18 @@ MAP_BYTES = 16 * 1024 * 1024
 """Files and package members this large or larger are mapped (members: spooled first)."""
 
 
+EM_X86_64 = 62
+
+
+def is_host_elf(data: Buffer) -> bool:
+    """An x86-64 ELF file (an object, executable or shared object that may carry device images)."""
+    return data[:4] == b"\x7fELF" and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_X86_64
+
+
 def is_host_head(head: bytes) -> bool:
     """Whether a file's first bytes are an x86-64 ELF file or a static archive: what may be
     large and is only ever read in pieces (device images, headers, records)."""
-    return (head[:4] == b"\x7fELF" and len(head) >= 20 and head[18:20] == b"\x3e\x00") or head[:8] == b"!<arch>\n"
+    return is_host_elf(head) or head[:8] == b"!<arch>\n"
 
 
 def map_file(handle: BinaryIO) -> mmap.mmap:
@@ -102,15 +111,11 @@ def cut(data: Buffer, offset: int, size: int) -> bytes:
     return piece
 
 
-def release(data: Buffer, offset: int = 0, size: int | None = None) -> None:
-    """Hand back the pages of a map (all of it, or the ones `offset`/`size` span) that reading
-    paged in: they stay in the page cache and come back if read again.  Nothing for bytes."""
-    if not isinstance(data, mmap.mmap) or data.closed:
-        return
-    start = offset - offset % mmap.PAGESIZE
-    end = len(data) if size is None else min(offset + size, len(data))
-    if end > start:
-        data.madvise(mmap.MADV_DONTNEED, start, end - start)
+def release(data: Buffer) -> None:
+    """Hand back every page of a map that reading paged in: they stay in the page cache and
+    come back if read again.  Nothing for bytes."""
+    if isinstance(data, mmap.mmap) and not data.closed and len(data):
+        data.madvise(mmap.MADV_DONTNEED)
 
 
 class BufferStream(io.RawIOBase):

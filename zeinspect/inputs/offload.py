@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import envvars
 from ..errors import FormatError
-from .files import Buffer, cut, release
+from .files import EM_X86_64, Buffer, cut, is_host_elf, release
 from .kinds import InputKind
 from .sycl_image import ImageInfo, descriptors
 
@@ -41,7 +41,6 @@ MAX_IMAGES = 100_000
 MAX_DEPTH = 4
 IMAGE_KINDS = {0: "none", 1: "object", 2: "bitcode", 3: "cubin", 4: "fatbinary", 5: "ptx", 6: "spirv"}
 OFFLOAD_KINDS = {0: "none", 1: "openmp", 2: "cuda", 4: "hip", 8: "sycl"}
-EM_X86_64 = 62
 R_X86_64_64 = 1
 R_X86_64_RELATIVE = 8
 
@@ -101,10 +100,6 @@ def classify(data: bytes) -> InputKind:
     if data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):
         return InputKind.BITCODE
     return InputKind.UNKNOWN
-
-
-def is_host_elf(data: bytes) -> bool:
-    return data[:4] == b"\x7fELF" and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_X86_64
 
 
 def is_host_archive(data: bytes) -> bool:

@@ -25,12 +25,11 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     mapped rather than read (inputs.files.map_file), and its native images are read one by one
     and dropped once reported: at any moment memory holds one native image, the reports and
     the modules waiting to be compiled, whatever the size of the input."""
-    from ..inputs import host_info as new_host_info
-    from ..inputs import iter_host_images, iter_inputs
+    from ..inputs import host_info, iter_host_images, iter_inputs
 
     explicit_targets = config.targets_given
     out = Collection()
-    host_info = {}
+    hosts: dict[str, dict] = {}
     compilable: list[Input] = []
     binaries: list[Input] = []
     counts = Counts()
@@ -40,7 +39,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     for inp in source:
         if inp.kind == InputKind.HOST:
             notes: list[str] = []
-            info = host_info[inp.path] = new_host_info()
+            info = hosts[inp.path] = host_info()
             for image in iter_host_images(inp, notes, info):
                 if image.compilable:
                     compilable.append(image)
@@ -72,9 +71,9 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         out.notes += got.notes
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
     out.notes += counts.notes()
-    if host_info and explicit_targets:
+    if hosts and explicit_targets:
         plan = out.plan or session.plan(config.targets)
-        for path, info in host_info.items():
+        for path, info in hosts.items():
             missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
             if missing and (info["ips"] or info["spirv"]):
                 fallback = ("; its SPIR-V image is compiled at run time there" if info["spirv"]
