@@ -206,3 +206,16 @@ def front_door_bypasses(root: Path = PACKAGE) -> list[str]:
 
 def test_the_cli_goes_through_app_only():
     assert front_door_bypasses() == []
+
+
+def test_every_command_is_registered_by_the_module_the_lazy_group_names() -> None:
+    """The CLI imports a family of commands when one of them runs (cli.common.LazyGroup): its
+    table must name each command's module, and every command a module registers."""
+    import importlib
+
+    from zeinspect.cli.common import LazyGroup, cli
+
+    for module in sorted(set(LazyGroup.COMMANDS.values())):
+        importlib.import_module(f"zeinspect.cli.{module}")
+    registered = {name: command.callback.__module__.rpartition(".")[2] for name, command in cli.commands.items()}
+    assert registered == LazyGroup.COMMANDS

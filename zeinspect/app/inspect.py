@@ -92,9 +92,8 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
 
 def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], Executor] | None = None
                   ) -> ExplainResult:
-    """Which source lines spill, from IGC's own ISA (the module as written: no sub-group rewrite)."""
-    if config.shape.sub_group is not None:
-        raise UsageError("explain reads the module as written: rewrite its sub-group size with `zeinspect fix` first")
+    """Which source lines spill, from IGC's own ISA of the build in `config`'s shape (a sub-group
+    size given is the module rewritten, as `kernel` builds it)."""
     return run_explain(collect(list(paths)), config, open_session(config, backend=backend))
 
 

@@ -24,7 +24,8 @@ from .session import open_session
 
 
 def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (), allow_subgroup_change: bool = False,
-           progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> list[Search]:
+           progress: Progress | None = None, backend: Callable[[], Executor] | None = None,
+           cost: bool = False) -> list[Search]:
     """The shape table of every scratch-using kernel (or of `kernels`) of each input."""
     session = open_session(config, backend=backend)
     plan = session.plan()
@@ -35,7 +36,7 @@ def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (),
         names = list(kernels) or fix_mod.scratch_users(inp, config, session, plan)[0]
         for name in names:
             searches.append(search(inp, name, config, session, plan, allow_subgroup_change=allow_subgroup_change,
-                                   progress=progress))
+                                   progress=progress, cost=cost))
     return searches
 
 

@@ -1,7 +1,8 @@
 """The command line: options, one use case (zeinspect.app), one render (formats.writers), exit.
 
-One module per family of commands; `main` turns every error into one line and its exit
-code (docs/reference/exit-codes.md), never a traceback.
+One module per family of commands, imported when one of its commands runs (common.LazyGroup);
+`main` turns every error into one line and its exit code (docs/reference/exit-codes.md), never a
+traceback.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import click
 from .. import envvars
 from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
 from ..errors import EXIT_INPUT, EXIT_OK, ZeinspectError
-from . import cache, diff, gate, probe, toolchain, triton  # noqa: F401 - each registers its commands on `cli`
 from .common import cli, fatal
 
 __all__ = ["cli", "main"]

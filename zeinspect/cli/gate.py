@@ -79,15 +79,20 @@ def ratchet_update(compile: CompileOptions, config: str | None, allow_grow: bool
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("-k", "--kernel", "kernels", multiple=True, help="Search these kernels even if they use no scratch.")
 @shape_options
+@click.option("--cost", is_flag=True,
+              help="Also measure each shape's scratch traffic in loops, from IGC's ISA of its build (done anyway "
+                   "when no shape removes the scratch: the least traffic is then chosen).")
 @click.option("--json", "as_json", is_flag=True)
-def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_change: bool, as_json: bool) -> None:
+def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_change: bool, cost: bool,
+           as_json: bool) -> None:
     """Compile every shape of each scratch-using kernel on every target and show the table."""
     from ..app.shapes import shapes as search_shapes
     from ..formats import shapes as shapes_fmt
     from ..formats.json import dumps
 
     searches = compile.run("compiling shapes", lambda p: search_shapes(
-        [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p))
+        [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p,
+        cost=cost))
     if as_json:
         write(dumps(shapes_fmt.document(searches)))
     else:

@@ -58,26 +58,32 @@ def triton(spec: tuple, run_command: bool, run_timeout: float | None, cache_dir:
     With --run, `zeinspect triton --run -- CMD ARGS...` runs the library's own code instead and
     screens every kernel it launches, at the values it launches it with.  With --from-cache DIR,
     every kernel a Triton cache holds, built from its TTIR with the options it was compiled with."""
-    from pathlib import Path
-
-    from ..triton import app, views
-    from ..triton.kernel import TritonKernel, parse_pairs
-
     if run_command or cache_dir is not None:
         if cache_dir is not None and (spec or run_command):
             raise click.UsageError("--from-cache DIR takes no FILE, DIR or --run")
         if run_command and not spec:
             raise click.UsageError("--run needs a command after `--`")
         config = compile.config(default_targets=TRITON_TARGETS)
-        from ..triton.cache import screen_cache
-        from ..triton.library import screen_run
+        if cache_dir is not None:
+            from ..triton.cache import screen_cache
 
-        got = compile.run("compiling", lambda p: screen_cache(cache_dir, config, policy=build_policy, progress=p)
-                          if cache_dir is not None else
-                          screen_run(list(spec), config, timeout=run_timeout, policy=build_policy, progress=p))
+            got = compile.run("compiling", lambda p: screen_cache(cache_dir, config, policy=build_policy, progress=p))
+        else:
+            from ..triton.library import screen_run
+
+            got = compile.run("compiling", lambda p: screen_run(list(spec), config, timeout=run_timeout,
+                                                                policy=build_policy, progress=p))
+        # Imported here, not above: with --run, the screen's modules load while the command runs.
+        from ..triton import views
+
         write(views.library_text(got) if not as_json else views.library_document(got, own_stats(got.collection.stats)))
         show_incidents(got.collection.incidents)
         sys.exit(got.exit_code)
+    from pathlib import Path
+
+    from ..triton import app, views
+    from ..triton.kernel import TritonKernel, parse_pairs
+
     if len(spec) != 1:
         raise click.UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     one: str = spec[0]

@@ -8,6 +8,15 @@ from .common import safe
 
 COLUMNS = ("shape", "targets that spill or use private memory (bytes per thread)", "fail to build",
            "not available / ignored")
+TRAFFIC = "scratch per loop iteration (bytes, summed)"
+"""The column shown when the search measured scratch traffic (no shape removes the scratch)."""
+
+
+def _traffic_cell(row: Row) -> str:
+    if not row.costs:
+        return "-" if row.scratch_targets else "none"
+    traffic = row.loop_traffic
+    return "not measured" if traffic is None else (str(traffic) if traffic else "0 (outside loops only)")
 
 
 def _row_cells(row: Row) -> list[str]:
@@ -29,16 +38,18 @@ def table(searches: list[Search]) -> str:
         out.append(f"kernel {safe(s.kernel)} ({safe(s.input)}): {written} as written; "
                    + ("depends on its sub-group size: " + "; ".join(s.depends) if s.depends
                       else "does not depend on its sub-group size"))
-        rows = [list(COLUMNS)]
+        measured = any(r.costs for r in s.rows)
+        rows = [list(COLUMNS) + ([TRAFFIC] if measured else [])]
         for row in s.rows:
             label = row.shape.describe() + (" (as written)" if row.as_written else "")
             marker = "* " if s.winner is row else "  "
-            rows.append([marker + label] + _row_cells(row))
+            rows.append([marker + label] + _row_cells(row) + ([_traffic_cell(row)] if measured else []))
         rows[0][0] = "  " + rows[0][0]
         width = max(len(r[0]) for r in rows)
         for r in rows:
             out.append("  " + r[0].ljust(width) + "  | " + " | ".join(r[1:]))
         out.append(f"  chosen (*): {s.why()}" if s.winner else "  no shape builds on every target")
+        out += [f"  note: {safe(n)}" for n in s.notes]
         out.append("")
     return "\n".join(out)
 
@@ -49,6 +60,7 @@ def document(searches: list[Search]) -> dict:
             "shape": row.shape.to_json(), "as_written": row.as_written, "changes_semantics": row.changes_semantics,
             "builds_everywhere": row.builds_everywhere, "targets_with_scratch": [c.target for c in row.scratch_targets],
             "total_scratch_bytes": row.total_scratch,
+            "loop_traffic_bytes": row.loop_traffic, "costs": row.costs,
             "cells": [{"target": c.target, "state": c.state.value, "why": c.why, "scratch_bytes": c.scratch,
                        "report": c.report.to_json() if c.report else None} for c in row.cells],
         }
@@ -59,7 +71,7 @@ def document(searches: list[Search]) -> dict:
          "rows": [row_json(r) for r in s.rows],
          "winner": s.winner.shape.to_json() if s.winner else None,
          "runner_up": s.runner_up.shape.to_json() if s.runner_up else None,
-         "why": s.why()} for s in searches]}
+         "why": s.why(), "notes": s.notes} for s in searches]}
 
 
 def compress_names(names: list[str]) -> str:

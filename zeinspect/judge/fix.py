@@ -150,6 +150,12 @@ def _document(result: FixResult, artefacts: dict | None) -> dict:
             "why": d.search.why(),
             "compilers": list(d.search.compiler_ids),
         }
+        winner = d.search.winner
+        if winner is not None and winner.costs:
+            # Measured because no shape removes the scratch: what the chosen shape moves per
+            # iteration of its innermost loop with any, per target (None: not measured there).
+            record["scratch_per_loop_iteration"] = {t: c["per_iteration_bytes"] if c else None
+                                                    for t, c in sorted(winner.costs.items())}
         if d.search.depends:
             record["depends_on_sub_group"] = d.search.depends
         if d.equivalence is not None:

@@ -9,15 +9,20 @@ given another one unless asked: those shapes are marked "changes semantics" and 
 
 Choosing, in this order (docs/guides/why-it-spills.md, "How zeinspect chooses a shape"):
   1. builds on every target (not available counts as not building);
-  2. fewest targets with scratch;
-  3. least total scratch (bytes per thread, summed over targets);
-  4. fewest constraints: the compiler's choice before a fixed sub-group size, the default
+  2. when no shape removes the scratch: least scratch traffic in loops (bytes moved per
+     iteration of the innermost loop with any, summed over targets; from IGC's ISA of each
+     shape's build, inputs.isa.ScratchCost): a spill paid once in a prologue costs nothing
+     next to one paid on every iteration;
+  3. fewest targets with scratch;
+  4. least total scratch (bytes per thread, summed over targets);
+  5. fewest constraints: the compiler's choice before a fixed sub-group size, the default
      register file before automatic before 256.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,6 +74,11 @@ class Row:
     cells: list[Cell] = field(default_factory=list)
     changes_semantics: bool = False
     as_written: bool = False
+    costs: dict[str, dict | None] = field(default_factory=dict)
+    """Target -> the ScratchCost JSON of this shape's build where it uses scratch (None: the
+    dumping compile gave none); measured when no shape removes the scratch, or when asked."""
+    config: Any = field(default=None, repr=False)
+    """The settings this shape was built with (its levers and rewrites)."""
 
     @property
     def builds_everywhere(self) -> bool:
@@ -98,10 +108,22 @@ class Row:
 
         return sum(o.threads_per_eu for c in self.cells if c.report is not None and (o := of(c.report)) is not None)
 
+    @property
+    def loop_traffic(self) -> int | None:
+        """Scratch bytes moved per iteration of the innermost loop with any, summed over the
+        targets with scratch; None where not measured (or not on every such target)."""
+        if not self.costs or any(c is None for c in self.costs.values()):
+            return None
+        return sum(c["per_iteration_bytes"] for c in self.costs.values() if c is not None)
+
     def key(self) -> tuple:
         # Among shapes that clear the scratch alike, the one that keeps more threads per EU first.
         occupancy = -self.threads_per_eu if not self.scratch_targets else 0
-        return (not self.builds_everywhere, len(self.scratch_targets), self.total_scratch, occupancy, self.constraints)
+        # A shape whose traffic was to be measured and was not ranks after those measured.
+        traffic = self.loop_traffic
+        loops = traffic if traffic is not None else (math.inf if self.costs else 0)
+        return (not self.builds_everywhere, loops, len(self.scratch_targets), self.total_scratch, occupancy,
+                self.constraints)
 
 
 @dataclass
@@ -113,6 +135,8 @@ class Search:
     depends: list[str]
     rows: list[Row] = field(default_factory=list)
     compiler_ids: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the search could not measure (a dumping compile that crashed), one line each."""
 
     @property
     def written_sub_group(self) -> int | None:
@@ -143,14 +167,22 @@ class Search:
         if w is None:
             return "no shape builds on every target"
         parts = [f"{w.shape.describe()} builds on every target"]
-        parts.append("and uses no scratch memory anywhere" if not w.scratch_targets else
-                     f"with scratch on {len(w.scratch_targets)} target(s), {w.total_scratch} bytes in all, "
-                     "the fewest of any shape")
+        if not w.scratch_targets:
+            parts.append("and uses no scratch memory anywhere")
+        elif w.loop_traffic is not None:
+            parts.append(f"with scratch on {len(w.scratch_targets)} target(s), {w.total_scratch} bytes in all, and "
+                         f"{_traffic(w.loop_traffic)}: no shape moves less scratch in loops")
+        else:
+            parts.append(f"with scratch on {len(w.scratch_targets)} target(s), {w.total_scratch} bytes in all, "
+                         "the fewest of any shape")
         r = self.runner_up
         if r is not None:
             if not r.builds_everywhere:
                 cost = ("does not build on " + ", ".join(
                     c.target for c in r.cells if c.state in (CellState.FAILED, CellState.NOT_AVAILABLE)))
+            elif r.loop_traffic != w.loop_traffic and w.scratch_targets:
+                cost = (f"moves {_traffic(r.loop_traffic)}, with {r.total_scratch} bytes of scratch in all"
+                        if r.loop_traffic is not None else "could not be measured for its scratch traffic in loops")
             elif len(r.scratch_targets) != len(w.scratch_targets):
                 cost = f"leaves scratch on {len(r.scratch_targets)} target(s)"
             elif r.total_scratch != w.total_scratch:
@@ -162,6 +194,11 @@ class Search:
                 cost = "is as good but constrains the kernel more"
             parts.append(f"; the runner-up, {r.shape.describe()}, {cost}")
         return " ".join(parts[:2]) + "".join(parts[2:])
+
+
+def _traffic(per_iteration: int) -> str:
+    return (f"{per_iteration} bytes of scratch per loop iteration (innermost loops, summed over targets)"
+            if per_iteration else "no scratch inside loops")
 
 
 def cell_of(target: str, report: KernelReport | None, shape: Any, levers: LeverRegistry = MODULE_LEVERS) -> Cell:
@@ -179,8 +216,10 @@ def cell_of(target: str, report: KernelReport | None, shape: Any, levers: LeverR
 
 
 def search(inp: Input, kernel: str, base: Settings, session: Session, plan: TargetPlan, *,
-           allow_subgroup_change: bool = False, progress: Progress | None = None) -> Search:
-    """Compile every shape of `kernel` for every planned target (through the cache)."""
+           allow_subgroup_change: bool = False, progress: Progress | None = None, cost: bool = False) -> Search:
+    """Compile every shape of `kernel` for every planned target (through the cache).  When no
+    shape removes the scratch (or `cost`), each shape that builds everywhere with scratch gets
+    its scratch traffic in loops measured, from IGC's ISA of its build (cached like it)."""
     from ..errors import UsageError
     from ..inputs.spirv import read_module
     from ..levers.sub_group import depends_on_sub_group
@@ -206,6 +245,7 @@ def search(inp: Input, kernel: str, base: Settings, session: Session, plan: Targ
             result.rows.append(row)
             continue
         config = replace(base, shape=shape, kernels=(kernel,), rewrites=module_rewrites(kernel, shape, as_written))
+        row.config = config
         try:
             got = probe([inp], config, session, plan=plan)
             by_target = {r.target: r for r in got.reports if r.kernel in (kernel, WHOLE_MODULE)}
@@ -218,4 +258,19 @@ def search(inp: Input, kernel: str, base: Settings, session: Session, plan: Targ
         result.rows.append(row)
         if progress:
             progress(n + 1, len(shapes))
+    if cost or not any(r.builds_everywhere and not r.scratch_targets for r in result.candidates):
+        _measure_traffic(inp, kernel, result, session)
     return result
+
+
+def _measure_traffic(inp: Input, kernel: str, result: Search, session: Session) -> None:
+    """Each candidate that builds everywhere with scratch: its scratch cost per target."""
+    from ..probes.explain import scratch_costs
+
+    for row in result.candidates:
+        if not row.builds_everywhere or not row.scratch_targets:
+            continue
+        targets = [c.target for c in row.scratch_targets]
+        costs, problems = scratch_costs([inp], row.config.with_targets(targets), session)
+        result.notes += [f"{row.shape.describe()}: {p}" for p in problems]
+        row.costs = {t: costs.get((inp.path, kernel, t)) for t in targets}

@@ -33,7 +33,7 @@ from ..model import Compiler
 from ..settings import Settings
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan
-from .aot import build_options
+from .aot import build_options, prepare_module
 from .session import Session
 
 
@@ -194,10 +194,14 @@ class _Job:
     options: str
     internal: str
     module_file: str | None
+    data: bytes
+    """What ocloc builds: the input, or its SPIR-V with the shape's rewrites (probes.aot.prepare_module),
+    so that the dump is of the build the report came from."""
+    spirv: bool
 
 
 def _jobs(inputs: list[Input], config: Settings, plan: TargetPlan, module_files: dict[str, str],
-          out: ExplainResult) -> Iterator[_Job]:
+          out: ExplainResult, cache: BuildCache) -> Iterator[_Job]:
     for inp in _with_images(inputs, out):
         if not inp.compilable:
             out.notes.append(f"{inp.path}: explain compiles sources and SPIR-V; a {inp.kind} has no ISA to read")
@@ -210,9 +214,15 @@ def _jobs(inputs: list[Input], config: Settings, plan: TargetPlan, module_files:
             if compiler not in out.compilers:
                 out.compilers.append(compiler)
             options, internal, _ = build_options(inp, config, compiler, [t for t in plan.targets if t.ip == ip])
-            if inp.kind == InputKind.OPENCL:
+            data, kind, notes = prepare_module(inp, config, compiler, ip, cache)
+            if kind == InputKind.OPENCL:
                 options = f"{options} -g".strip()
-            yield _Job(inp, ip, compiler, tuple(plan.names_for_ip(ip)), options, internal, module_file)
+            elif notes and inp.kind == InputKind.OPENCL:  # the rewrite's SPIR-V carries no line information
+                said = f"{inp.path}: {'; '.join(notes)}: its source lines are not known in the rewritten module"
+                if said not in out.notes:
+                    out.notes.append(said)
+            yield _Job(inp, ip, compiler, tuple(plan.names_for_ip(ip)), options, internal, module_file, data,
+                       kind == InputKind.SPIRV)
 
 
 def explain(inputs: list[Input], config: Settings, session: Session, plan: TargetPlan | None = None, *,
@@ -223,10 +233,10 @@ def explain(inputs: list[Input], config: Settings, session: Session, plan: Targe
     plan = plan or session.plan(config.targets)
     cache = session.cache
     out = ExplainResult()
-    jobs = list(_jobs(inputs, config, plan, module_files or {}, out))
+    jobs = list(_jobs(inputs, config, plan, module_files or {}, out, cache))
 
     def build(job: _Job) -> DumpedBuild:
-        return _dumped_build(cache, job.compiler, job.input.data, spirv=job.input.kind == InputKind.SPIRV,
+        return _dumped_build(cache, job.compiler, job.data, spirv=job.spirv,
                              ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout,
                              environment=config.compiler_environment)
 
@@ -253,16 +263,16 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
     Also the incidents (a crashed or hung dumping compile), one line each."""
     plan = session.plan(config.targets)
     cache = session.cache
-    jobs = list(_jobs(inputs, config, plan, {}, ExplainResult()))
+    jobs = list(_jobs(inputs, config, plan, {}, ExplainResult(), cache))
 
     def one(job: _Job) -> tuple[dict[str, dict], list[str]]:
-        fields = _build_fields(job.compiler, job.input.data, spirv=job.input.kind == InputKind.SPIRV, ip=job.ip,
+        fields = _build_fields(job.compiler, job.data, spirv=job.spirv, ip=job.ip,
                                options=job.options, internal=job.internal, environment=config.compiler_environment)
         key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
         hit = cache.get(key)
         if hit is not None:
             return json.loads(zlib.decompress(hit[1])), []
-        built = _dumped_build(cache, job.compiler, job.input.data, spirv=fields["spirv"], ip=job.ip,
+        built = _dumped_build(cache, job.compiler, job.data, spirv=fields["spirv"], ip=job.ip,
                               options=job.options, internal=job.internal, timeout=config.timeout,
                               environment=config.compiler_environment)
         found = ExplainResult()

@@ -213,7 +213,7 @@ def discover_report(timeout: float | None = None) -> list[tuple[Compiler | None,
 def _identified(candidates: list[tuple[str, str, dict | None]], timeout: float | None
                 ) -> list[tuple[Compiler | None, str]]:
     cache = _load_identity_cache()
-    before = json.dumps(cache, sort_keys=True)
+    known = set(cache)  # identify() only adds entries: a new key is a change to store
     seen: set[str] = set()
     out: list[tuple[Compiler | None, str]] = []
     for path, origin, manifest in candidates:
@@ -225,7 +225,7 @@ def _identified(candidates: list[tuple[str, str, dict | None]], timeout: float |
             out.append((identify(path, origin, manifest=manifest, cache=cache, timeout=timeout), origin))
         except (ToolchainError, OSError) as exc:
             out.append((None, f"{path} ({origin}): {exc}"))
-    if json.dumps(cache, sort_keys=True) != before:
+    if set(cache) != known:
         _store_identity_cache(cache)
     found = sorted((c for c, _ in out if c is not None), key=lambda c: c.version_key, reverse=True)
     ordered: list[tuple[Compiler | None, str]] = [(c, c.origin) for c in found]

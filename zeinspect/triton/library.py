@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, BinaryIO, ClassVar, Protocol
 
 from ..probes.results import Collection, Progress
 from ..settings import Settings
@@ -134,8 +136,16 @@ def capture_environment(folder: Path, target: dict) -> dict[str, str]:
             "TRITON_CACHE_DIR": str(folder / "triton-cache")}
 
 
-def capture(command: list[str], *, target: dict, timeout: float | None = None) -> Capture:
-    """Run `command` with the capture installed (triton.capture); what it launched, read back."""
+def capture(command: list[str], *, target: dict, timeout: float | None = None,
+            meanwhile: Callable[[], None] | None = None,
+            on_new: Callable[[Specialization], object] | None = None) -> Capture:
+    """Run `command` with the capture installed (triton.capture); what it launched, read back.
+
+    The launches are read as the command writes them; `meanwhile` (the screen's imports) runs
+    while it runs, and `on_new` with each new specialization as it is read (its screen).  What
+    zeinspect adds to a warm run is then its start-up and its report (issue 38's 5 %;
+    bench/triton_capture.py).  A time limit is checked between screens: a cold screen during
+    the run may stop the command up to one compile late."""
     import zeinspect
 
     package_root = str(Path(zeinspect.__file__).resolve().parents[1])
@@ -153,47 +163,152 @@ def capture(command: list[str], *, target: dict, timeout: float | None = None) -
             from ..errors import UsageError
 
             raise UsageError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
-        timed_out = False
+        reader = LaunchReader()
+        tail = _Tail(out)
+        ended = _Exit(proc)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        timed_out, code = False, None
         try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            code = proc.wait()
-        lines = out.read_text(errors="replace").splitlines() if out.exists() else []
+            while code is None:
+                if meanwhile is not None:
+                    meanwhile()
+                    meanwhile = None
+                left = None if deadline is None else deadline - time.monotonic()
+                code = ended.wait(POLL_S if left is None else max(0.0, min(POLL_S, left)))
+                if code is None and left is not None and left <= POLL_S:
+                    timed_out = True
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    code = proc.wait()
+                _read(tail.lines(), reader, on_new)
+            _read(tail.lines(final=True), reader, on_new)
+        finally:
+            if proc.poll() is None:  # zeinspect itself failed or was interrupted: the command goes too
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            tail.close()
+            ended.close()
         errors.seek(0)
         said = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
         errors.close()
-    got = read_launches(command, code, timed_out, lines)
+    got = reader.capture(command, code, timed_out)
     if code and said:
         # A library that refuses to run here: where and why in one line (its last), not its traceback.
         got.problems.append(f"the command ended with: {said[-1].strip()[:300]}")
     return got
 
 
+POLL_S = 0.25
+"""How often the launches file is read while the command runs."""
+
+
+class _Exit:
+    """The command's end, waited for without waking: its pidfd (Linux 5.3) tells select the
+    moment it ends.  Popen.wait(timeout) polls instead, every 0.5 to 50 ms, and those wake-ups
+    slowed a torch command on two cores by 2 % (its threads spin at their barriers)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        try:
+            self.fd: int | None = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            self.fd = None
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit status, or None when it still runs after `timeout` seconds."""
+        if self.fd is None:
+            try:
+                return self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+        select.select([self.fd], [], [], timeout)
+        return self.proc.poll()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def _read(lines: list[str], reader: LaunchReader, on_new: Callable[[Specialization], object] | None) -> None:
+    before = len(reader.found)
+    for line in lines:
+        reader.feed(line)
+    if on_new is not None and len(reader.found) > before:
+        for spec in list(reader.found.values())[before:]:
+            on_new(spec)
+
+
+class _Tail:
+    """The launches file's complete lines as they are appended (it appears at the first launch)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.rest = path, b""
+        self.handle: BinaryIO | None = None
+
+    def lines(self, final: bool = False) -> list[str]:
+        if self.handle is None:
+            try:
+                self.handle = open(self.path, "rb")  # noqa: SIM115 - kept open while the command runs
+            except FileNotFoundError:
+                return []
+        data = self.rest + self.handle.read()
+        done, _, self.rest = data.rpartition(b"\n")
+        if final and self.rest:
+            done, self.rest = data, b""  # a line cut short by a crash: read, and named as such
+        return done.decode(errors="replace").splitlines() if done else []
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
 def read_launches(command: list[str], code: int | None, timed_out: bool, lines: list[str]) -> Capture:
     """The capture's lines (one JSON launch each) as specializations, identical ones counted."""
-    found: dict[str, Specialization] = {}
-    problems = []
-    for n, line in enumerate(lines, 1):
+    reader = LaunchReader()
+    for line in lines:
+        reader.feed(line)
+    return reader.capture(command, code, timed_out)
+
+
+class LaunchReader:
+    """Launch lines read one at a time into specializations.  A line seen before is a launch of
+    the specialization it was the first time (the same kernel, values, site and devices): a
+    library's run repeats a few lines thousands of times, and those are counted, not parsed."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Specialization] = {}
+        self.seen: dict[str, Specialization] = {}
+        self.problems: list[str] = []
+        self.n = 0
+
+    def feed(self, line: str) -> None:
+        self.n += 1
+        spec = self.seen.get(line)
+        if spec is not None:
+            spec.launches += 1
+            return
+        n = self.n
         try:
             record = json.loads(line)
         except ValueError:
-            problems.append(f"capture line {n} does not read (cut short?)")
-            continue
+            self.problems.append(f"capture line {n} does not read (cut short?)")
+            return
         if not isinstance(record, dict) or "error" in record:
-            problems.append(str(record["error"]) if isinstance(record, dict) else f"capture line {n} is not a launch")
-            continue
+            self.problems.append(str(record["error"]) if isinstance(record, dict)
+                                 else f"capture line {n} is not a launch")
+            return
         try:
-            spec = _specialization(found, record)
+            spec = _specialization(self.found, record)
         except (KeyError, TypeError, ValueError) as exc:
-            problems.append(f"capture line {n} is not a launch ({exc.__class__.__name__}: {exc})"[:200])
-            continue
+            self.problems.append(f"capture line {n} is not a launch ({exc.__class__.__name__}: {exc})"[:200])
+            return
+        self.seen[line] = spec
         spec.launches += 1
         if record.get("site") and record["site"] not in spec.sites:
             spec.sites.append(record["site"])
         spec.devices.update(record.get("devices") or ["no tensor"])
-    return Capture(list(command), code, timed_out, list(found.values()), problems)
+
+    def capture(self, command: list[str], code: int | None, timed_out: bool) -> Capture:
+        return Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems))
 
 
 def _specialization(found: dict[str, Specialization], record: dict) -> Specialization:
@@ -231,24 +346,46 @@ class LibraryScreen:
         return exit_code(self.collection.reports, self.collection.incidents)
 
 
-def screen_captured(got: Source, config: Settings, *, policy: str = "jit",
-                    progress: Progress | None = None, backend: Callable[..., Any] | None = None) -> LibraryScreen:
-    """Each specialization (captured, or read from a cache) built on every target; its reports
-    named by what sets it apart."""
-    from ..app.session import open_session
-    from ..errors import ZeinspectError
-    from .app import screen
+class Screener:
+    """Specializations screened one at a time on every target, through one session: as a
+    capture reads them (while the command runs) or all at the end (screen_captured)."""
 
+    def __init__(self, config: Settings, *, policy: str = "jit", backend: Callable[..., Any] | None = None) -> None:
+        self.config, self.policy, self.backend = config, policy, backend
+        self.session: Any = None
+        self.done: dict[int, Collection | str] = {}
+        """id(specialization) -> its collection, or why it was not screened."""
+
+    def screen(self, spec: Specialization) -> Collection | str:
+        if id(spec) in self.done:
+            return self.done[id(spec)]
+        from ..app.session import open_session
+        from ..errors import ZeinspectError
+        from .app import screen
+
+        if self.session is None:
+            self.session = open_session(self.config, backend=self.backend)
+        try:
+            got: Collection | str = screen(spec.kernel, self.config, policy=self.policy,
+                                           session=self.session).collections[-1]
+        except ZeinspectError as exc:
+            got = exc.one_line()
+        self.done[id(spec)] = got
+        return got
+
+
+def screen_captured(got: Source, config: Settings, *, policy: str = "jit", progress: Progress | None = None,
+                    backend: Callable[..., Any] | None = None, screener: Screener | None = None) -> LibraryScreen:
+    """Each specialization (captured, or read from a cache) built on every target; its reports
+    named by what sets it apart.  `screener`: one that screened some of them already."""
+    screener = screener or Screener(config, policy=policy, backend=backend)
     out = LibraryScreen(got)
     out.collection.notes += got.problems
-    session = open_session(config, backend=backend) if got.specializations else None
     for n, spec in enumerate(got.specializations, 1):
-        try:
-            result = screen(spec.kernel, config, policy=policy, session=session)
-        except ZeinspectError as exc:
-            out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {exc.one_line()}")
+        collection = screener.screen(spec)
+        if isinstance(collection, str):
+            out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {collection}")
             continue
-        collection = result.collections[-1]
         # One row per specialization: the kernel's name with the values that set it apart.
         named = f"{spec.kernel.kernel}[{spec.describe}]"
         file = spec.origin or spec.kernel.file
@@ -263,6 +400,20 @@ def screen_captured(got: Source, config: Settings, *, policy: str = "jit",
 
 def screen_run(command: list[str], config: Settings, *, timeout: float | None = None, policy: str = "jit",
                progress: Progress | None = None) -> Any:
-    """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library)."""
-    got = capture(command, target=capture_target(config), timeout=timeout)
-    return screen_captured(got, config.with_targets(config.targets), policy=policy, progress=progress)
+    """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library).
+
+    Each specialization is screened when its first launch is read, while the command runs: a
+    warm screen is then done by the time the command ends (issue 38: capturing adds at most
+    5 % to a warm run; bench/triton_capture.py)."""
+    config = config.with_targets(config.targets)
+    screener = Screener(config, policy=policy)
+    got = capture(command, target=capture_target(config), timeout=timeout, meanwhile=_load_screen,
+                  on_new=screener.screen)
+    return screen_captured(got, config, progress=progress, screener=screener)
+
+
+def _load_screen() -> None:
+    """The modules the screen and its report need, loaded while the captured command runs."""
+    from . import app, views, warm  # noqa: F401
+
+    warm.installed()  # the installed Triton and torch, looked up once

@@ -118,6 +118,12 @@ def test_fix_loop_leaves_no_scratch_and_the_gate_passes(cli, sid_compiler, tmp_p
             clean = all(r["spill_bytes"] == 0 and r["private_bytes"] == 0 for r in results.values())
             assert decision["cleans"] == clean
             assert clean == (kernel != "ptss_live_set"), (kernel, results)
+            # No shape cleans it: the shapes' scratch traffic in loops was measured and ranked first.
+            # Its loops are unrolled in the source (#pragma unroll), so none is left in the ISA.
+            assert ("scratch_per_loop_iteration" in decision) == (not clean), decision
+            if not clean:
+                assert decision["scratch_per_loop_iteration"] == dict.fromkeys(sorted(results), 0), decision
+                assert "no shape moves less scratch in loops" in decision["why"]
             assert decision["compilers"] == [sid_compiler.id]
             same = decision["same_results"]
             assert same["ran"] and same["equal"], (kernel, same)  # every corpus kernel describes its launch

@@ -105,3 +105,21 @@ def test_a_native_binarys_scratch_users_are_said_unmeasured_never_left_blank(cli
     assert users and all(r["cost"] is None for r in users)
     assert any(n.startswith(f"--cost: {len(users)} scratch users read from native images are not measured")
                for n in doc["notes"]), doc["notes"]
+
+
+def test_a_rewritten_shape_is_costed_and_explained_from_its_own_build(cli, sid_compiler):
+    """`--sub-group 16` on a kernel written for 32 builds the rewritten module; its cost and its
+    explanation come from IGC's dump of that build, not of the module as written: the dump says
+    SIMD16, and its spill size is the rewritten build's zebin figure."""
+    source, target = KERNELS / "fma_tile.cl", "dg2-g10"
+    common = ("-t", target, "--compiler", sid_compiler.id, "--json", "-q")
+    [as16] = json.loads(cli("kernel", source, "--sub-group", "16", "--cost", *common).out)["reports"]
+    [written] = json.loads(cli("kernel", source, "--cost", *common).out)["reports"]
+    assert (as16["simd"], written["simd"]) == (16, 32)
+    assert as16["spill_bytes"] != written["spill_bytes"]  # two builds: the test can tell them apart
+    [explained] = json.loads(cli("explain", source, "--sub-group", "16", *common).out)["reports"]
+    totals = explained["totals"]
+    assert (totals["simd"], totals["spill_size"], totals["zebin_spill_size"]) == (16, as16["spill_bytes"],
+                                                                                 as16["spill_bytes"])
+    assert (as16["cost"]["messages"]["spill"], as16["cost"]["messages"]["fill"]) == (totals["spills"], totals["fills"])
+    assert as16["cost"] != written["cost"]

@@ -118,12 +118,6 @@ def test_explain_refuses_binaries_with_a_note(cli, sid_compiler, tmp_path):
     assert res.code == 0 and "has no ISA to read" in res.out
 
 
-@pytest.mark.parametrize("option", ["--sub-group"])
-def test_explain_reads_the_module_as_written(cli, option):
-    res = cli("explain", KERNELS / "clean.cl", option, "16")
-    assert res.code == 2 and "zeinspect fix" in res.err
-
-
 def test_kernel_explain_adds_the_lines_to_the_cards_and_the_json(cli, sid_compiler):
     args = ("kernel", KERNELS / "fma_tile.cl", "-t", "dg2-g10", "--compiler", sid_compiler.id, "--explain")
     res = cli(*args)
