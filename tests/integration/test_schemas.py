@@ -35,10 +35,13 @@ def test_report_documents_of_the_corpus_and_a_real_library(cli, tmp_path):
     import dpctl
 
     library = next(Path(dpctl.__file__).parent.glob("libDPCTLSyclInterface.so*"))
-    for args in ((KERNELS, "-t", "tgllp,dg2-g10"), (library, "-t", "dg2-g10")):
+    docs = []
+    for args in ((KERNELS, "-t", "tgllp,dg2-g10", "--cost"), (library, "-t", "dg2-g10")):
         _, doc = cli.json("inspect", *args, "-q")
         validate(doc, "report-1.json")
         assert doc["reports"]
+        docs.append(doc)
+    assert any(r["cost"] and r["cost"]["in_loops"] for r in docs[0]["reports"])  # the costs were validated too
 
 
 def test_audit_and_diff_documents(cli, tmp_path):

@@ -86,21 +86,21 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
         collection.reports += got.reports
         collection.incidents += got.incidents
     elif request.paths:
+        measure = _measures_cost(config, ratchet)
         if config.shapes_file:
-            from ..judge.shapes_file import collect_in_chosen_shapes
+            from ..judge.shapes_file import collect_in_chosen_shapes, recorded_inputs
 
+            # Kernels in their recorded shapes are costed from the build they came from there.
             collection.extend(collect_in_chosen_shapes(list(request.paths), config, session, config.shapes_file,
-                                                       progress=progress))
+                                                       progress=progress, cost=measure))
+            shaped = recorded_inputs(config.shapes_file)
         else:
             collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
-        if _measures_cost(config, ratchet):
-            if config.shapes_file:
-                collection.notes.append("loop traffic is not measured under recorded shapes (`shapes:`): each kernel "
-                                        "is judged on its bytes")
-            else:
-                from .inspect import attach_costs
+            shaped = set()
+        if measure:
+            from .inspect import attach_costs
 
-                attach_costs(collection, list(request.paths), config, session)
+            attach_costs(collection, list(request.paths), config, session, skip=shaped)
     for name, entries in request.sources.items():
         source = plugins.source(name)
         for entry in entries:

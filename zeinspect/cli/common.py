@@ -208,7 +208,8 @@ def probe_options(f: Callable) -> Callable:
         click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(
             click.option("--cost", "cost", is_flag=True, default=None,
                          help="Also measure each scratch user's scratch traffic in loops (bytes per iteration "
-                              "of its innermost loop with any), from IGC's own ISA.")(command)))
+                              "of its innermost loop with any), from IGC's own ISA (a native image's: its code, "
+                              "disassembled).")(command)))
     return compile_options(command)
 
 

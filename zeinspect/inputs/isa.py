@@ -96,12 +96,16 @@ class SpilledVariable:
     """The lines (or ISA blocks) whose spill or fill messages move this variable's slots."""
 
 
+DUMP_KINDS = ("spill", "fill", "private")
+NATIVE_KINDS = ("write", "read")
+
+
 @dataclass(frozen=True)
 class ScratchAccess:
     """One message that moves scratch memory: a spill, a fill, or a private-memory access."""
 
     kind: str
-    """`spill`, `fill` or `private`."""
+    """`spill`, `fill` or `private` (an IGC dump); `write` or `read` (a native binary's disassembly)."""
     bytes: int
     """What it moves, where its descriptor says (0 when unsaid)."""
     loop: int | None
@@ -163,7 +167,9 @@ class KernelIsa:
         depth_of = [sum(1 for a, b in self.loops if a <= first and last <= b) for first, last in self.loops]
         by_depth: dict[int, int] = {}
         by_loop: dict[int, int] = {}
-        messages = {"spill": 0, "fill": 0, "private": 0}
+        # A dump's kinds; a native binary's disassembly says only `write` and `read` (read_disasm).
+        native = any(a.kind in NATIVE_KINDS for a in self.accesses)
+        messages = dict.fromkeys(NATIVE_KINDS if native else DUMP_KINDS, 0)
         for access in self.accesses:
             messages[access.kind] += 1
             depth = depth_of[access.loop] if access.loop is not None else 0
@@ -380,3 +386,34 @@ def read_dump(text: str, file: str = "", *, pressure: bool = True) -> KernelIsa:
 
 def _order(x: LineFigures) -> tuple:
     return (x.line is None, x.file or "", x.line or 0, x.text)
+
+
+_DECODED = re.compile(r"\b(load|store)\.ugm\.[^\s;]*\bss\[a0|\bscratch block (read|write)\b")
+"""A scratch message in IGA's disassembly (`ocloc disasm`), from its send descriptor decoded in
+the comment: an LSC load or store through the scratch surface (`ss[a0.2]`: Xe2 and later), or a
+legacy `hword scratch block read/write xN` (Xe-LP to Xe-HPC)."""
+
+
+def read_disasm(text: str, kernel: str) -> KernelIsa:
+    """One kernel's scratch traffic from IGA's disassembly of a native zebin (toolchain.disasm).
+
+    A shipped binary carries no IGC dump: its code says where scratch is read and written, not
+    whether a message is a spill, a fill or a private-memory access, so the messages are
+    counted as `write` and `read`.  What counts as a scratch message is what the dump reader
+    counts (Xe-HPG's private accesses go through a bindless surface, as global buffers do, and
+    are counted by neither); the loops are read as in a dump (a branch back to a label above)."""
+    rows = text.splitlines()
+    loops = _loops(rows)
+    accesses = []
+    for i, row in enumerate(rows):
+        code, _, comment = row.partition("//")
+        decoded = comment.rpartition(";")[2].strip()
+        m = _DECODED.search(decoded)
+        if m is None:
+            continue
+        lanes = EXEC_SIZE.search(code)
+        message = f"{decoded} ({lanes.group(1)}|M0)" if lanes else decoded
+        kind = "write" if (m.group(1) or m.group(2)) in ("store", "write") else "read"
+        accesses.append(ScratchAccess(kind, _message_bytes(message, decoded), _innermost(loops, i)))
+    return KernelIsa(kernel=kernel, simd=None, grf=None, instructions=None, spill_size=None, spill_refs=None,
+                     has_lines=False, loops=loops, accesses=accesses)

@@ -24,8 +24,9 @@ measured from IGC's ISA) is judged where it was measured:
   same (a spill that moved into a loop);
 - the gate's loop rule (`loop_bound: N`, opt-in; the default judges any scratch, as the
   project's own rule asks) passes a scratch user that moves at most N bytes per loop
-  iteration, listed or not (LISTED, saying why).  A report whose cost was not measured (a
-  binary without its source, the runtime probe, a Triton kernel) is judged on its bytes.
+  iteration, listed or not (LISTED, saying why).  A report whose cost was not measured (the
+  runtime probe, a Triton kernel, a native image its compiler cannot disassemble) is judged
+  on its bytes.
 """
 
 from __future__ import annotations
@@ -113,13 +114,20 @@ def loop_traffic(report: KernelReport) -> int | None:
     loops only); None where its cost was not measured, or where the dump's messages miss a
     kind of scratch the build uses: private memory on Xe-LP and Xe-HPG is read and written by
     messages the ISA does not tell from other memory, so a kernel there would look free of
-    loop traffic that it has (inputs.isa)."""
+    loop traffic that it has (inputs.isa).  A native image's cost counts its spills only where
+    it has no private memory."""
     cost = report.cost
     if not isinstance(cost, dict):
         return None
     value = cost.get("per_iteration_bytes")
     found = cost.get("messages")
     messages: dict = found if isinstance(found, dict) else {}
+    if "write" in messages or "read" in messages:
+        # A native image's code (inputs.isa.read_disasm): its messages are not told apart, so a
+        # kernel with private memory may have some the code reading does not see (Xe-HPG's).
+        if (report.private_bytes or 0) > 0 or not (messages.get("write") or messages.get("read")):
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
     if (report.private_bytes or 0) > 0 and not messages.get("private"):
         return None
     if (report.spill_bytes or 0) > 0 and not (messages.get("spill") or messages.get("fill")):

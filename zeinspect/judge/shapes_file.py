@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,6 +35,7 @@ from ..errors import FormatError, InputError
 from ..inputs import collect
 from ..inputs.zeinfo import load_yaml_strictly
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites, written_shape
+from ..model import KernelReport
 from ..probes.aot import kernel_wanted, probe
 from ..probes.collect import collect_reports
 from ..probes.results import Collection, Progress
@@ -92,8 +94,16 @@ def dump(doc: dict) -> str:
         yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=None)
 
 
+def recorded_inputs(shapes_path: str) -> set[str]:
+    """The modules a shapes file records decisions for (normalised paths)."""
+    return set(load(shapes_path))
+
+
 def collect_in_chosen_shapes(paths: list[str], config: Settings, session: Session, shapes_path: str, *,
-                             progress: Progress | None = None) -> Collection:
+                             progress: Progress | None = None, cost: bool = False) -> Collection:
+    """Each module built with its kernels in their recorded shapes.  `cost`: each scratch user's
+    loop traffic measured from IGC's ISA of that very build (the same options and rewrites);
+    the inputs without recorded shapes are left to the caller (app.inspect.attach_costs)."""
     decisions = load(shapes_path)
     inputs = collect(paths)
     plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
@@ -128,8 +138,26 @@ def collect_in_chosen_shapes(paths: list[str], config: Settings, session: Sessio
             by_options.setdefault(tuple(getattr(s, lv.name) for lv in option_levers), []).append(n)
         for values, group in sorted(by_options.items()):
             built = Shape(**{lv.name: v for lv, v in zip(option_levers, values)})
-            got = probe([inp], replace(config, shape=built, kernels=tuple(group), rewrites=rewrites), session,
-                        plan=plan, progress=progress)
-            out.extend(got, reports=[r.replace(shape=shape_of[r.kernel]) for r in got.reports
-                                     if r.kernel in shape_of])
+            shaped_config = replace(config, shape=built, kernels=tuple(group), rewrites=rewrites)
+            got = probe([inp], shaped_config, session, plan=plan, progress=progress)
+            reports = [r.replace(shape=shape_of[r.kernel]) for r in got.reports if r.kernel in shape_of]
+            if cost:
+                reports = _with_costs(inp, reports, shaped_config, session, out)
+            out.extend(got, reports=reports)
     return out
+
+
+def _with_costs(inp: Any, reports: list[KernelReport], config: Settings, session: Session,
+                out: Collection) -> list[KernelReport]:
+    """The scratch users' costs, from a dumping compile of the build they came from."""
+    from ..probes.explain import scratch_costs
+
+    users = [r for r in reports if r.built and r.uses_scratch]
+    if not users:
+        return reports
+    dumped = config.with_targets(sorted({r.target for r in users})).replace(
+        kernels=tuple(sorted({r.kernel for r in users})))
+    found, problems = scratch_costs([inp], dumped, session)
+    out.incidents += problems
+    measured = {id(r) for r in users}
+    return [r.replace(cost=found.get((r.input, r.kernel, r.target))) if id(r) in measured else r for r in reports]

@@ -120,7 +120,8 @@ def _igc_version(lib_dirs: list[Path]) -> str | None:
     return None
 
 
-def _lib_dirs_for(path: str) -> list[Path]:
+def lib_dirs_for(path: str) -> list[Path]:
+    """The library folders beside a compiler's launcher (its IGC, its IGA)."""
     prefix = Path(os.path.realpath(path)).parent.parent
     return [d for d in (prefix / "lib" / "x86_64-linux-gnu", prefix / "lib64", prefix / "lib") if d.is_dir()]
 
@@ -146,7 +147,7 @@ def identify(path: str, origin: str, *, manifest: dict | None = None, cache: dic
             lib_dirs = [Path(manifest["root"]) / "usr" / "lib" / "x86_64-linux-gnu"]
         else:
             igc = None
-            lib_dirs = _lib_dirs_for(path)
+            lib_dirs = lib_dirs_for(path)
         igc = igc or _igc_version(lib_dirs)
         targets = _known_targets(path, timeout)
         entry = {"ocloc_version": ocloc_version, "igc_version": igc, "targets": list(targets),

@@ -71,6 +71,23 @@ def test_the_loop_rule_passes_scratch_outside_loops_and_within_its_bound_only():
     assert {j.verdict for j in audit(reports, empty, []).judgements} == {Verdict.NEW}
 
 
+def test_a_native_images_cost_judges_its_spills_but_not_its_private_memory():
+    """A native image's cost comes from its code (writes and reads, not told apart): a spill-only
+    kernel is judged on it; one with private memory is not known to be free of loop traffic."""
+    empty = ratchet.parse("", "r.txt")
+
+    def native(per_iteration, write=2, read=3):
+        return {"per_iteration_bytes": per_iteration, "loop_depth": int(per_iteration > 0),
+                "messages": {"write": write, "read": read}}
+
+    reports = [report("spills_outside", spill=4096, cost=native(0)), report("spills_inside", spill=64, cost=native(256)),
+               report("private", private=4096, cost=native(0)),
+               report("nothing_seen", spill=64, cost=native(0, write=0, read=0))]
+    got = {j.report.kernel: j.verdict for j in audit(reports, empty, [], loop_bound=128).judgements}
+    assert got == {"spills_outside": Verdict.LISTED, "spills_inside": Verdict.NEW, "private": Verdict.NEW,
+                   "nothing_seen": Verdict.NEW}
+
+
 def test_a_spill_that_moves_into_a_loop_grew_though_its_bytes_did_not():
     listed = ratchet.parse("k  *  0  512  loop=0\n", "r.txt")
     (moved,) = audit([report("k", spill=512, cost=_cost(256))], listed, []).judgements
