@@ -24,6 +24,7 @@ with atheris.instrument_imports(include=["zeinspect"]):
     import zeinspect.judge.shapes_file  # noqa: F401
     import zeinspect.levers.sub_group  # noqa: F401
     import zeinspect.probes.logs  # noqa: F401
+    import zeinspect.toolchain.disasm  # noqa: F401
 
 import targets  # noqa: E402
 

@@ -13,9 +13,13 @@ from zeinspect.errors import ZeinspectError
 
 def zebin(data: bytes) -> None:
     from zeinspect.inputs.zebin import read_zebin
+    from zeinspect.toolchain.disasm import short_names
 
     for ip in (None, "12.0.0", "20.1.0"):
         read_zebin(data, "fuzz", target_ip=ip)
+    # What `ocloc disasm` is handed (--cost on a native image): renamed, one more section.
+    renamed, _ = short_names(data, "fuzz")
+    assert len(renamed) >= len(data)
 
 
 def zeinfo(data: bytes) -> None:

@@ -32,17 +32,19 @@ def _images(inp: Input, ips: set[str], cache: BuildCache | None) -> Iterator[tup
     input itself, or the fat binary member it would choose (probes.binary.member_rank).  The
     zebins are read through the build cache, as the audit read them (a warm read parses none)."""
     if inp.kind == InputKind.FATBIN:
-        best: dict[str, tuple[int, bytes, str]] = {}
-        for member in read_members(inp.data, inp.path):
-            if not is_zebin(member.data):
-                continue
-            # A member named by product (`64.bmg`) says its IP in the zebin, as the reports read it.
-            ip = member.ip or cached_zebin(member.data, f"{inp.path}[{member.name}]", cache).ip
+        members = [m for m in read_members(inp.data, inp.path) if is_zebin(m.data)]
+        # A member named by its exact IP is the one the driver loads (rank 0): the others'
+        # IPs, which only their zebins say (`64.bmg`), are read only for the IPs left.
+        best: dict[str, tuple[int, bytes, str]] = {m.ip: (0, m.data, f"{inp.path}[{m.name}]") for m in members
+                                                   if m.ip in ips}
+        for member in members if not ips <= set(best) else []:
+            label = f"{inp.path}[{member.name}]"
+            ip = member.ip or cached_zebin(member.data, label, cache).ip
             if ip is None or ip not in ips:
                 continue
             rank = member_rank(member.entry, ip)
             if ip not in best or rank < best[ip][0]:
-                best[ip] = (rank, member.data, f"{inp.path}[{member.name}]")
+                best[ip] = (rank, member.data, label)
         for ip, (_, data, label) in best.items():
             yield data, ip, label
     elif is_zebin(inp.data):
