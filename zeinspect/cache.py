@@ -15,6 +15,7 @@ import json
 import struct
 import sys
 import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -303,6 +304,20 @@ class BuildCache:
         except ValueError:
             return None
         return (meta, body[12 + header_len:]) if isinstance(meta, dict) else None
+
+    def get_json(self, key: str) -> Any:
+        """A `put_json` entry's value, or None when absent (or of another shape)."""
+        hit = self.get(key)
+        if hit is None:
+            return None
+        try:
+            return json.loads(zlib.decompress(hit[1]))
+        except (zlib.error, ValueError):
+            return None
+
+    def put_json(self, key: str, value: Any) -> None:
+        """A JSON value kept compressed (derived results: costs, dumps), with no metadata."""
+        self.put(key, {}, zlib.compress(json.dumps(value).encode(), 1))
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
         header = json.dumps(meta).encode()

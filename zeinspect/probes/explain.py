@@ -269,9 +269,9 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
         fields = _build_fields(job.compiler, job.data, spirv=job.spirv, ip=job.ip,
                                options=job.options, internal=job.internal, environment=config.compiler_environment)
         key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
-        hit = cache.get(key)
+        hit = cache.get_json(key)
         if hit is not None:
-            return json.loads(zlib.decompress(hit[1])), []
+            return hit, []
         built = _dumped_build(cache, job.compiler, job.data, spirv=fields["spirv"], ip=job.ip,
                               options=job.options, internal=job.internal, timeout=config.timeout,
                               environment=config.compiler_environment)
@@ -279,7 +279,7 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
         _read_build(found, job, built, config, pressure=False)
         got = {e.isa.kernel: e.isa.cost().to_json() for e in found.explanations}
         if not found.incidents and not found.failures:  # a crash or a failed dump may not happen again
-            cache.put(key, {}, zlib.compress(json.dumps(got).encode(), 1))
+            cache.put_json(key, got)
         return got, found.incidents
 
     costs: dict[tuple[str, str, str], dict] = {}

@@ -7,8 +7,6 @@ content, the disassembling compiler, the device and the kernels asked for."""
 from __future__ import annotations
 
 import hashlib
-import json
-import zlib
 from collections.abc import Iterator
 
 from ..cache import BuildCache, make_key
@@ -71,10 +69,8 @@ def native_costs(inp: Input, wanted: dict[str, set[str]], compiler_for: dict[str
         kernels = sorted(wanted[ip])
         key = make_key(kind=f"disasm-cost/{COST_FORMAT}", image=hashlib.sha256(data).hexdigest(),
                        compiler=compiler.id, ip=ip, kernels=kernels)
-        hit = cache.get(key) if cache is not None else None
-        if hit is not None:
-            got = json.loads(zlib.decompress(hit[1]))
-        else:
+        got = cache.get_json(key) if cache is not None else None
+        if got is None:
             try:
                 code = disassemble(compiler, data, ip, timeout=config.timeout, what=label)
             except (FormatError, ToolchainError) as exc:
@@ -82,6 +78,6 @@ def native_costs(inp: Input, wanted: dict[str, set[str]], compiler_for: dict[str
                 continue
             got = {k: read_disasm(code[k], k).cost().to_json() for k in kernels if k in code}
             if cache is not None:
-                cache.put(key, {}, zlib.compress(json.dumps(got).encode(), 1))
+                cache.put_json(key, got)
         costs.update(((k, ip), c) for k, c in got.items())
     return costs, problems
