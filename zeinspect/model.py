@@ -227,6 +227,8 @@ class Status(enum.StrEnum):
 
 CAUSES = {
     "register_spill": "register spill",
+    "allowed_spill": "spill IGC allowed (Xe3 and later: it kept fewer registers rather than take more, within its "
+                     "spill budget: the compiler's choice)",
     "private_arrays": "private arrays",
     "stack_calls": "stack calls (calls IGC did not inline: each reserves a call stack in scratch)",
     "slm_overflow": "shared local memory over the work-group's",
@@ -371,9 +373,27 @@ class KernelReport:
             return None
         if self.stack_calls:
             return "stack_calls"
+        if self.spill_bytes and self.spill_allowed_by_igc:
+            return "allowed_spill"
         if self.spill_bytes or self.log_spilled_regs or self.scratch_unknown:
             return "register_spill"
         return "private_arrays"
+
+    @property
+    def spill_allowed_by_igc(self) -> bool:
+        """Whether its spill is one IGC chose to keep.  Xe3 and later pick each kernel's register
+        count (IGC's -autoGRFSelection, "VRT"), and IGC's own help for -spillAllowed says it is the
+        "spill size allowed without increasing GRF number in VRT" (the VISASpillAllowed budget):
+        a spill at fewer registers than the file holds, with the count left to IGC (no register
+        file option) and no required work-group size that more registers could fail to launch, is
+        such a spill.  None was found on IGC 2.40 (vLLM's 3,189 Xe3P kernels spill only at 256
+        registers; VRT bumps the count first), so this reads what a compiler that uses the budget
+        would build."""
+        major = (self.ip or "").split(".")[0]
+        options = " ".join((self.options or "", *self.notes))
+        return (major.isdigit() and int(major) >= 30 and self.grf is not None and self.grf < 256
+                and not any(word in options for word in ("GRF", "register-file"))
+                and self.work_group_size is None and getattr(self.shape, "grf", "default") in ("default", "auto"))
 
     @property
     def shown_scratch_bytes(self) -> int:
