@@ -24,7 +24,7 @@ from ..model import Compiler, GrfMode, KernelReport
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
-from ..probes.explain import ExplainResult, scratch_costs
+from ..probes.explain import ExplainResult, users_costs
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..settings import Settings
@@ -75,11 +75,9 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
     users = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.AOT
              and os.path.normpath(r.input) not in skip]
     native = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.BINARY and r.ip]
-    targets: dict[str, set[str]] = {}
-    kernels: dict[str, set[str]] = {}
+    users_of: dict[str, list[KernelReport]] = {}
     for r in users:
-        targets.setdefault(r.input, set()).add(r.target)
-        kernels.setdefault(r.input, set()).add(r.kernel)
+        users_of.setdefault(r.input, []).append(r)
     by_ip: dict[str, dict[str, set[str]]] = {}
     for r in native:
         by_ip.setdefault(r.input, {}).setdefault(r.ip, set()).add(r.kernel)  # type: ignore[arg-type]
@@ -105,12 +103,9 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
                     pending.append((one.path, pool.submit(native_costs, one, by_ip[one.path], compiler_for, config,
                                                           session.cache)))
                     take(2 * workers)
-                if one.path not in targets or not one.compilable:
+                if one.path not in users_of or not one.compilable:
                     continue
-                # Only the scratch users' dumps are read: a library image holds many kernels, most clean.
-                chosen = config.with_targets(sorted(targets[one.path])).replace(
-                    kernels=tuple(sorted(kernels[one.path])))
-                found_aot, problems = scratch_costs([one], chosen, session)
+                found_aot, problems = users_costs(one, users_of[one.path], config, session)
                 got.incidents += problems
                 costs.update(found_aot)
         take(0)

@@ -150,14 +150,12 @@ def collect_in_chosen_shapes(paths: list[str], config: Settings, session: Sessio
 def _with_costs(inp: Any, reports: list[KernelReport], config: Settings, session: Session,
                 out: Collection) -> list[KernelReport]:
     """The scratch users' costs, from a dumping compile of the build they came from."""
-    from ..probes.explain import scratch_costs
+    from ..probes.explain import users_costs
 
     users = [r for r in reports if r.built and r.uses_scratch]
     if not users:
         return reports
-    dumped = config.with_targets(sorted({r.target for r in users})).replace(
-        kernels=tuple(sorted({r.kernel for r in users})))
-    found, problems = scratch_costs([inp], dumped, session)
+    found, problems = users_costs(inp, users, config, session)
     out.incidents += problems
     measured = {id(r) for r in users}
     return [r.replace(cost=found.get((r.input, r.kernel, r.target))) if id(r) in measured else r for r in reports]

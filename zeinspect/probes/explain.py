@@ -29,7 +29,7 @@ from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
-from ..model import Compiler
+from ..model import Compiler, KernelReport
 from ..settings import Settings
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan
@@ -292,6 +292,15 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
                     costs[(job.input.path, kernel, target)] = cost
     return costs, problems
 
+
+
+def users_costs(inp: Input, users: list[KernelReport], config: Settings, session: Session
+                ) -> tuple[dict[tuple[str, str, str], dict], list[str]]:
+    """scratch_costs for one input's scratch users: a dumping compile of only the targets where
+    they use scratch, reading only their dumps (a library image holds many kernels, most clean)."""
+    chosen = config.with_targets(sorted({r.target for r in users})).replace(
+        kernels=tuple(sorted({r.kernel for r in users})))
+    return scratch_costs([inp], chosen, session)
 
 def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Settings, *, pressure: bool = True
                 ) -> None:
