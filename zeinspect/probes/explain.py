@@ -293,7 +293,6 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
     return costs, problems
 
 
-
 def users_costs(inp: Input, users: list[KernelReport], config: Settings, session: Session
                 ) -> tuple[dict[tuple[str, str, str], dict], list[str]]:
     """scratch_costs for one input's scratch users: a dumping compile of only the targets where
@@ -301,6 +300,7 @@ def users_costs(inp: Input, users: list[KernelReport], config: Settings, session
     chosen = config.with_targets(sorted({r.target for r in users})).replace(
         kernels=tuple(sorted({r.kernel for r in users})))
     return scratch_costs([inp], chosen, session)
+
 
 def _read_build(out: ExplainResult, job: _Job, built: DumpedBuild, config: Settings, *, pressure: bool = True
                 ) -> None:
