@@ -219,3 +219,37 @@ def test_every_command_is_registered_by_the_module_the_lazy_group_names() -> Non
         importlib.import_module(f"zeinspect.cli.{module}")
     registered = {name: command.callback.__module__.rpartition(".")[2] for name, command in cli.commands.items()}
     assert registered == LazyGroup.COMMANDS
+
+
+JUDGE_MAY_USE_OF_TOOLCHAIN = ("zeinspect.toolchain.targets",)
+"""The judge's one piece of the toolchain layer: its vocabulary of targets (names, families)."""
+
+
+def impure_judge_imports(root: Path = PACKAGE) -> list[str]:
+    """judge/ is pure functions of reports: it never imports a probe (what compiles, reads a
+    device or runs a kernel), nor a part of the toolchain other than its targets (no front end,
+    runtime or compiler runner).  The searches that compile are use cases in app/."""
+    found = []
+    for path in sorted((root / "judge").rglob("*.py")):
+        for line, target in imports_of(path, root):
+            layer = target.split(".")[1:2]
+            if layer == ["probes"] or (layer == ["toolchain"] and not target.startswith(JUDGE_MAY_USE_OF_TOOLCHAIN)):
+                found.append(f"{path.relative_to(root.parent)}:{line}: {target}")
+    return found
+
+
+def test_the_judge_is_pure():
+    assert impure_judge_imports() == []
+
+
+def test_the_purity_check_sees_a_probe_and_a_compiler_runner(tmp_path):
+    """The test above can fail: a judge importing a probe (inside a function too), or the front
+    end, is caught; its vocabulary of targets is not."""
+    fake = tmp_path / "zeinspect"
+    (fake / "judge").mkdir(parents=True)
+    (fake / "judge" / "__init__.py").write_text("")
+    (fake / "judge" / "shapes.py").write_text("from ..toolchain.targets import TargetPlan\n\n"
+                                               "def search():\n    from ..probes.aot import probe\n")
+    (fake / "judge" / "fix.py").write_text("from ..toolchain.front_end import to_spirv\n")
+    assert impure_judge_imports(fake) == ["zeinspect/judge/fix.py:1: zeinspect.toolchain.front_end",
+                                          "zeinspect/judge/shapes.py:4: zeinspect.probes.aot"]

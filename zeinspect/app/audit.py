@@ -61,9 +61,12 @@ class AuditRun:
     result: AuditResult
     collection: Collection
     ratchet: ratchet_mod.Ratchet
+    strict: bool = False
+    """The run's `strict` setting: IMPROVED and STALE fail too."""
 
-    def exit_code(self, strict: bool) -> int:
-        return Outcome.of(len(self.result.failures(strict)), self.collection.incidents).exit_code
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome.of(len(self.result.failures(self.strict)), self.collection.incidents)
 
 
 def run(request: AuditRequest, *, progress: Progress | None = None,
@@ -88,12 +91,15 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     elif request.paths:
         measure = _measures_cost(config, ratchet)
         if config.shapes_file:
-            from ..judge.shapes_file import collect_in_chosen_shapes, recorded_inputs
+            from ..judge.shapes_file import load as load_shapes
+            from ..probes.shaped import collect_in_chosen_shapes
 
             # Kernels in their recorded shapes are costed from the build they came from there.
-            collection.extend(collect_in_chosen_shapes(list(request.paths), config, session, config.shapes_file,
-                                                       progress=progress, cost=measure))
-            shaped = recorded_inputs(config.shapes_file)
+            decisions = load_shapes(config.shapes_file)
+            collection.extend(collect_in_chosen_shapes(list(request.paths), decisions, config, session,
+                                                       shapes_path=config.shapes_file, progress=progress,
+                                                       cost=measure))
+            shaped = set(decisions)
         else:
             collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
             shaped = set()
@@ -116,7 +122,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     for log in request.logs:
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
     result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
-    return AuditRun(result=result, collection=collection, ratchet=ratchet)
+    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict)
 
 
 def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
@@ -130,8 +136,7 @@ def judge_collection(collection: Collection, config: Settings) -> AuditRun:
     --zeinspect-triton), judged against the ratchet as an audit's are."""
     ratchet = _ratchet(config)
     return AuditRun(result=audit(collection.reports, ratchet, collection.compilers, loop_bound=config.loop_bound),
-                    collection=collection,
-                    ratchet=ratchet)
+                    collection=collection, ratchet=ratchet, strict=config.strict)
 
 
 def _ratchet(config: Settings) -> ratchet_mod.Ratchet:
@@ -146,9 +151,9 @@ class RatchetUpdate:
     wrote: bool
 
     @property
-    def exit_code(self) -> int:
+    def outcome(self) -> Outcome:
         """1 when an entry would have grown (or a new one been added) and was refused."""
-        return Outcome.of(len(self.plan.refused)).exit_code
+        return Outcome.of(len(self.plan.refused))
 
 
 def update_ratchet(run_: AuditRun, *, allow_grow: bool) -> RatchetUpdate:

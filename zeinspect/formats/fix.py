@@ -12,7 +12,7 @@ def _state(cleans: bool) -> str:
 
 
 def text(result: FixResult, sources: dict[str, dict]) -> str:
-    """`sources`: each gate source's decision records by label (app.shapes.FixOutcome)."""
+    """`sources`: each gate source's decision records by label (app.fix.FixOutcome)."""
     out = []
     for d in result.decisions:
         out.append(f"{safe(d.search.input)}:{safe(d.kernel)}: {d.shape.describe()}: {_state(d.cleans)}")

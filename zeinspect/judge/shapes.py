@@ -1,4 +1,6 @@
-"""The shape search: compile a scratch-using kernel in every shape on every target, and choose.
+"""The shape search's judgement: the grid of shapes by targets, each cell's state, and the choice.
+
+The compiles that fill the grid are app.search's; this module is pure functions of reports.
 
 Shapes are (sub-group size: as written / compiler's choice / 8 / 16 / 32) x (register
 file: default / 256 / auto).  Per target a shape either builds (with or without scratch),
@@ -23,18 +25,12 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..inputs import Input
-from ..levers import MODULE_LEVERS, Shape, module_rewrites, written_shape
-from ..levers.base import LeverRegistry, ShapeBase, grid, ignored, rank, unsupported
-from ..model import WHOLE_MODULE, KernelReport, Status
-from ..probes.aot import probe
-from ..probes.results import Progress
-from ..probes.session import Session
-from ..settings import Settings
-from ..toolchain.targets import TargetPlan
+from ..levers import MODULE_LEVERS
+from ..levers.base import LeverRegistry, ShapeBase, ignored, rank, unsupported
+from ..model import KernelReport, Status
 
 
 class CellState(enum.StrEnum):
@@ -213,64 +209,3 @@ def cell_of(target: str, report: KernelReport | None, shape: Any, levers: LeverR
     if why is not None:
         return Cell(target, CellState.IGNORED, report, why)
     return Cell(target, CellState.SCRATCH if report.uses_scratch else CellState.CLEAN, report)
-
-
-def search(inp: Input, kernel: str, base: Settings, session: Session, plan: TargetPlan, *,
-           allow_subgroup_change: bool = False, progress: Progress | None = None, cost: bool = False) -> Search:
-    """Compile every shape of `kernel` for every planned target (through the cache).  When no
-    shape removes the scratch (or `cost`), each shape that builds everywhere with scratch gets
-    its scratch traffic in loops measured, from IGC's ISA of its build (cached like it)."""
-    from ..errors import UsageError
-    from ..inputs.spirv import read_module
-    from ..levers.sub_group import depends_on_sub_group
-    from ..toolchain.front_end import to_spirv
-
-    first_ip = plan.ips[0]
-    compiler = plan.compiler_for_ip[first_ip]
-    spirv = to_spirv(inp, compiler, first_ip, session.cache, base.timeout, base.options_for(inp.path), base.compiler_environment)
-    module = read_module(spirv, inp.path)
-    fid = next((f for f, name in module.entry_points() if name == kernel), None)
-    if fid is None:
-        raise UsageError(f"no kernel {kernel!r} in {inp.path}")
-    as_written = written_shape(module, fid)
-    result = Search(input=inp.path, kernel=kernel, written=as_written, depends=depends_on_sub_group(spirv, kernel))
-    shapes = grid(MODULE_LEVERS, Shape, as_written)
-    for n, shape in enumerate(shapes):
-        risky = any(lv.changes_semantics and getattr(shape, lv.name) != getattr(as_written, lv.name)
-                    for lv in MODULE_LEVERS)
-        row = Row(shape=shape, changes_semantics=risky and bool(result.depends) and not allow_subgroup_change,
-                  as_written=shape == as_written, written=as_written)
-        if row.changes_semantics:
-            row.cells = [Cell(t.name, CellState.SKIPPED, None, "changes semantics") for t in plan.targets]
-            result.rows.append(row)
-            continue
-        config = replace(base, shape=shape, kernels=(kernel,), rewrites=module_rewrites(kernel, shape, as_written))
-        row.config = config
-        try:
-            got = probe([inp], config, session, plan=plan)
-            by_target = {r.target: r for r in got.reports if r.kernel in (kernel, WHOLE_MODULE)}
-            for c in got.compilers:
-                if c.id not in result.compiler_ids:
-                    result.compiler_ids.append(c.id)
-            row.cells = [cell_of(t.name, by_target.get(t.name), shape) for t in plan.targets]
-        except UsageError as exc:  # e.g. no spelling for this register-file mode
-            row.cells = [Cell(t.name, CellState.NOT_AVAILABLE, None, str(exc)) for t in plan.targets]
-        result.rows.append(row)
-        if progress:
-            progress(n + 1, len(shapes))
-    if cost or not any(r.builds_everywhere and not r.scratch_targets for r in result.candidates):
-        _measure_traffic(inp, kernel, result, session)
-    return result
-
-
-def _measure_traffic(inp: Input, kernel: str, result: Search, session: Session) -> None:
-    """Each candidate that builds everywhere with scratch: its scratch cost per target."""
-    from ..probes.explain import scratch_costs
-
-    for row in result.candidates:
-        if not row.builds_everywhere or not row.scratch_targets:
-            continue
-        targets = [c.target for c in row.scratch_targets]
-        costs, problems = scratch_costs([inp], row.config.with_targets(targets), session)
-        result.notes += [f"{row.shape.describe()}: {p}" for p in problems]
-        row.costs = {t: costs.get((inp.path, kernel, t)) for t in targets}

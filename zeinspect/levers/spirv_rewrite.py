@@ -1,9 +1,9 @@
 """Applying the SPIR-V rewrite levers to a module, checked.
 
 A rewrite lever (`How.SPIRV_REWRITE`) changes one entry point of a SPIR-V module; this
-applies a list of (kernel, lever, value) rewrites in order (OpenCL C is first turned into
-SPIR-V by the same ocloc), and where `spirv-val` accepts the original module it must accept
-the rewritten one too.
+applies a list of (kernel, lever, value) rewrites in order to a module's SPIR-V (OpenCL C is
+first turned into SPIR-V by the build's own front end: probes.modules), and where `spirv-val`
+accepts the original module it must accept the rewritten one too.
 """
 
 from __future__ import annotations
@@ -14,12 +14,8 @@ import tempfile
 from functools import lru_cache
 from typing import Any
 
-from ..cache import BuildCache
 from ..errors import FormatError, InputError
 from ..fileio import sha256
-from ..inputs import Input
-from ..model import Compiler
-from ..toolchain.front_end import to_spirv
 from .base import LeverRegistry
 
 Rewrite = tuple[str, str, Any]
@@ -43,11 +39,10 @@ def _spirv_val_cached(digest: str, data: bytes) -> str | None:  # noqa: ARG001 -
     return None if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()
 
 
-def rewrite_module(inp: Input, rewrites: tuple[Rewrite, ...], levers: LeverRegistry, compiler: Compiler, ip: str,
-                   cache: BuildCache, timeout: float | None, options: str = "",
-                   environment: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, tuple[str, ...]]:
-    """SPIR-V with each rewrite applied, and notes saying what changed."""
-    original = to_spirv(inp, compiler, ip, cache, timeout, options, environment)
+def apply_rewrites(original: bytes, rewrites: tuple[Rewrite, ...], levers: LeverRegistry, path: str
+                   ) -> tuple[bytes, tuple[str, ...]]:
+    """The SPIR-V module `original` (of the input at `path`) with each rewrite applied, and notes
+    saying what changed."""
     data = original
     notes = []
     for kernel, name, value in rewrites:
@@ -57,10 +52,10 @@ def rewrite_module(inp: Input, rewrites: tuple[Rewrite, ...], levers: LeverRegis
         try:
             data, note = lever.rewrite(data, kernel, value)
         except FormatError as exc:
-            raise InputError(f"cannot set the {name.replace('_', '-')} of {kernel}: {exc}", path=inp.path) from None
+            raise InputError(f"cannot set the {name.replace('_', '-')} of {kernel}: {exc}", path=path) from None
         notes.append(note)
     if data != original and spirv_val(original) is None:
         complaint = spirv_val(data)
         if complaint is not None:
-            raise InputError(f"the rewritten SPIR-V does not validate: {complaint[:300]}", path=inp.path)
+            raise InputError(f"the rewritten SPIR-V does not validate: {complaint[:300]}", path=path)
     return data, tuple(notes)

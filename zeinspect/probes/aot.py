@@ -24,7 +24,7 @@ from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
 from ..levers import MODULE_LEVERS, How, module_rewrites
 from ..levers.register_file import CANDIDATES, grf_spelling
-from ..levers.spirv_rewrite import Rewrite, rewrite_module
+from ..levers.spirv_rewrite import Rewrite
 from ..model import (
     WHOLE_MODULE,
     Compiler,
@@ -43,6 +43,7 @@ from ..toolchain.requirements import RequirementCheck
 from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan
 from .executor import Compiled, Job, build_argv
+from .modules import module_spirv, rewritten
 from .results import Collection, Progress
 from .session import Session
 
@@ -61,10 +62,7 @@ def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cac
         return config.rewrites
     if not module_rewrites("", config.shape):
         return ()
-    from ..toolchain.front_end import to_spirv
-
-    spirv = to_spirv(inp, compiler, ip, cache, config.timeout, config.options_for(inp.path),
-                     config.compiler_environment)
+    spirv = module_spirv(inp, config, cache, compiler, ip)
     return tuple(rw for name in read_module(spirv, inp.path).kernel_names() if kernel_wanted(name, config.kernels)
                  for rw in module_rewrites(name, config.shape))
 
@@ -75,9 +73,7 @@ def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, ca
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
-    data, notes = rewrite_module(inp, rewrites, MODULE_LEVERS, compiler, ip, cache, config.timeout,
-                                 config.options_for(inp.path),
-                     config.compiler_environment)
+    data, notes = rewritten(inp, rewrites, config, cache, compiler, ip)
     return data, InputKind.SPIRV, notes
 
 

@@ -169,7 +169,8 @@ def test_the_projects_own_gate_uses_recorded_shapes(cli):
     (KERNELS / "sg32_accumulate.cl", "sg32_accumulate"), (KERNELS / "fma_tile.cl", "fma_tile"),
     (KERNELS / "private_array.cl", "private_histogram")])
 def test_remedied_kernels_compute_the_same_results_on_the_cpu(sid_compiler, tmp_path, source, kernel):
-    from zeinspect.judge.equivalence import compare, launches
+    from zeinspect.app.equivalence import compare
+    from zeinspect.judge.equivalence import launches
 
     original = spv_of(sid_compiler, source, tmp_path)
     launch = launches(source.read_text())[kernel]
@@ -181,7 +182,8 @@ def test_remedied_kernels_compute_the_same_results_on_the_cpu(sid_compiler, tmp_
 
 def test_the_check_can_fail(sid_compiler, tmp_path):
     """A sub-group reduction over 32 lanes is not one over 16: the comparison must say so."""
-    from zeinspect.judge.equivalence import compare, launches
+    from zeinspect.app.equivalence import compare
+    from zeinspect.judge.equivalence import launches
 
     source = TESTS_KERNELS / "subgroup_scan.cl"
     original = spv_of(sid_compiler, source, tmp_path)

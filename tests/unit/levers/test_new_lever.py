@@ -15,10 +15,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from zeinspect.app import fix as fix_mod
 from zeinspect.app.audit import AuditRequest, run
 from zeinspect.app.session import open_session
 from zeinspect.inputs import read_input
-from zeinspect.judge import fix as fix_mod
 from zeinspect.judge import shapes_file
 from zeinspect.levers import MODULE_LEVERS, Shape
 from zeinspect.levers.base import BuildOptions, CliOption, How, Lever
@@ -67,7 +67,7 @@ def test_the_new_lever_is_searched_recorded_read_back_and_audited(lever, tmp_pat
     session = open_session(config, compilers=[FAKE_COMPILER], backend=_backend(seen))
     plan = session.plan()
 
-    result = fix_mod.fix([read_input(SPIRV)], config, session, plan)
+    result = fix_mod.fix_inputs([read_input(SPIRV)], config, session, plan)
     [decision] = result.decisions
     # The search walked the new lever's settings and chose the one that cleans the kernel.
     assert {row.shape.opt_level for row in decision.search.rows} == {"default", "1"}
@@ -96,7 +96,7 @@ def test_the_new_lever_is_a_command_line_option(lever):
 
     @click.command()
     @probe_options
-    def probe(compile, kernels, shape, as_json):
+    def probe(compile, shape, as_json):
         got["shape"] = shape
 
     assert "--opt-level" in CliRunner().invoke(probe, ["--help"]).output
