@@ -1,6 +1,9 @@
 """MkDocs hooks: the pages generated from the code and from bench/ results, never typed by hand.
 
-- `<!-- zeinspect:environment -->`: the table of zeinspect/envvars.py's registry;
+- `<!-- zeinspect:environment -->`: the table of zeinspect/envvars.py's registry (the run
+  settings' variables among them, as zeinspect/settings.py declares them);
+- `<!-- zeinspect:settings -->`: the table of the run settings (zeinspect/settings.py): each
+  one's gate key, option, variable, type, default and help, declared once there;
 - `<!-- zeinspect:benchmarks -->`: every bench/results/*.json a benchmark wrote (its figures,
   the command, the date and the machine);
 - `<!-- zeinspect:bench NAME -->`: bench/results/NAME.json's figures in a guide, where they
@@ -20,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _environment() -> str:
+    import zeinspect.settings  # noqa: F401 - registers the settings' variables
     from zeinspect.envvars import ENVIRONMENT
 
     rows = ["| variable | type | default | what it does |", "|---|---|---|---|"]
@@ -31,6 +35,29 @@ def _environment() -> str:
         rows.append(f"| `{var.name}` | {var.type_name} | {default} | {var.help}{setting} |")
     tests = [f"`{v.name}`" for v in ENVIRONMENT if v.audience == "test"]
     return "\n".join(rows) + f"\n\nFor the project's own tests and benchmarks: {', '.join(tests)}.\n"
+
+
+PIPE = "\\|"
+"""A `|` inside a GFM table cell."""
+
+
+def _settings() -> str:
+    from zeinspect.settings import SETTINGS
+
+    def shown(value: object) -> str:
+        if value in (None, "", (), {}):
+            return ""
+        if isinstance(value, tuple):
+            value = ",".join(map(str, value))
+        return f"`{str(value).lower() if isinstance(value, bool) else value}`"
+
+    rows = ["| setting | gate key | option | variable | type | default | what it does |",
+            "|---|---|---|---|---|---|---|"]
+    for s in SETTINGS:
+        option = " ".join(f"`{n}`" for n in s.flag.names) if s.flag else ""
+        rows.append(f"| `{s.name}` | {shown(s.gate)} | {option} | {shown(s.env)} | {s.type_name} | "
+                    f"{shown(s.default) if s.name != 'shape' else ''} | {s.help.replace('|', PIPE)} |")
+    return "\n".join(rows) + "\n"
 
 
 def _result(path: Path, heading: str = "### ") -> str:
@@ -74,7 +101,8 @@ def _measures() -> str:
     return "```\n" + got + "```\n"
 
 
-MARKERS = {"<!-- zeinspect:environment -->": _environment, "<!-- zeinspect:benchmarks -->": _benchmarks,
+MARKERS = {"<!-- zeinspect:environment -->": _environment, "<!-- zeinspect:settings -->": _settings,
+           "<!-- zeinspect:benchmarks -->": _benchmarks,
            "<!-- zeinspect:measures -->": _measures}
 
 

@@ -5,16 +5,18 @@
 
 Modules and lines; import cycles (imports inside functions count: tests/unit/test_layers.py's
 graph); the largest CLI module; the longest function; private names imported across modules;
-and the files a new setting, a new lever and a new Triton lever touch, as the tests that add one prove it
-(tests/unit/test_settings.py, tests/unit/levers/test_new_lever.py,
-tests/integration/triton/test_new_triton_lever.py: each adds it from the test
-file alone, so the package files touched are none and the count is that one file).
+and the files a new setting, a new lever and a new Triton lever touched when one was added,
+read from the history (`git log`): the last commit that declared a setting, a lever or a
+Triton lever that did not exist before it, and the files that commit changed.  Without the
+history (a shallow clone, an export) the figure is unknown, and says so.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,13 +34,44 @@ def _functions(path: Path) -> list[tuple[int, str]]:
             and node.end_lineno is not None]
 
 
-def _touches(test: str, marker: str) -> int | None:
-    """Files a new piece touches: the test that adds it, if it does so from that file alone
-    (it registers the piece itself, and imports nothing written for it)."""
-    path = ROOT / test
-    if not path.is_file() or marker not in path.read_text():
+ADDED = {
+    # kind: (the call that declares one, the name in its declaration, where in the package)
+    "setting": ("Setting(", r'\bSetting\(\s*"(\w+)"', "zeinspect"),
+    "lever": ("Lever(", r'\bLever\(\s*name="(\w+)"', "zeinspect/levers"),
+    "triton_lever": ("Lever(", r'\bLever\(\s*name="(\w+)"', "zeinspect/triton"),
+}
+"""The declarations whose additions are measured (a new name declared, not one moved)."""
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def _declared(rev: str, word: str, pattern: str, where: str) -> set[str]:
+    """The names declared at revision `rev` under `where`."""
+    try:
+        files = _git("grep", "-l", "-F", word, rev, "--", where).split()
+    except subprocess.CalledProcessError:  # nothing matches there
+        return set()
+    return {name for f in files for name in re.findall(pattern, _git("show", f), re.S)}
+
+
+def touched_by_last_addition(kind: str) -> dict | None:
+    """The last commit that declared a new `kind` (ADDED): its hash, the names it added and the
+    files it changed.  None when the history is not there to read."""
+    word, pattern, where = ADDED[kind]
+    try:
+        commits = _git("log", "--format=%H", "-G", re.escape(word), "--", where).split()
+    except (subprocess.CalledProcessError, FileNotFoundError):
         return None
-    return 1
+    for commit in commits:  # newest first
+        parents = _git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+        before = _declared(parents[0], word, pattern, where) if parents else set()
+        added = sorted(_declared(commit, word, pattern, where) - before)
+        if added:
+            files = [f for f in _git("show", "--format=", "--name-only", commit).splitlines() if f]
+            return {"commit": commit[:10], "added": added, "files": len(files)}
+    return None
 
 
 def measures() -> dict:
@@ -58,10 +91,9 @@ def measures() -> dict:
         "cli_bypasses_app": front_door_bypasses(),
         "longest_function": [functions[0][1], functions[0][0]],
         "median_function_lines": lengths[len(lengths) // 2],
-        "files_a_new_setting_touches": _touches("tests/unit/test_settings.py", "SETTINGS.register("),
-        "files_a_new_lever_touches": _touches("tests/unit/levers/test_new_lever.py", "MODULE_LEVERS.register("),
-        "files_a_new_triton_lever_touches": _touches("tests/integration/triton/test_new_triton_lever.py",
-                                                     "TRITON_LEVERS.register("),
+        "files_the_last_new_setting_touched": touched_by_last_addition("setting"),
+        "files_the_last_new_lever_touched": touched_by_last_addition("lever"),
+        "files_the_last_new_triton_lever_touched": touched_by_last_addition("triton_lever"),
     }
 
 

@@ -5,9 +5,11 @@ for, so a test (or the pytest plugin, or a long-lived process) that sets one see
 effect.  The docs' environment reference is generated from `ENVIRONMENT`, and a test fails
 when the package reads a ZEINSPECT_ variable this table does not declare.
 
-Variables that give a run setting (`setting` names it) are read by `zeinspect.settings.resolve`
-only, below the gate configuration and the command line.  The others say where things live,
-tune a mechanism, or are hooks for the project's own tests and benchmarks.
+Variables that give a run setting are declared with the setting, in `zeinspect.settings.SETTINGS`
+(its name, parser, default and help), which registers them here (`register`); they are read by
+`zeinspect.settings.resolve` only, below the gate configuration and the command line.  The
+others, declared here, say where things live, tune a mechanism, or are hooks for the
+project's own tests and benchmarks.
 
 The compiler's own variables (IGC_*, NEO's debug keys, the SYCL runtime's) are not here: they
 are inputs of a compile, classified by `zeinspect.toolchain.environment`.
@@ -37,29 +39,16 @@ class EnvVar:
     audience: str = "user"
     """user: documented for users; test: a hook for the project's own tests and benchmarks;
     internal: set by zeinspect in a process it starts."""
+    type_name: str = ""
+    """What kind of value it takes (the reference table's column); derived from `parse` when empty."""
 
-    @property
-    def type_name(self) -> str:
-        return {str: "text", int: "integer", float: "number", _flag: "flag"}.get(self.parse, "text")
+    def __post_init__(self) -> None:
+        if not self.type_name:
+            name = {str: "text", int: "integer", float: "number", _flag: "flag"}.get(self.parse, "text")
+            object.__setattr__(self, "type_name", name)
 
 
-ENVIRONMENT: tuple[EnvVar, ...] = (
-    # Run settings (zeinspect.settings): below the gate configuration and the command line.
-    EnvVar("ZEINSPECT_TIMEOUT", float, None,
-           "Seconds before a compile counts as hung (default 600); questions to a compiler get at most a minute.",
-           setting="timeout"),
-    EnvVar("ZEINSPECT_SCHEDULER", str, None, "A Dask scheduler (tcp://HOST:PORT) to compile on.",
-           setting="scheduler"),
-    EnvVar("ZEINSPECT_CACHE_URL", str, None, "A build cache many machines share: a folder or s3://bucket/prefix.",
-           setting="cache_url"),
-    EnvVar("ZEINSPECT_CACHE_URL_READONLY", _flag, False, "Read the shared cache, never write to it.",
-           setting="cache_readonly"),
-    EnvVar("ZEINSPECT_BATCH", _flag, True,
-           "Batch one module's targets into one ocloc call per worker (0: one call per target).", setting="batch"),
-    EnvVar("ZEINSPECT_MULTI", _flag, True,
-           "Send several small modules to one `ocloc multi` process (0: one process per module).", setting="multi"),
-    EnvVar("ZEINSPECT_SHARE_FRONT_END", _flag, True,
-           "Run OpenCL C's front end once per group of targets (0: once per target).", setting="share_front_end"),
+_DECLARED: tuple[EnvVar, ...] = (
     # Where things live.
     EnvVar("ZEINSPECT_CACHE_DIR", str, None, "The build cache's folder (default $XDG_CACHE_HOME/zeinspect/builds)."),
     EnvVar("ZEINSPECT_TOOLCHAIN_DIR", str, None,
@@ -99,7 +88,25 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            audience="test"),
 )
 
-BY_NAME = {v.name: v for v in ENVIRONMENT}
+BY_NAME: dict[str, EnvVar] = {v.name: v for v in _DECLARED}
+"""Every variable zeinspect reads: those declared here, then the settings' (zeinspect.settings
+registers them when it is imported)."""
+ENVIRONMENT: list[EnvVar] = list(_DECLARED)
+"""The same, in declaration order (the docs' reference table)."""
+
+
+def register(var: EnvVar) -> None:
+    """Declare a variable from the module that owns what it gives (a run setting's)."""
+    if var.name in BY_NAME:
+        ENVIRONMENT.remove(BY_NAME[var.name])
+    BY_NAME[var.name] = var
+    ENVIRONMENT.append(var)
+
+
+def unregister(name: str) -> None:
+    var = BY_NAME.pop(name, None)
+    if var is not None:
+        ENVIRONMENT.remove(var)
 
 
 def value(name: str, environ: Mapping[str, str] | None = None) -> Any:

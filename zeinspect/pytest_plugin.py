@@ -79,14 +79,17 @@ def _request(paths: Sequence[Any], *, targets: Sequence[str] | str | None = None
              options: str = "", logs: Sequence[Any] = (), strict: bool = False) -> AuditRequest:
     from .app.audit import request
 
-    given: dict[str, Any] = {}
+    # What the test asks for, then the session's options over it: --zeinspect-set (the text of any
+    # setting, parsed as the command line's), then the named options.  What one says nothing of
+    # (None) leaves the value below it.
+    given: dict[str, Any] = {"targets": targets, "options": options or None,
+                             "ratchet": str(ratchet) if ratchet else None, "strict": strict or None}
     for pair in _OPTIONS.get("set") or ():
         name, _, value = str(pair).partition("=")
         given[name.strip()] = value
-    given |= {"targets": _OPTIONS.get("targets") or targets, "options": options,
-             "ratchet": _OPTIONS.get("ratchet") or (str(ratchet) if ratchet else None),
-             "strict": bool(_OPTIONS.get("strict") or strict) or None,
-             "environment": _OPTIONS.get("environment") or None}
+    given |= {k: v for k, v in {"targets": _OPTIONS.get("targets"), "ratchet": _OPTIONS.get("ratchet"),
+                                "strict": _OPTIONS.get("strict") or None,
+                                "environment": _OPTIONS.get("environment") or None}.items() if v is not None}
     return request(given, paths=tuple(str(p) for p in paths), logs=tuple(str(p) for p in logs))
 
 

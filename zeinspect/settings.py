@@ -39,20 +39,68 @@ class Builds:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """How the command line gives a setting: cli.common declares the option of every command that
+    offers the setting's `groups` from this, with the setting's own help."""
+
+    names: tuple[str, ...]
+    """The option's spellings (`--jobs`, `-j`)."""
+    groups: tuple[str, ...] = ("run",)
+    """Which commands offer it (GROUPS)."""
+    repeat: bool = False
+    """Repeatable; each value may hold commas (targets, kernels) or is one NAME=VALUE (--env)."""
+    switch: Any = None
+    """For an option without a value: what giving it says (`--strict`: True, `--no-cache`: False)."""
+    metavar: str | None = None
+
+
+GROUPS = {
+    "target": "what to build for: every compiling command",
+    "run": "how a run compiles: every compiling command, and diff",
+    "cache": "the shared build cache: every compiling command, diff and the cache commands",
+    "select": "which kernels to report: kernel, inspect, explain, occupancy and diff",
+    "gate": "the gate's records: audit and ratchet update",
+    "verdict": "how the gate judges: audit",
+    "measure": "the scratch traffic measure: kernel, inspect, explain, audit and ratchet update",
+    "triton": "how a Triton kernel is built: triton (zeinspect.triton registers these settings)",
+}
+"""The groups of command-line options, and which commands offer each (cli.common)."""
+
+
+@dataclass(frozen=True)
 class Setting:
     name: str
     default: Any
     help: str
+    """One sentence: the option's help, the environment variable's and the gate key's description."""
     parse: Callable[[Any], Any] = lambda value: value
-    """A given value (command-line text, YAML) to the setting's; ValueError when it is not one."""
+    """A given value to the setting's: the text a command line, an environment variable or the
+    pytest plugin's --zeinspect-set gives, or a gate configuration's YAML value; ValueError when
+    it is not one."""
     env: str | None = None
-    """The environment variable that gives it (declared in envvars.ENVIRONMENT)."""
+    """The environment variable that gives it (registered with envvars from here)."""
     gate: str | None = None
     """Its key in the gate configuration (None: the configuration cannot set it)."""
-    flag: str | None = None
-    """Its command-line option, for settings registered from outside (the core's are in cli.common)."""
+    flag: Flag | None = None
+    """Its command-line option (None: no command line gives it)."""
     builds: Callable[[Any], Builds] | None = None
     """For a setting that changes what a compile builds: how, given its value."""
+    schema: Mapping[str, Any] | None = None
+    """The JSON Schema of its gate configuration value (docs/schemas/gate-1.json's property)."""
+
+    @property
+    def type_name(self) -> str:
+        """What kind of value it takes, for the reference tables."""
+        if self.schema is None:
+            return {bool: "flag", int: "integer", float: "number", tuple: "list"}.get(type(self.default), "text")
+        kind = self.schema.get("type", "string")
+        kinds = [k for k in ([kind] if isinstance(kind, str) else kind) if k != "null"]
+        return {"integer": "integer", "number": "number", "boolean": "flag", "object": "mapping",
+                "array": "list"}.get(kinds[0] if len(kinds) == 1 else "string", "text")
+
+    def gate_schema(self) -> dict:
+        """Its property in the gate configuration's JSON Schema: its schema and its help."""
+        return {**(self.schema or {"type": "string"}), "description": self.help}
 
 
 class SettingRegistry:
@@ -61,9 +109,14 @@ class SettingRegistry:
 
     def register(self, setting: Setting) -> None:
         self._by_name[setting.name] = setting
+        if setting.env:
+            envvars.register(envvars.EnvVar(setting.env, setting.parse, setting.default, setting.help,
+                                            setting=setting.name, type_name=setting.type_name))
 
     def unregister(self, name: str) -> None:
-        self._by_name.pop(name, None)
+        setting = self._by_name.pop(name, None)
+        if setting is not None and setting.env:
+            envvars.unregister(setting.env)
 
     def __iter__(self) -> Any:
         return iter(list(self._by_name.values()))
@@ -80,6 +133,10 @@ class SettingRegistry:
     def extra(self) -> list[Setting]:
         """Settings registered from outside: those `Settings` keeps in `extra`."""
         return [s for s in self if s.name not in _FIELDS]
+
+    def flagged(self, group: str) -> list[Setting]:
+        """The settings whose command-line option the commands of `group` offer."""
+        return [s for s in self if s.flag is not None and group in s.flag.groups]
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -102,33 +159,90 @@ def _optional_text(value: Any) -> str | None:
     return _text(value) or None if value is not None else None
 
 
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
 def _boolean(value: Any) -> bool:
+    """True or false, or the text a command line or a variable gives (`true`, `1`, `no`, ...)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
     raise ValueError("must be true or false")
+
+
+def _whole(value: Any) -> int:
+    """A whole number, or its text; never a boolean or a fraction."""
+    if isinstance(value, bool):
+        raise ValueError("must be a whole number")
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise ValueError("must be a whole number") from None
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("must be a whole number")
+    return int(value)
 
 
 def _seconds(value: Any) -> float | None:
     if value is None:
         return None
-    number = float(value)
-    if number < 1:
+    if isinstance(value, bool):
+        raise ValueError("must be a number of seconds")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError("must be a number of seconds") from None
+    if not number >= 1:
         raise ValueError("must be at least 1 second")
     return number
 
 
 def _count(value: Any) -> int:
-    if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= 256:
+    number = _whole(value)
+    if not 0 <= number <= 256:
         raise ValueError("must be a whole number from 0 to 256")
-    return int(value)
+    return number
 
 
 def _bytes_bound(value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or int(value) != value or int(value) < 0:
+    number = _whole(value)
+    if number < 0:
         raise ValueError("must be a whole number of bytes, 0 or more")
-    return int(value)
+    return number
+
+
+def _modules(value: Any) -> dict[str, str]:
+    """Input path -> its extra options: a mapping (the gate configuration's, read by judge.gate),
+    or `PATH=OPTIONS` text (one module each, repeatable)."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    items = [value] if isinstance(value, str) else list(value)
+    out = {}
+    for item in items:
+        path, eq, options = str(item).partition("=")
+        if not eq or not path:
+            raise ValueError(f"{item!r} is not PATH=OPTIONS")
+        out[path] = options
+    return out
+
+
+def _shape(value: Any) -> Shape:
+    """A module shape: a Shape, a mapping of lever names to values, or `lever=value,...` text."""
+    if isinstance(value, Shape):
+        return value
+    if isinstance(value, str):
+        pairs = [p.partition("=") for p in value.split(",") if p.strip()]
+        if any(not eq for _, eq, _ in pairs):
+            raise ValueError(f"{value!r} is not LEVER=VALUE,...")
+        value = {k.strip().replace("-", "_"): v.strip() for k, _, v in pairs}
+    if not isinstance(value, Mapping):
+        raise ValueError("must be LEVER=VALUE pairs")
+    return Shape(**{str(k): v for k, v in value.items()})
 
 
 def parse_environment(value: Any) -> dict[str, str | None]:
@@ -154,38 +268,66 @@ def parse_environment(value: Any) -> dict[str, str | None]:
     return out
 
 
+_STRINGS = {"type": ["string", "array"], "items": {"type": "string"}}
+_TEXT = {"type": "string"}
+_SWITCH = {"type": "boolean"}
+
 SETTINGS = SettingRegistry()
 for _setting in (
-    Setting("targets", ("default",), "Targets: ocloc names, IP versions, `default` or a family.", _strings,
-            gate="targets"),
-    Setting("compiler", None, "Use only this compiler (id, path or version prefix).", _optional_text, gate="compiler"),
-    Setting("options", "", "Extra ocloc -options for every compile.", _text, gate="options"),
-    Setting("modules", {}, "Per-module options (input path -> options).", dict, gate="modules"),
-    Setting("shape", DEFAULT_SHAPE, "The shape every module is built in (levers)."),
-    Setting("kernels", (), "Only report kernels whose name matches one of these (exact or glob).", _strings),
-    Setting("jobs", 0, "Parallel compiles; 0: the number of cores.", _count, gate="jobs"),
-    Setting("timeout", None, "Seconds before a compile counts as hung.", _seconds, env="ZEINSPECT_TIMEOUT",
-            gate="timeout"),
-    Setting("use_cache", True, "Read and write the build cache.", _boolean),
-    Setting("scheduler", None, "A Dask scheduler address: compile on its cluster.", _optional_text,
-            env="ZEINSPECT_SCHEDULER", gate="scheduler"),
-    Setting("cache_url", None, "A build cache many machines share.", _optional_text, env="ZEINSPECT_CACHE_URL",
-            gate="cache_url"),
-    Setting("cache_readonly", False, "Read the shared cache, never write it.", _boolean,
-            env="ZEINSPECT_CACHE_URL_READONLY", gate="cache_url_readonly"),
-    Setting("environment", (), "The compiler's environment (IGC_*, NEO debug keys, SYCL_PROGRAM_*).",
-            parse_environment, gate="environment"),
-    Setting("ratchet", None, "The ratchet file.", _optional_text, gate="ratchet"),
-    Setting("shapes_file", None, "Recorded shape decisions (zeinspect fix --write).", _optional_text, gate="shapes"),
-    Setting("strict", False, "IMPROVED and STALE fail the gate too.", _boolean, gate="strict"),
-    Setting("cost", False, "Measure each scratch user's scratch traffic in loops from IGC's ISA.", _boolean,
-            gate="cost"),
-    Setting("loop_bound", None, "Opt in to the loop rule: a scratch user passes when it moves at most this many "
-            "bytes of scratch per iteration of its loops (measured as --cost does).", _bytes_bound, gate="loop_bound"),
-    Setting("batch", True, "Batch one module's targets into one ocloc call.", _boolean, env="ZEINSPECT_BATCH"),
-    Setting("multi", True, "Batch small modules into one `ocloc multi` process.", _boolean, env="ZEINSPECT_MULTI"),
-    Setting("share_front_end", True, "Share OpenCL C's front end across targets.", _boolean,
-            env="ZEINSPECT_SHARE_FRONT_END"),
+    Setting("targets", ("default",), "Targets: ocloc names, IP versions (12.70.4), `default` (19 AOT targets) or a "
+            "family (xe-lp, xe-hpg, xe-lpg, xe2); comma-separated or repeated.", _strings, gate="targets",
+            flag=Flag(("-t", "--targets"), ("target",), repeat=True), schema=_STRINGS),
+    Setting("compiler", None, "Use only this compiler (id, path or version prefix).", _optional_text, gate="compiler",
+            flag=Flag(("--compiler",), ("target",)), schema=_TEXT),
+    Setting("options", "", "Extra ocloc -options for every compile (the front end's too).", _text, gate="options",
+            flag=Flag(("--options",), ("target",)), schema=_TEXT),
+    Setting("modules", {}, "Per-module options: input path -> its extra ocloc -options.", _modules, gate="modules",
+            schema={"type": "object", "additionalProperties": {"type": "object", "properties": {
+                "options": {"type": "string"}}, "additionalProperties": False}}),
+    Setting("shape", DEFAULT_SHAPE, "The shape every module is built in: LEVER=VALUE pairs (each lever's own "
+            "option on the command line).", _shape),
+    Setting("kernels", (), "Only these kernels (name or glob).", _strings,
+            flag=Flag(("-k", "--kernel"), ("select",), repeat=True)),
+    Setting("jobs", 0, "Parallel compiles (0: the number of cores).", _count, gate="jobs",
+            flag=Flag(("--jobs", "-j"), metavar="N"), schema={"type": "integer", "minimum": 0, "maximum": 256}),
+    Setting("timeout", None, "Seconds before a compile counts as hung (default 600); questions to the compiler get "
+            "at most a minute of it.", _seconds, env="ZEINSPECT_TIMEOUT", gate="timeout",
+            flag=Flag(("--timeout",), metavar="SECONDS"), schema={"type": "number", "minimum": 1}),
+    Setting("use_cache", True, "Read and write the build cache (--no-cache: compile everything again).", _boolean,
+            flag=Flag(("--no-cache",), switch=False)),
+    Setting("scheduler", None, "A Dask scheduler (tcp://HOST:PORT) to compile on (needs zeinspect[dask]).",
+            _optional_text, env="ZEINSPECT_SCHEDULER", gate="scheduler",
+            flag=Flag(("--scheduler",), metavar="tcp://HOST:PORT"), schema=_TEXT),
+    Setting("cache_url", None, "A build cache many machines share: a folder or s3://bucket/prefix (S3 needs "
+            "zeinspect[remote]).", _optional_text, env="ZEINSPECT_CACHE_URL", gate="cache_url",
+            flag=Flag(("--cache-url",), ("cache", "run"), metavar="URL"), schema=_TEXT),
+    Setting("cache_readonly", False, "Read the shared cache, never write to it (untrusted pull-request runs).",
+            _boolean, env="ZEINSPECT_CACHE_URL_READONLY", gate="cache_url_readonly",
+            flag=Flag(("--cache-url-readonly",), ("cache", "run"), switch=True), schema=_SWITCH),
+    Setting("environment", (), "A variable of the compiler's environment (IGC_*, NEO's debug keys, "
+            "SYCL_PROGRAM_*), over the caller's; NAME= drops one.", parse_environment, gate="environment",
+            flag=Flag(("--env",), repeat=True, metavar="NAME=VALUE"),
+            schema={"type": ["object", "array"], "additionalProperties": {"type": ["string", "null"]},
+                    "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+="}}),
+    Setting("ratchet", None, "The ratchet file (default: scratch_ratchet.txt, or the gate configuration's).",
+            _optional_text, gate="ratchet", flag=Flag(("--ratchet",), ("gate",)), schema=_TEXT),
+    Setting("shapes_file", None, "Judge each kernel in the shape recorded here (zeinspect fix --write).",
+            _optional_text, gate="shapes", flag=Flag(("--shapes",), ("gate",)), schema=_TEXT),
+    Setting("strict", False, "IMPROVED and STALE fail the gate too.", _boolean, gate="strict",
+            flag=Flag(("--strict",), ("verdict",), switch=True), schema=_SWITCH),
+    Setting("cost", False, "Also measure each scratch user's scratch traffic in loops (bytes per iteration of its "
+            "innermost loop with any), from IGC's own ISA (a native image's: its code, disassembled).", _boolean,
+            gate="cost", flag=Flag(("--cost",), ("measure",), switch=True), schema=_SWITCH),
+    Setting("loop_bound", None, "The loop rule: a scratch user passes when it moves at most this many bytes of "
+            "scratch per iteration of its loops (its cost is measured); unset: any scratch is a finding.",
+            _bytes_bound, gate="loop_bound", flag=Flag(("--loop-bound",), ("verdict",), metavar="BYTES"),
+            schema={"type": ["integer", "null"], "minimum": 0}),
+    Setting("batch", True, "Batch one module's targets into one ocloc call per worker (0: one call per target).",
+            _boolean, env="ZEINSPECT_BATCH"),
+    Setting("multi", True, "Send several small modules to one `ocloc multi` process (0: one process per module).",
+            _boolean, env="ZEINSPECT_MULTI"),
+    Setting("share_front_end", True, "Run OpenCL C's front end once per group of targets (0: once per target).",
+            _boolean, env="ZEINSPECT_SHARE_FRONT_END"),
 ):
     SETTINGS.register(_setting)
 

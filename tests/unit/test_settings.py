@@ -15,6 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import zeinspect.triton  # noqa: F401 - registers its settings (the build policy) as any user's run does
 from zeinspect import envvars
 from zeinspect.app.audit import AuditRequest, run
 from zeinspect.app.gate import settings as front_end_settings
@@ -23,7 +24,7 @@ from zeinspect.inputs import read_input
 from zeinspect.judge.gate import parse as parse_gate
 from zeinspect.model import Verdict
 from zeinspect.probes.aot import probe
-from zeinspect.settings import SETTINGS, Builds, Setting, SettingError, Settings, resolve
+from zeinspect.settings import SETTINGS, Builds, Flag, Setting, SettingError, Settings, resolve
 
 from .fakes import FAKE_COMPILER, FakeBackend, figures
 from .test_layers import parsed
@@ -139,7 +140,7 @@ def test_every_variable_the_package_reads_is_declared_once():
 # --- A setting added from this file alone ---------------------------------------------------
 
 OPT_LEVEL = Setting("opt_level", None, "IGC's optimisation level for every compile.", str, gate="opt_level",
-                    flag="--opt-level", builds=lambda value: Builds(options=f"-ze-opt-level={value}" if value else ""))
+                    flag=Flag(("--opt-level",)), builds=lambda value: Builds(options=f"-ze-opt-level={value}" if value else ""))
 
 
 @pytest.fixture
@@ -198,3 +199,126 @@ def test_a_new_setting_reaches_a_compile_the_cache_key_the_gate_and_the_plugin(s
     monkeypatch.setenv("IGC_Y", "2")
     assert dict(pytest_plugin._request([SPIRV]).settings.environment)["IGC_Y"] == "2"
     assert json.dumps(request.settings.targets) == '["dg2-g10"]'
+
+
+# --- Every setting, declared once, given every way it can be -----------------------------------
+
+EXAMPLES = {
+    # setting: (the text a command line, a variable or --zeinspect-set gives, the value it is)
+    "targets": ("dg2-g10,lnl-m", ("dg2-g10", "lnl-m")),
+    "compiler": ("26.27", "26.27"),
+    "options": ("-DTILE=8", "-DTILE=8"),
+    "modules": ("k.cl=-DTILE=8", {"k.cl": "-DTILE=8"}),
+    "shape": ("grf=256,sub_group=16", None),  # a Shape: checked below
+    "kernels": ("fma_*,clean", ("fma_*", "clean")),
+    "jobs": ("4", 4),
+    "timeout": ("120", 120.0),
+    "use_cache": ("false", False),
+    "scheduler": ("tcp://host:8786", "tcp://host:8786"),
+    "cache_url": ("/srv/cache", "/srv/cache"),
+    "cache_readonly": ("true", True),
+    "environment": ("IGC_ExtraOCLOptions=-x", (("IGC_ExtraOCLOptions", "-x"),)),
+    "ratchet": ("ratchet.txt", "ratchet.txt"),
+    "shapes_file": ("shapes.yaml", "shapes.yaml"),
+    "strict": ("true", True),
+    "cost": ("true", True),
+    "loop_bound": ("0", 0),
+    "batch": ("0", False),
+    "multi": ("off", False),
+    "share_front_end": ("no", False),
+    "triton_policy": ("native", "native"),  # registered by zeinspect.triton (imported above)
+}
+
+
+def _expected(name: str):
+    from zeinspect.levers import Shape
+
+    return Shape(grf="256", sub_group=16) if name == "shape" else EXAMPLES[name][1]
+
+
+def test_every_setting_has_an_example():
+    """A new core setting must say here what text gives it (and so be tested every way below)."""
+    assert set(EXAMPLES) == {s.name for s in SETTINGS}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_every_setting_parses_the_text_given_by_the_plugin(name, monkeypatch):
+    """`pytest --zeinspect-set NAME=TEXT`: every setting takes the text form."""
+    from zeinspect import pytest_plugin
+
+    text = EXAMPLES[name][0]
+    monkeypatch.setattr(pytest_plugin, "_OPTIONS", {"set": [f"{name}={text}"]})
+    assert pytest_plugin._request([SPIRV]).settings.get(name) == _expected(name)
+
+
+@pytest.mark.parametrize("name", sorted(s.name for s in SETTINGS if s.env))
+def test_every_setting_with_a_variable_is_given_by_it(name):
+    setting = SETTINGS[name]
+    assert resolve({}, {}, {setting.env: EXAMPLES[name][0]}).get(name) == _expected(name)
+
+
+@pytest.mark.parametrize("name", sorted(s.name for s in SETTINGS if s.flag))
+def test_every_setting_with_an_option_is_given_by_it(name):
+    from zeinspect.cli.common import compile_options
+    from zeinspect.settings import GROUPS
+
+    setting = SETTINGS[name]
+    got = {}
+
+    @click.command()
+    @compile_options(groups=tuple(GROUPS))
+    def command(compile):
+        got["settings"] = compile.config()
+
+    flag = setting.flag.names[-1]
+    args = [flag] if setting.flag.switch is not None else [flag, EXAMPLES[name][0]]
+    res = CliRunner().invoke(command, args)
+    assert res.exit_code == 0, res.output
+    assert got["settings"].get(name) == _expected(name)
+    # Its help on the command line is the setting's own sentence.
+    assert setting.help.split()[0] in CliRunner().invoke(command, ["--help"]).output
+
+
+@pytest.mark.parametrize("name", sorted(s.name for s in SETTINGS if s.gate))
+def test_every_setting_with_a_gate_key_is_given_by_it(name):
+    setting = SETTINGS[name]
+    text = EXAMPLES[name][0]
+    if name == "modules":
+        body = "modules:\n  k.cl: {options: -DTILE=8}\n"
+    else:
+        body = f"{setting.gate}: {json.dumps(text)}\n"
+    gate = parse_gate(body.encode(), "gate.yaml")
+    expected = _expected(name)
+    if name in ("ratchet", "shapes_file"):
+        expected = text  # relative to the configuration's folder, here the current one
+    assert front_end_settings({}, gate=gate, environ={}).get(name) == expected
+
+
+@pytest.mark.parametrize("name, text", [("jobs", "four"), ("jobs", "300"), ("timeout", "0"), ("strict", "maybe"),
+                                        ("loop_bound", "-1"), ("shape", "grf=512"), ("modules", "no-equals")])
+def test_a_text_that_is_no_value_is_an_error_naming_the_setting(name, text):
+    with pytest.raises(SettingError) as err:
+        resolve({name: text}, {}, {})
+    assert name in str(err.value) and "the command line" in str(err.value)
+
+
+def test_the_gate_schema_is_generated_from_the_settings():
+    """docs/schemas/gate-1.json is what the settings, the configuration's own keys and the
+    registered sources declare (scripts/schemas.py writes it); its keys are the gate keys."""
+    from zeinspect.app import plugins
+    from zeinspect.app.gate import gate_schema
+    from zeinspect.judge.gate import STRUCTURE
+
+    published = json.loads((PACKAGE.parent / "docs" / "schemas" / "gate-1.json").read_text())
+    assert published == gate_schema()
+    keys = set(published["properties"]) - set(STRUCTURE) - set(plugins.SOURCES)
+    assert keys == set(SETTINGS.gate_keys())
+    for key, setting in SETTINGS.gate_keys().items():
+        assert published["properties"][key]["description"] == setting.help
+
+
+def test_the_variables_of_the_settings_are_declared_with_them():
+    for setting in SETTINGS:
+        if setting.env:
+            var = envvars.BY_NAME[setting.env]
+            assert (var.setting, var.help, var.default) == (setting.name, setting.help, setting.default)

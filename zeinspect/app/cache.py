@@ -18,6 +18,7 @@ from pathlib import Path
 from ..cache import CACHE_FORMAT
 from ..errors import UsageError
 from ..paths import build_cache_dir
+from .outcome import Outcome
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
 
@@ -56,6 +57,10 @@ class Level:
 @dataclass
 class CacheReport:
     levels: list[Level] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome.of(0)
 
 
 def _local_entries(root: Path) -> list[dict]:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolchainError
 from .outcome import Outcome
 
 
-def listing(simulate: str | None) -> tuple[dict[str, Any], int]:
-    """(the listing formats.devices prints, the exit code: 3 when no device is seen at all)."""
+@dataclass(frozen=True)
+class Devices:
+    found: dict[str, Any]
+    """The listing formats.devices prints."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """3 when no device is seen at all."""
+        seen = self.found["level_zero"] or self.found["sycl"]
+        return Outcome.of(0) if seen else Outcome.nothing_found("no device")
+
+
+def listing(simulate: str | None) -> Devices:
+    """The Level Zero drivers and devices, and the SYCL devices dpctl sees."""
     from ..probes.runtime import RuntimeConfig, sycl_devices
     from ..probes.runtime import devices as ze_devices
 
@@ -18,5 +31,4 @@ def listing(simulate: str | None) -> tuple[dict[str, Any], int]:
         found["level_zero"] = ze_devices(RuntimeConfig(simulate=simulate))["drivers"]
     except ToolchainError as exc:
         found["level_zero_error"] = str(exc)
-    seen = found["level_zero"] or found["sycl"]
-    return found, Outcome.of(0).exit_code if seen else Outcome.nothing_found("no device").exit_code
+    return Devices(found)

@@ -67,11 +67,11 @@ class DiffRun:
     seconds: float = 0.0
 
     @property
-    def exit_code(self) -> int:
+    def outcome(self) -> Outcome:
         """As diff(1): trouble (could not compare) wins over a difference."""
         if not self.result.trusted:
-            return Outcome.untrusted(self.result.incidents).exit_code
-        return Outcome.of(len(self.result.of(Change.WORSE))).exit_code
+            return Outcome.untrusted(self.result.incidents)
+        return Outcome.of(len(self.result.of(Change.WORSE)), self.result.incidents)
 
 
 def is_document(path: str) -> bool:
@@ -215,7 +215,7 @@ def _explain(run: DiffRun) -> dict:
             assert s.config is not None
             config = replace(s.config, targets=(ident.target,), kernels=(ident.kernel,))
             path = figures.input.split("[", 1)[0] if figures else s.paths[0]
-            pair.append(explain_paths([path if Path(path).exists() else s.paths[0]], config))
+            pair.append(explain_paths([path if Path(path).exists() else s.paths[0]], config).explained)
         out[ident] = tuple(pair)
     return out
 

@@ -9,6 +9,7 @@ compression, archive member, the file written and its SHA-256 (or why it was ski
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,16 @@ from ..fileio import atomic_write, sha256
 from ..inputs import read_input
 from ..inputs.kinds import InputKind
 from ..inputs.offload import iter_images, safe_name
+from .outcome import Outcome
+
+
+@dataclass(frozen=True)
+class Extracted:
+    written: list[str]
+    """The files written (the images and the manifest)."""
+    skipped: list[str]
+    """An image not written, and why, one line each."""
+    outcome: Outcome = Outcome(0)
 
 
 def _target(img: Any) -> str | None:
@@ -38,7 +49,7 @@ def _target(img: Any) -> str | None:
     return img.arch
 
 
-def extract(path: str, out_dir: str) -> tuple[list[str], list[str]]:
+def extract(path: str, out_dir: str) -> Extracted:
     inp = read_input(path)
     if inp.kind != InputKind.HOST:
         raise InputError(f"is a {inp.kind}, not a host object, library or executable with device images", path=path)
@@ -68,4 +79,4 @@ def extract(path: str, out_dir: str) -> tuple[list[str], list[str]]:
         manifest.append(entry)
     atomic_write(root / "manifest.json", (json.dumps({"input": path, "images": manifest}, indent=2) + "\n").encode())
     written.append(str(root / "manifest.json"))
-    return written, skipped
+    return Extracted(written, skipped)

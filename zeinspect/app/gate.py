@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
-from ..judge.gate import GateConfig
+from ..judge.gate import STRUCTURE, GateConfig
 from ..judge.gate import load as load_config
-from ..settings import SettingError, Settings, resolve
+from ..settings import SETTINGS, SettingError, Settings, resolve
 from . import plugins
 
 
@@ -43,3 +43,14 @@ def gate_entries(gate: GateConfig, paths: tuple[str, ...] = ()) -> dict[str, tup
         entries = plugins.source(name).parse(raw, gate.folder, gate.path)
         out[name] = tuple(e for e in entries if not wanted or os.path.normpath(e.file) in wanted)
     return out
+
+
+def gate_schema() -> dict:
+    """The gate configuration's JSON Schema (docs/schemas/gate-1.json, written by
+    `scripts/schemas.py`): what it audits, every run setting with a gate key (its schema and
+    help, from zeinspect.settings) and every registered source's entries."""
+    properties = {**STRUCTURE, **{key: s.gate_schema() for key, s in SETTINGS.gate_keys().items()},
+                  **{name: source.schema or {} for name, source in plugins.SOURCES.items()}}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "gate-1.json",
+            "title": "The gate configuration (`zeinspect audit --config FILE`)", "type": ["object", "null"],
+            "additionalProperties": False, "properties": properties}

@@ -28,7 +28,7 @@ from ..probes.explain import ExplainResult, users_costs
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..settings import Settings
-from .outcome import exit_code
+from .outcome import Outcome, of_reports
 from .session import open_session
 
 
@@ -39,9 +39,9 @@ class InspectResult:
     seconds: float = 0.0
 
     @property
-    def exit_code(self) -> int:
+    def outcome(self) -> Outcome:
         incidents = self.collection.incidents + (self.explained.incidents if self.explained else [])
-        return exit_code(self.collection.reports, incidents)
+        return of_reports(self.collection.reports, incidents)
 
     def judged(self) -> AuditResult:
         """The reports against an empty ratchet (what the HTML report draws)."""
@@ -56,7 +56,7 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     got = collect_reports(list(paths), config, session, progress=progress)
     if config.cost:
         attach_costs(got, paths, config, session)
-    explained = explain_paths(paths, config, backend=backend) if explain else None
+    explained = explain_paths(paths, config, backend=backend).explained if explain else None
     return InspectResult(got, explained, time.monotonic() - started)
 
 
@@ -120,11 +120,20 @@ def attach_costs(got: Collection, paths: list[str], config: Settings, session: A
                          "(see the incidents)")
 
 
+@dataclass
+class Explained:
+    explained: ExplainResult
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome.of(len(self.explained.failures), self.explained.incidents)
+
+
 def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], Executor] | None = None
-                  ) -> ExplainResult:
+                  ) -> Explained:
     """Which source lines spill, from IGC's own ISA of the build in `config`'s shape (a sub-group
     size given is the module rewritten, as `kernel` builds it)."""
-    return run_explain(collect(list(paths)), config, open_session(config, backend=backend))
+    return Explained(run_explain(collect(list(paths)), config, open_session(config, backend=backend)))
 
 
 @dataclass
@@ -137,8 +146,8 @@ class RuntimeResult:
     compilers: list[Compiler] = field(default_factory=list)
 
     @property
-    def exit_code(self) -> int:
-        return exit_code(self.reports, self.incidents)
+    def outcome(self) -> Outcome:
+        return of_reports(self.reports, self.incidents)
 
 
 def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | None, compare_aot: bool

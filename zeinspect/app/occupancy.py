@@ -14,6 +14,7 @@ from ..probes.executor import Executor
 from ..probes.results import Progress
 from ..settings import Settings
 from .inspect import InspectResult, probe_paths
+from .outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,8 @@ class OccupancyResult:
     rows: list[OccupancyRow] = field(default_factory=list)
 
     @property
-    def exit_code(self) -> int:
-        return self.inspected.exit_code
+    def outcome(self) -> Outcome:
+        return self.inspected.outcome
 
 
 def occupancy(paths: list[str], config: Settings, what_if: WhatIf, *,

@@ -9,12 +9,17 @@ command ends with is decided here, by one of the rules below (docs/reference/exi
 
 Incidents (3) win over findings (1), which win over nothing (0); a diff that could not be
 trusted is 2, as diff(1)'s trouble wins over a difference.
+
+Every use case returns a result that carries its `Outcome` (`result.outcome`, the `Result`
+protocol), as pipx's operation results and pip-audit's service results do: the command line
+ends every command in one `finish(result)`, which shows the incidents and exits with the code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK, EXIT_TOOLCHAIN
 from ..model import KernelReport, Status
@@ -47,12 +52,27 @@ class Outcome:
         return cls(EXIT_TOOLCHAIN, 0, (), (what,))
 
 
+class Result(Protocol):
+    """What every use case returns: whatever it found, and its outcome."""
+
+    @property
+    def outcome(self) -> Outcome: ...
+
+
+@dataclass(frozen=True)
+class Done:
+    """The result of a use case whose output is all it has to say (a listing, a write)."""
+
+    value: object = None
+    outcome: Outcome = Outcome(EXIT_OK)
+
+
 def failing(reports: Iterable[KernelReport]) -> int:
     """Reports that did not build or cannot launch (not-applicable pairs never are findings)."""
     return sum(1 for r in reports if r.status is not Status.OK and r.applicable)
 
 
-def exit_code(reports: Iterable[KernelReport], incidents: list[str]) -> int:
+def of_reports(reports: Iterable[KernelReport], incidents: Iterable[str]) -> Outcome:
     """3 when a compiler or driver crashed or hung, 1 when a kernel did not build (or cannot
     launch), else 0."""
-    return Outcome.of(failing(reports), incidents).exit_code
+    return Outcome.of(failing(reports), incidents)

@@ -29,6 +29,8 @@ class GateSource:
     `cleans` says whether the chosen shape uses no scratch anywhere)."""
     describe_fix: Callable[[str, dict], list[str]]
     """(label, record) -> the lines `zeinspect fix` prints for the decision."""
+    schema: dict | None = None
+    """The JSON Schema of its entries in the gate configuration (docs/schemas/gate-1.json)."""
 
 
 SOURCES: dict[str, GateSource] = {}

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..model import Compiler
-from .outcome import Outcome
+from .outcome import Done, Outcome
 
 
 @dataclass
@@ -17,10 +17,10 @@ class Listing:
     """Compiler id -> whether it batches builds (`ocloc multi`)."""
 
     @property
-    def exit_code(self) -> int:
+    def outcome(self) -> Outcome:
         if any(c for c, _ in self.found):
-            return Outcome.of(0).exit_code
-        return Outcome.nothing_found("no compiler").exit_code
+            return Outcome.of(0)
+        return Outcome.nothing_found("no compiler")
 
 
 def listing() -> Listing:
@@ -31,7 +31,8 @@ def listing() -> Listing:
     return Listing(found, {c.id: has_multi(c) for c, _ in found if c is not None})
 
 
-def fetch(*, force: bool, progress: Callable[[str], None]) -> None:
+def fetch(*, force: bool, progress: Callable[[str], None]) -> Done:
     from ..toolchain.fetch import fetch as fetch_stack
 
     fetch_stack(force=force, progress=progress)
+    return Done()

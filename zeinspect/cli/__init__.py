@@ -1,8 +1,11 @@
 """The command line: options, one use case (zeinspect.app), one render (formats.writers), exit.
 
-One module per family of commands, imported when one of its commands runs (common.LazyGroup);
-`main` turns every error into one line and its exit code (docs/reference/exit-codes.md), never a
-traceback.
+One module per family of commands, imported when one of its commands runs (common.LazyGroup):
+nothing else is imported up front, and `zeinspect --version` answers before click is (start-up
+is paid on every commit a hook runs on).  The command modules that read gate configurations or
+other inputs import zeinspect.triton, which registers its gate entries, input kind and settings
+(app.plugins).  `main` turns every error into one line and its exit code
+(docs/reference/exit-codes.md), never a traceback.
 """
 
 from __future__ import annotations
@@ -10,14 +13,21 @@ from __future__ import annotations
 import gc
 import sys
 
-import click
+from .. import __version__
 
-from .. import envvars
-from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
-from ..errors import EXIT_INPUT, EXIT_OK, ZeinspectError
-from .common import cli, fatal
+VERSION_TEXT = f"zeinspect, version {__version__}"
+"""What `zeinspect --version` prints (click's version option says the same)."""
 
 __all__ = ["cli", "main"]
+
+
+def __getattr__(name: str) -> object:
+    """`zeinspect.cli.cli`, the command group, imported when asked for (not at start-up)."""
+    if name == "cli":
+        from .common import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # A library's audit or diff holds 100,000 reports, each a few dicts that live to the end of the
@@ -30,6 +40,15 @@ GC_THRESHOLDS = (50_000, 10, 10)
 
 
 def main(argv: list[str] | None = None) -> None:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(VERSION_TEXT)
+        sys.exit(0)
+    import click
+
+    from .. import envvars
+    from ..errors import EXIT_INPUT, EXIT_OK, ZeinspectError
+    from .common import cli, fatal
+
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         cli.main(args=argv, prog_name="zeinspect", standalone_mode=False)

@@ -16,15 +16,11 @@ import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from .. import __version__
-from ..levers import MODULE_LEVERS
-
-TARGETS_HELP = ("Targets: ocloc names, IP versions (12.70.4), `default` (19 AOT targets) or a family "
-                "(xe-lp, xe-hpg, xe-lpg, xe2); comma-separated or repeated.")
 
 
 class LazyGroup(click.Group):
@@ -111,82 +107,61 @@ class CompileOptions:
             close()
 
 
-def compile_options(f: Callable) -> Callable:
-    """Declare the shared options and hand the command one `CompileOptions` as `compile`."""
+def setting_options(*groups: str) -> tuple[list[Callable], list[tuple[str, Any]]]:
+    """The click options of the settings the commands of `groups` offer (zeinspect.settings:
+    each declared once, with its help), and (click parameter, setting) for reading them back."""
+    from ..settings import SETTINGS
 
-    extra = _registered_settings()
+    chosen = list({s.name: s for group in groups for s in SETTINGS.flagged(group)}.values())
+    options = []
+    for s in chosen:
+        flag = s.flag
+        assert flag is not None  # SETTINGS.flagged gives only settings with an option
+        help_ = s.help + (f" Also ${s.env}." if s.env else "")
+        key = f"setting_{s.name}"
+        if flag.switch is not None:
+            options.append(click.option(*flag.names, key, is_flag=True, default=False, help=help_))
+        else:
+            options.append(click.option(*flag.names, key, multiple=flag.repeat, default=() if flag.repeat else None,
+                                        metavar=flag.metavar, help=help_))
+    return options, [(f"setting_{s.name}", s) for s in chosen]
+
+
+def given_settings(kwargs: dict, read: list[tuple[str, Any]]) -> dict:
+    """What the command line gave of each setting (popped from the command's `kwargs`): a switch
+    not given, an empty repeat and an absent value say nothing (below may: the gate
+    configuration, the environment)."""
+    given = {}
+    for key, setting in read:
+        value = kwargs.pop(key)
+        if setting.flag.switch is not None:
+            value = setting.flag.switch if value else None
+        given[setting.name] = value
+    return given
+
+
+def compile_options(f: Callable | None = None, *, groups: tuple[str, ...] = ()) -> Any:
+    """Declare the options of the run settings every compiling command offers (what to build
+    for, how a run compiles, the shared cache; and `groups` besides), and hand the command one
+    `CompileOptions` as `compile`."""
+    if f is None:
+        return lambda g: compile_options(g, groups=groups)
+    options, read = setting_options("target", "run", "cache", *groups)
 
     @functools.wraps(f)
     def command(*args: Any, quiet: bool, **kwargs: Any) -> Any:
-        given = {name: kwargs.pop(key) for key, name in (*SETTING_OPTIONS, *extra)}
-        # A flag not given says nothing (the gate configuration or the environment may).
-        given["use_cache"] = False if kwargs.pop("no_cache") else None
-        given["cache_readonly"] = True if kwargs.pop("cache_readonly") else None
-        return f(*args, compile=CompileOptions(given, quiet), **kwargs)
+        return f(*args, compile=CompileOptions(given_settings(kwargs, read), quiet), **kwargs)
 
-    for option in reversed((
-        click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP),
-        click.option("--compiler", default=None, help="Use only this compiler (id, path or version prefix)."),
-        click.option("--options", default="", help="Extra ocloc -options for every compile (the front end's too)."),
-        *common_run_options(),
-        click.option("--quiet", "-q", is_flag=True, help="No progress display."),
-        *(click.option(SETTINGS_FLAGS[name], key, default=None, help=help_) for key, name, help_ in
-          ((key, name, _setting_help(name)) for key, name in extra)),
-    )):
+    for option in reversed((*options, click.option("--quiet", "-q", is_flag=True, help="No progress display."))):
         command = option(command)
     return command
 
 
-SETTING_OPTIONS = (("targets", "targets"), ("compiler", "compiler"), ("options", "options"), ("jobs", "jobs"),
-                   ("timeout", "timeout"), ("scheduler", "scheduler"), ("cache_url", "cache_url"),
-                   ("environment", "environment"))
-"""(click parameter, setting name) of the shared options that give a run setting."""
-SETTINGS_FLAGS: dict[str, str] = {}
-
-
-def _registered_settings() -> tuple[tuple[str, str], ...]:
-    """(click parameter, setting name) for each setting registered from outside with a `flag`."""
-    from ..settings import SETTINGS
-
-    SETTINGS_FLAGS.update({s.name: s.flag for s in SETTINGS.extra() if s.flag})
-    return tuple((f"setting_{s.name}", s.name) for s in SETTINGS.extra() if s.flag)
-
-
-def _setting_help(name: str) -> str:
-    from ..settings import SETTINGS
-
-    return SETTINGS[name].help
-
-
-def common_run_options() -> tuple:
-    """How a run compiles (every compiling command, `diff` too): jobs, time limit, cache, cluster, environment."""
-    return (
-        click.option("--jobs", "-j", type=click.IntRange(0, 256), default=None, help="Parallel compiles (0: cores)."),
-        click.option("--no-cache", is_flag=True, help="Compile everything again; do not read or write the cache."),
-        click.option("--timeout", type=click.FloatRange(1, None), default=None,
-                     help="Seconds before a compile counts as hung (default $ZEINSPECT_TIMEOUT or 600); "
-                     "questions to the compiler get at most a minute of it."),
-        click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                     help="Compile on this Dask cluster (default $ZEINSPECT_SCHEDULER; needs zeinspect[dask])."),
-        click.option("--env", "environment", multiple=True, metavar="NAME=VALUE",
-                     help="A variable of the compiler's environment (IGC_*, NEO's debug keys, SYCL_PROGRAM_*), "
-                          "over the caller's; NAME= drops one.  Repeatable."),
-        *cache_url_options(),
-    )
-
-
-def cache_url_options() -> tuple:
-    """The shared build cache, behind the local one (zeinspect.shared_cache)."""
-    return (click.option("--cache-url", default=None, metavar="URL",
-                         help="A build cache many machines share: a folder or s3://bucket/prefix "
-                              "(default $ZEINSPECT_CACHE_URL; S3 needs zeinspect[remote])."),
-            click.option("--cache-url-readonly", "cache_readonly", is_flag=True,
-                         help="Read the shared cache, never write to it (untrusted pull-request runs; "
-                              "default $ZEINSPECT_CACHE_URL_READONLY)."))
-
-
 def probe_options(f: Callable) -> Callable:
-    """What to look at and how to build it (`kernel`, `inspect`, `explain`): one option per lever."""
+    """What to look at and how to build it (`kernel`, `inspect`, `explain`): the kernels to report,
+    the cost measure, and one option per lever (the module's shape)."""
+    from ..levers import MODULE_LEVERS
+
     levers = [lv for lv in MODULE_LEVERS if lv.cli is not None]
 
     @functools.wraps(f)
@@ -195,22 +170,16 @@ def probe_options(f: Callable) -> Callable:
 
         given = {lv.name: kwargs.pop(f"lever_{lv.name}") for lv in levers}
         shape = Shape(**{name: value for name, value in given.items() if value is not None})
-        compile = kwargs.pop("compile")
-        compile.given["cost"] = True if kwargs.pop("cost") else None
-        return f(*args, shape=shape, compile=compile, **kwargs)
+        return f(*args, shape=shape, **kwargs)
 
     for lv in reversed(levers):
         spec = lv.cli
         assert spec is not None
         command = click.option(spec.flag, f"lever_{lv.name}", type=click.Choice(list(spec.choices)),
                                default=spec.default, help=spec.help)(command)
-    command = click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")(
-        click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(
-            click.option("--cost", "cost", is_flag=True, default=None,
-                         help="Also measure each scratch user's scratch traffic in loops (bytes per iteration "
-                              "of its innermost loop with any), from IGC's own ISA (a native image's: its code, "
-                              "disassembled).")(command)))
-    return compile_options(command)
+    command = click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(
+        command)
+    return compile_options(command, groups=("select", "measure"))
 
 
 def own_stats(stats: Any) -> dict:
@@ -220,9 +189,17 @@ def own_stats(stats: Any) -> dict:
     return {**stats.to_json(), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
-def show_incidents(incidents: list[str]) -> None:
+def show_incidents(incidents: Any) -> None:
     for incident in incidents:
         click.echo(f"zeinspect: error: {incident}", err=True)
+
+
+def finish(result: Any) -> NoReturn:
+    """End a command with its result's outcome (app.outcome.Result): its incidents on stderr,
+    one line each, and its exit code, decided in app.outcome."""
+    outcome = result.outcome
+    show_incidents(outcome.incidents)
+    sys.exit(outcome.exit_code)
 
 
 def emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **options: Any) -> None:
@@ -231,23 +208,23 @@ def emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **op
     registry.emit(writers, result, [(f, d) for f, d in outputs if f], registry.Options(**options), write)
 
 
-def audit_options(f: Callable) -> Callable:
+def audit_options(f: Callable | None = None, *, groups: tuple[str, ...] = ()) -> Any:
+    """What a gate run reads (PATHs, logs, a gate configuration, the runtime), and the gate's
+    settings (the ratchet, recorded shapes, the measure; and `groups` besides)."""
+    if f is None:
+        return lambda g: audit_options(g, groups=groups)
     for option in reversed((
         click.argument("paths", nargs=-1, type=click.Path()),
         click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
                      help="A build log to judge without compiling (repeatable)."),
-        click.option("--ratchet", default=None, type=click.Path(dir_okay=False),
-                     help="The ratchet file (default: scratch_ratchet.txt, or the gate configuration's)."),
         click.option("--config", default=None, type=click.Path(dir_okay=False),
                      help="A gate configuration (YAML) saying what to audit."),
-        click.option("--shapes", default=None, type=click.Path(dir_okay=False),
-                     help="Judge each kernel in the shape recorded here (zeinspect fix --write)."),
         click.option("--runtime", is_flag=True, help="Build through Level Zero on a device instead of ocloc."),
         click.option("--simulate", default=None, metavar="PRODUCT",
                      help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc)."),
     )):
         f = option(f)
-    return compile_options(f)
+    return compile_options(f, groups=("gate", "measure", *groups))
 
 
 def shape_options(f: Callable) -> Callable:

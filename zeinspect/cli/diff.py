@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from ..levers import MODULE_LEVERS
-from .common import TARGETS_HELP, cli, common_run_options, emit, show_incidents
+from ..settings import SETTINGS
+from .common import cli, emit, finish, given_settings, setting_options
 
 _LEVERS = [lv for lv in MODULE_LEVERS if lv.cli is not None]
+# The settings diff offers as every command does; --compiler and --options are its own (given
+# twice, they are the two sides compared).
+_OPTIONS, _READ = setting_options("run", "cache", "select")
+_TARGETS, _READ_TARGETS = setting_options("target")
 
 
 def _run_options(f: Any) -> Any:
-    for option in reversed(common_run_options()):
+    for option in reversed(_OPTIONS):
         f = option(f)
     return f
+
+
+def _targets_option(f: Any) -> Any:
+    option = next(o for o, (_, s) in zip(_TARGETS, _READ_TARGETS) if s.name == "targets")
+    return option(f)
 
 
 def _lever_options(f: Any) -> Any:
@@ -32,13 +41,12 @@ def _lever_options(f: Any) -> Any:
 @cli.command()
 @click.argument("old", type=click.Path())
 @click.argument("new", required=False, type=click.Path())
-@click.option("-t", "--targets", "targets", multiple=True, help=TARGETS_HELP)
+@_targets_option
 @click.option("--compiler", "compilers", multiple=True,
-              help="The compiler to build with (id, path or version prefix); twice with one input: compare the two.")
+              help=f"{SETTINGS['compiler'].help} Twice with one input: compare the input built with each.")
 @click.option("--options", "option_sets", multiple=True,
-              help="Extra ocloc -options; twice with one input: compare the input built with each.")
+              help=f"{SETTINGS['options'].help} Twice with one input: compare the input built with each.")
 @_lever_options
-@click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")
 @click.option("--min-bytes", type=click.IntRange(0, None), default=0,
               help="A scratch increase smaller than this many bytes per thread is not a regression.")
 @click.option("--min-ratio", type=click.FloatRange(0, None), default=0.0,
@@ -54,12 +62,13 @@ def _lever_options(f: Any) -> Any:
 @click.option("--verbose", "-v", is_flag=True, help="List every change, not only the worst regressions.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_run_options
-def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_sets: tuple, kernels: tuple,
+def diff(old: str, new: str | None, compilers: tuple, option_sets: tuple,
          min_bytes: int, min_ratio: float, view: str, as_json: bool, html_to: str | None, sarif_to: str | None,
-         explain: bool, verbose: bool, quiet: bool, no_cache: bool, cache_readonly: bool, **levers: Any) -> None:
+         explain: bool, verbose: bool, quiet: bool, **levers: Any) -> None:
     """Compare kernels between two builds (OLD NEW: inputs of any kind or saved --json
     documents), or one input under two compilers (--compiler A --compiler B), two option
     strings or two shapes.  Exit 0: nothing got worse; 1: something did; 2: could not compare."""
+    from .. import triton as _triton_plugin  # noqa: F401 - registers Triton modules as an input (app.plugins)
     from ..app.diff import DiffRequest, Thresholds
     from ..app.diff import diff as run_diff
     from ..app.gate import settings
@@ -79,11 +88,10 @@ def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_set
             shapes = tuple(Shape(**{name: v}) for v in given)
         else:
             base_shape = Shape(**{name: given[0]})
-    # The rest of **levers are the shared run options (jobs, timeout, scheduler, cache, environment).
-    config = settings({**levers, "targets": targets, "compiler": compilers[0] if len(compilers) == 1 else None,
-                       "options": option_sets[0] if len(option_sets) == 1 else None, "shape": base_shape,
-                       "kernels": kernels, "use_cache": False if no_cache else None,
-                       "cache_readonly": True if cache_readonly else None})
+    # The rest of **levers are the settings' options (targets, kernels, jobs, timeout, cache, environment).
+    given = given_settings(levers, _READ + [r for r in _READ_TARGETS if r[1].name == "targets"])
+    config = settings({**given, "compiler": compilers[0] if len(compilers) == 1 else None,
+                       "options": option_sets[0] if len(option_sets) == 1 else None, "shape": base_shape})
     request = DiffRequest(old=old, new=new, config=config,
                           compilers=tuple(compilers) if len(compilers) > 1 or new is None else (),
                           options=tuple(option_sets) if len(option_sets) > 1 or new is None else (),
@@ -96,5 +104,4 @@ def diff(old: str, new: str | None, targets: tuple, compilers: tuple, option_set
     emit(DIFF, got,
           [("json" if as_json else view, None), ("html" if html_to else "", html_to),
            ("sarif" if sarif_to else "", sarif_to)], verbose=verbose)
-    show_incidents(got.result.incidents)
-    sys.exit(got.exit_code)
+    finish(got)

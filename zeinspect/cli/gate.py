@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 import click
 
-from ..errors import EXIT_OK, EXIT_TOOLCHAIN
-from .common import CompileOptions, audit_options, cli, emit, fatal, own_stats, shape_options, show_incidents, write
+from ..errors import EXIT_TOOLCHAIN
+from .common import (
+    CompileOptions,
+    audit_options,
+    cli,
+    emit,
+    fatal,
+    finish,
+    own_stats,
+    shape_options,
+    show_incidents,
+    write,
+)
 
 
 def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, logs: tuple, runtime: bool,
-               simulate: str | None, strict: bool = False, **given: Any) -> Any:
+               simulate: str | None) -> Any:
     from ..app.audit import request as audit_request
     from ..app.audit import run
 
-    settings = {**compile.given, "strict": strict or None, "ratchet": given.pop("ratchet"),
-                "shapes_file": given.pop("shapes")}
-    request = audit_request(settings, config=config, paths=tuple(paths), logs=tuple(logs), runtime=runtime,
+    if config:
+        from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
+    request = audit_request(compile.given, config=config, paths=tuple(paths), logs=tuple(logs), runtime=runtime,
                             simulate=simulate)
     return request, compile.run("compiling", lambda p: run(request, progress=p))
 
 
 @cli.command()
-@audit_options
-@click.option("--strict", is_flag=True, help="IMPROVED and STALE fail the gate too.")
+@audit_options(groups=("verdict",))
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text")
 @click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
@@ -35,19 +44,18 @@ def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, log
 @click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
               help="Also write the self-contained HTML report here.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels that pass.")
-def audit(compile: CompileOptions, config: str | None, strict: bool, as_json: bool, fmt: str, junit: str | None,
+def audit(compile: CompileOptions, config: str | None, as_json: bool, fmt: str, junit: str | None,
           sarif_to: str | None, html_to: str | None, verbose: bool, **given: Any) -> None:
     """Judge kernels against the ratchet file: NEW, GREW and OVERFLOW fail the gate."""
     from ..formats.writers import AUDIT
 
     started = time.monotonic()
-    request, got = _run_audit(compile, config, strict=strict, **given)
+    request, got = _run_audit(compile, config, **given)
     outputs = [("json" if as_json else fmt, None), ("junit" if junit else "", junit),
                ("sarif" if sarif_to else "", sarif_to), ("html" if html_to else "", html_to)]
     emit(AUDIT, got, outputs, strict=request.settings.strict, verbose=verbose,
           stats=own_stats(got.collection.stats), seconds=time.monotonic() - started)
-    show_incidents(got.collection.incidents)
-    sys.exit(got.exit_code(request.settings.strict))
+    finish(got)
 
 
 @cli.group()
@@ -72,7 +80,7 @@ def ratchet_update(compile: CompileOptions, config: str | None, allow_grow: bool
     for line in done.plan.refused:
         click.echo(f"refused: {line}")
     click.echo(f"wrote {done.path}" if done.wrote else f"{done.path} is up to date")
-    sys.exit(done.exit_code)
+    finish(done)
 
 
 @cli.command()
@@ -90,14 +98,14 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
     from ..formats import shapes as shapes_fmt
     from ..formats.json import dumps
 
-    searches = compile.run("compiling shapes", lambda p: search_shapes(
+    got = compile.run("compiling shapes", lambda p: search_shapes(
         [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p,
         cost=cost))
     if as_json:
-        write(dumps(shapes_fmt.document(searches)))
+        write(dumps(shapes_fmt.document(got.searches)))
     else:
-        write(shapes_fmt.table(searches) if searches else "no kernel uses scratch memory on these targets\n")
-    sys.exit(EXIT_OK)
+        write(shapes_fmt.table(got.searches) if got.searches else "no kernel uses scratch memory on these targets\n")
+    finish(got)
 
 
 @cli.command()
@@ -111,11 +119,13 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
 def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, write_to: str | None, config: str | None,
         as_json: bool) -> None:
     """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
+    from ..app.fix import fix as run_fix
     from ..app.gate import load_gate
-    from ..app.shapes import fix as run_fix
     from ..formats import fix as fix_fmt
     from ..formats.json import dumps
 
+    if config:
+        from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     gate = load_gate(config) if config else None
     aot = compile.config(gate=gate)
     got = compile.run("compiling shapes", lambda p: run_fix(tuple(paths), aot, gate=gate, write_to=write_to,
@@ -126,6 +136,6 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
     for d in got.differ:
         click.echo(f"zeinspect: error: {d.search.input}:{d.kernel}: the remedied kernel computes different results",
                    err=True)
-    sys.exit(got.exit_code)
+    finish(got)
 
 

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-from ..errors import EXIT_OK
-from .common import CompileOptions, cli, compile_options, emit, own_stats, probe_options, show_incidents, write
+from .common import CompileOptions, cli, compile_options, emit, finish, own_stats, probe_options, write
 
 
-def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, view: str,
-             html_to: str | None = None, explain: bool = False, verbose: bool = False) -> int:
+def _inspect(paths: list[str], compile: CompileOptions, shape: Any, as_json: bool, view: str,
+             html_to: str | None = None, explain: bool = False, verbose: bool = False) -> NoReturn:
     from ..app.inspect import probe_paths
     from ..formats.writers import INSPECT
 
-    config = compile.config(shape=shape, kernels=tuple(kernels))
+    config = compile.config(shape=shape)
     got = compile.run("compiling", lambda p: probe_paths(paths, config, explain=explain, progress=p))
     emit(INSPECT, got, [("json" if as_json else view, None), ("html" if html_to else "", html_to)],
           verbose=verbose, stats=own_stats(got.collection.stats), seconds=got.seconds)
-    show_incidents(got.collection.incidents)
-    return got.exit_code
+    finish(got)
 
 
 @cli.command()
@@ -33,24 +30,23 @@ def _inspect(paths: list[str], compile: CompileOptions, kernels: tuple, shape: A
               help="Start the driver's hardware-free device (tgllp, dg2, mtl, pvc): no GPU needed.")
 @click.option("--compare-aot", is_flag=True, help="With --runtime: show the AOT figures beside the runtime ones.")
 @click.option("--explain", "explain", is_flag=True, help="Also show which source lines spill (as `zeinspect explain`).")
-def kernel(file: str, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, runtime: bool, device: int,
+def kernel(file: str, compile: CompileOptions, shape: Any, as_json: bool, runtime: bool, device: int,
            simulate: str | None, compare_aot: bool, explain: bool) -> None:
     """Show one card per kernel of FILE: every figure per target, the log, the command."""
     if not (runtime or simulate):
-        sys.exit(_inspect([file], compile, kernels, shape, as_json, "cards", explain=explain))
+        _inspect([file], compile, shape, as_json, "cards", explain=explain)
     from ..app.inspect import runtime_kernel
     from ..formats.json import dumps, report_document
     from ..formats.text import cards, side_by_side
 
-    got = runtime_kernel(file, compile.config(shape=shape, kernels=tuple(kernels)), device=device, simulate=simulate,
+    got = runtime_kernel(file, compile.config(shape=shape), device=device, simulate=simulate,
                          compare_aot=compare_aot)
     if as_json:
         doc = report_document(got.reports + got.aot, got.compilers, incidents=got.incidents)
         write(dumps({**doc, "runtime": {"device": got.device, "driver": got.driver}}))
     else:
         write(side_by_side(got.reports, got.aot) if compare_aot else cards(got.reports))
-    show_incidents(got.incidents)
-    sys.exit(got.exit_code)
+    finish(got)
 
 
 @cli.command()
@@ -61,19 +57,17 @@ def kernel(file: str, compile: CompileOptions, kernels: tuple, shape: Any, as_js
 @click.option("--isa", "with_isa", is_flag=True,
               help="Also show the ISA of each target's hottest line with the GRFs live at each instruction "
                    "(with --json: every instruction).")
-def explain(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, html_to: str | None,
+def explain(paths: tuple, compile: CompileOptions, shape: Any, as_json: bool, html_to: str | None,
             with_isa: bool) -> None:
     """Show which source lines spill, and how full the register file is on each, per kernel and
     target, from IGC's own ISA (no GPU)."""
     from ..app.inspect import explain_paths
-    from ..app.outcome import Outcome
     from ..formats.writers import EXPLAIN
 
-    result = explain_paths(list(paths), compile.config(shape=shape, kernels=tuple(kernels)))
-    emit(EXPLAIN, result, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
+    got = explain_paths(list(paths), compile.config(shape=shape))
+    emit(EXPLAIN, got.explained, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
           isa=with_isa)
-    show_incidents(result.incidents)
-    sys.exit(Outcome.of(len(result.failures), result.incidents).exit_code)
+    finish(got)
 
 
 @cli.command()
@@ -82,10 +76,10 @@ def explain(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, a
 @click.option("--verbose", "-v", is_flag=True, help="Also list kernels without findings.")
 @click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
               help="Also write the self-contained HTML report here.")
-def inspect(paths: tuple, compile: CompileOptions, kernels: tuple, shape: Any, as_json: bool, verbose: bool,
+def inspect(paths: tuple, compile: CompileOptions, shape: Any, as_json: bool, verbose: bool,
             html_to: str | None) -> None:
     """Show one table for many files: a summary, then kernels as rows, targets as columns."""
-    sys.exit(_inspect(list(paths), compile, kernels, shape, as_json, "table", html_to, verbose=verbose))
+    _inspect(list(paths), compile, shape, as_json, "table", html_to, verbose=verbose)
 
 
 @cli.command()
@@ -96,9 +90,9 @@ def devices(simulate: str | None, as_json: bool) -> None:
     from ..app.devices import listing
     from ..formats import devices as devices_fmt
 
-    found, code = listing(simulate)
-    write(devices_fmt.dumps(found) if as_json else devices_fmt.text(found))
-    sys.exit(code)
+    got = listing(simulate)
+    write(devices_fmt.dumps(got.found) if as_json else devices_fmt.text(got.found))
+    finish(got)
 
 
 @cli.command()
@@ -109,19 +103,18 @@ def extract(file: str, out_dir: str) -> None:
     """Write every device image a SYCL AOT build embedded, with a manifest."""
     from ..app.extract import extract as do_extract
 
-    written, skipped = do_extract(file, out_dir)
-    for name in written:
+    got = do_extract(file, out_dir)
+    for name in got.written:
         click.echo(f"wrote {name}")
-    for line in skipped:
+    for line in got.skipped:
         click.echo(f"skipped: {line}")
-    sys.exit(EXIT_OK)
+    finish(got)
 
 
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("-k", "--kernel", "kernels", multiple=True, help="Only these kernels (name or glob).")
 @click.option("--wg-size", type=click.IntRange(1, 1 << 20), default=None,
               help="What if the work-group had this many work-items.")
 @click.option("--slm", "slm_bytes", type=click.IntRange(0, 1 << 24), default=None,
@@ -129,8 +122,8 @@ def extract(file: str, out_dir: str) -> None:
 @click.option("--grf", "grf_count", type=click.IntRange(32, 512), default=None,
               help="What if the kernel had this many registers (no recompile).")
 @click.option("--json", "as_json", is_flag=True)
-@compile_options
-def occupancy(paths: tuple, kernels: tuple, wg_size: int | None, slm_bytes: int | None, grf_count: int | None,
+@compile_options(groups=("select",))
+def occupancy(paths: tuple, wg_size: int | None, slm_bytes: int | None, grf_count: int | None,
               as_json: bool, compile: CompileOptions) -> None:
     """Show what each kernel's registers, SIMD width and shared local memory cost an Xe-core, and
     whether its work-group can launch, by the driver's and the compiler's own rules (no GPU)."""
@@ -140,8 +133,7 @@ def occupancy(paths: tuple, kernels: tuple, wg_size: int | None, slm_bytes: int 
     from ..formats.json import dumps
 
     what_if = WhatIf(wg_size=wg_size, slm_bytes=slm_bytes, grf_count=grf_count)
-    got = compile.run("compiling", lambda p: run(list(paths), compile.config(kernels=tuple(kernels)), what_if,
+    got = compile.run("compiling", lambda p: run(list(paths), compile.config(), what_if,
                                                  progress=p))
     write(dumps(occupancy_fmt.document(got)) if as_json else occupancy_fmt.text(got))
-    show_incidents(got.inspected.collection.incidents)
-    sys.exit(got.exit_code)
+    finish(got)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from .common import cli, write
+from .common import cli, finish, write
 
 
 @cli.group()
@@ -23,7 +21,7 @@ def toolchain_list(as_json: bool) -> None:
 
     got = listing()
     write(toolchain_fmt.dumps(got.found, got.multi) if as_json else toolchain_fmt.text(got.found, got.multi))
-    sys.exit(got.exit_code)
+    finish(got)
 
 
 @toolchain.command("fetch")
@@ -32,6 +30,6 @@ def toolchain_fetch(force: bool) -> None:
     """Fetch the current Intel compiler stack from Debian unstable into the user cache."""
     from ..app.toolchain import fetch
 
-    fetch(force=force, progress=lambda msg: click.echo(msg, err=True))
+    finish(fetch(force=force, progress=lambda msg: click.echo(msg, err=True)))
 
 

@@ -34,7 +34,11 @@ from ..errors import FormatError, InputError
 from ..inputs.zeinfo import load_yaml_strictly
 from ..settings import SETTINGS
 
-STRUCTURE = {"inputs", "logs"}
+_PATHS = {"type": ["string", "array"], "items": {"type": "string"}}
+STRUCTURE = {"inputs": {**_PATHS, "description": "What to audit: sources, SPIR-V, zebins, fat binaries, host files, "
+                                                 "packages and folders (paths relative to this file)."},
+             "logs": {**_PATHS, "description": "Build logs to judge without compiling (paths relative to this file)."}}
+"""The configuration's keys that are not run settings (what it audits), with their JSON Schemas."""
 MODULE_KEYS = {"options"}
 PATH_SETTINGS = {"ratchet", "shapes_file"}
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -83,7 +87,7 @@ def parse(text: bytes, path: str, sources: Collection[str] = ()) -> GateConfig:
     `sources` are the keys registered sources read (their entries are kept as written)."""
     doc = _document(text, path)
     by_key = SETTINGS.gate_keys()
-    known = STRUCTURE | set(by_key) | set(sources)
+    known = set(STRUCTURE) | set(by_key) | set(sources)
     unknown = sorted(set(map(str, doc)) - known)
     if unknown:
         raise InputError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(known))})", path=path)

@@ -51,12 +51,15 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class CliOption:
-    """How a lever appears on the command line of `kernel`, `inspect` and `explain`."""
+    """How a lever appears on the command line (a module lever's on `kernel`, `inspect` and
+    `explain`; a Triton lever's on `triton`)."""
 
     flag: str
     choices: tuple[str, ...]
     help: str
     default: str | None = None
+    switch: bool = False
+    """An option without a value: given, the lever takes True."""
 
 
 def _same(value: Any) -> Any:

@@ -14,7 +14,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .. import envvars
 from ..errors import ToolchainError
 from . import environment as compiler_environment
 
@@ -25,10 +24,9 @@ QUERY_TIMEOUT = 60.0
 
 def query_timeout(timeout: float | None = None) -> float:
     """Seconds for a compiler to answer a question (its version, its targets): a minute at
-    most, and no longer than --timeout or $ZEINSPECT_TIMEOUT, so a hanging ocloc costs what
-    the user allowed a compile, not more."""
-    if timeout is None:
-        timeout = envvars.value("ZEINSPECT_TIMEOUT")
+    most, and no longer than the run's `timeout` setting (--timeout, $ZEINSPECT_TIMEOUT or the
+    gate configuration's, resolved by zeinspect.settings), so a hanging ocloc costs what the
+    user allowed a compile, not more."""
     return QUERY_TIMEOUT if timeout is None else min(QUERY_TIMEOUT, timeout)
 
 
@@ -107,7 +105,7 @@ def run_tool(argv: list[str], *, cwd: str, timeout: float | None = None, env: di
     any variable that could change a build, so that a question to the compiler (its version,
     an option's spelling) is answered as a clean driver would."""
     if timeout is None:
-        timeout = envvars.value("ZEINSPECT_TIMEOUT") or DEFAULT_TIMEOUT
+        timeout = DEFAULT_TIMEOUT
     if env is None:
         env = compiler_environment.process()
     with SLOTS:

@@ -27,6 +27,8 @@ from typing import Any
 from ..app import plugins
 from ..hardware import TRITON_TARGETS
 from ..judge.diff import PartField, register_field
+from ..settings import SETTINGS
+from . import policy
 
 
 def prune_configs(**kwargs: Any) -> Any:
@@ -82,7 +84,17 @@ def _retried(part: dict) -> bool:
 
 
 register_field(PartField(name="triton_retry", label="Triton retry", part="triton", of=_retried))
+_STRINGS = {"type": ["string", "array"], "items": {"type": "string"}}
+SCHEMA = {"type": "array", "description": "Triton kernels to build offline and audit (zeinspect.triton).",
+          "items": {"type": "object", "required": ["kernel"], "additionalProperties": False, "properties": {
+              "kernel": {"type": "string", "pattern": ".+:.+"}, "signature": {"type": "string"},
+              "constexprs": {"type": "string"}, "num_warps": {"type": "integer"},
+              "threads_per_warp": {"type": "integer"}, "grf_mode": {"type": "string"}, "stage": {"type": "boolean"},
+              "autotune": {"type": "boolean"}, "targets": _STRINGS}}}
+"""The JSON Schema of a gate configuration's `triton:` entries (triton.gate reads them)."""
+
 plugins.register(plugins.GateSource(name="triton", parse=_parse, audit=_audit, fix=_fix,
-                                    describe_fix=_describe_fix))
+                                    describe_fix=_describe_fix, schema=SCHEMA))
+SETTINGS.register(policy.SETTING)
 plugins.register_input(plugins.InputSource(name="triton", claims=_claims, probe=_probe,
                                            default_targets=TRITON_TARGETS))

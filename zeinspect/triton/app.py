@@ -1,90 +1,113 @@
 """The Triton use cases: `zeinspect triton`, and a gate configuration's `triton:` entries.
 
-`screen` builds one kernel as compiled (and staged, if asked) or every config of its
-`@triton.autotune`, with the Triton levers searched for the configs with a finding and the
-lines that spill explained, as asked.  `gate_reports` and `gate_fix` are what app.plugins
-calls for a gate configuration's entries.
+Triton's door: `request` turns what the command line gave into a `TritonRequest` for one of
+the four ways in (a kernel, FILE.py:KERNEL; the kernels a module or folder launches; what a
+command launches, `--run`; what a Triton cache holds, `--from-cache`), and `screen_request`
+screens it (one kernel through triton.single.screen).  `gate_reports` and `gate_fix` are what app.plugins
+calls for a gate configuration's entries.  Triton's build policy is a run setting
+(triton.policy.SETTING), read from the settings by every screen.
 """
 
 from __future__ import annotations
 
+import enum
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..app.outcome import exit_code
-from ..app.session import open_session
+from ..errors import UsageError
 from ..judge.shapes_file import load_section
-from ..probes.executor import Executor
-from ..probes.explain import ExplainResult
-from ..probes.results import Collection, CompileStats, Progress
+from ..levers.base import How
+from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..settings import Settings
 from .fix import record, search_triton
 from .gate import TritonEntry
-from .kernel import TritonKernel
-from .levers import TritonShape
-from .policy import BuildPolicy
+from .kernel import TritonKernel, parse_pairs
+from .levers import TRITON_LEVERS, TritonShape
 from .probe import probe_triton
-from .screen import Screen, screen_autotune
+from .screen import screen_autotune
+from .single import screen
 
 
-@dataclass
-class TritonResult:
-    kernel: TritonKernel
-    runs: list[tuple[str, Collection]] = field(default_factory=list)
-    """(label, reports): as compiled, then staged; empty for an autotune screen."""
-    screen: Screen = field(default_factory=list)
-    remedies: dict[int, dict] = field(default_factory=dict)
-    """config index -> what the Triton levers make of a config with a finding."""
-    explained: ExplainResult | None = None
-    explained_configs: dict[int, ExplainResult] = field(default_factory=dict)
-    explain_asked: bool = False
+class Way(enum.StrEnum):
+    """The four ways a Triton kernel comes in."""
 
-    @property
-    def collections(self) -> list[Collection]:
-        return [got for _, got in self.screen] if self.screen else [self.runs[-1][1]]
-
-    @property
-    def stats(self) -> CompileStats:
-        return sum((got.stats for got in self.collections), CompileStats())
-
-    @property
-    def exit_code(self) -> int:
-        reports = [r for got in self.collections for r in got.reports]
-        incidents = [i for got in self.collections for i in got.incidents]
-        incidents += [i for e in [self.explained, *self.explained_configs.values()] if e for i in e.incidents]
-        return exit_code(reports, incidents)
+    KERNEL = "kernel"
+    """FILE.py:KERNEL: one kernel, as compiled (and staged), or every config of its autotune."""
+    MODULE = "module"
+    """FILE.py or DIR: every kernel the modules' own code launches, with its values."""
+    RUN = "run"
+    """-- CMD ARGS: every kernel the command launches, as Triton specialized it."""
+    CACHE = "cache"
+    """--from-cache DIR: every kernel a Triton cache holds, with the options it was built with."""
 
 
-def screen(kernel: TritonKernel, config: Settings, *, autotune: bool = False, fix: bool = False,
-           stage: bool = False, explain: bool = False, artifacts_dir: Path | None = None,
-           policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
-           backend: Callable[[], Executor] | None = None, session: Session | None = None) -> TritonResult:
-    """`session`: one opened for the same config, shared by many screens (a library's)."""
-    from .explain import explain_reports
+@dataclass(frozen=True)
+class TritonRequest:
+    way: Way
+    settings: Settings
+    kernel: TritonKernel | None = None
+    """KERNEL and MODULE: what to build (MODULE: the options and values every kernel is given)."""
+    command: tuple[str, ...] = ()
+    """RUN: the command to run; CACHE: the cache folder."""
+    autotune: bool = False
+    fix: bool = False
+    stage: bool = False
+    explain: bool = False
+    artifacts: Path | None = None
+    list_only: bool = False
+    run_timeout: float | None = None
 
-    session = session or open_session(config, backend=backend)
-    out = TritonResult(kernel, explain_asked=explain)
-    if autotune:
-        out.screen = screen_autotune(kernel, config, session, policy=policy, progress=progress)
-        if fix:
-            out.remedies = {n: record(search_triton(tuned.applied_to(kernel), config, session, progress=progress))
-                            for n, (tuned, got) in enumerate(out.screen)
-                            if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)}
-        if explain:
-            out.explained_configs = {
-                n: explain_reports(f"{kernel.label} config #{n + 1}", kernel.file, scratch, config, session)
-                for n, (_, got) in enumerate(out.screen) if (scratch := [r for r in got.reports if r.scratch_bytes])}
-        return out
-    wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
-    out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=artifacts_dir,
-                                     progress=progress, policy=policy)) for label, staged in wanted]
-    if explain:
-        out.explained = explain_reports(kernel.label, kernel.file, out.runs[-1][1].reports, config, session)
-    return out
+
+def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, Any] | None = None,
+            signature: str = "", constexprs: str = "", run: bool = False, cache_dir: str | None = None,
+            autotune: bool = False, fix: bool = False, explain: bool = False, artifacts: str | None = None,
+            list_only: bool = False, run_timeout: float | None = None) -> TritonRequest:
+    """What `zeinspect triton` was asked: `levers` are the Triton levers' values the command line
+    gave (triton.levers.TRITON_LEVERS: the launch options and the staging pass)."""
+    if run or cache_dir is not None:
+        if cache_dir is not None and (spec or run):
+            raise UsageError("--from-cache DIR takes no FILE, DIR or --run")
+        if run and not spec:
+            raise UsageError("--run needs a command after `--`")
+        return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
+                             command=(cache_dir,) if cache_dir is not None else tuple(spec), run_timeout=run_timeout)
+    if len(spec) != 1:
+        raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
+    path, sep, name = spec[0].rpartition(":")
+    if not sep or not path or Path(spec[0]).exists():
+        path, name = spec[0], ""
+    given = {k: v for k, v in (levers or {}).items() if v is not None}
+    # Launch options not given are as the module's own code launches the kernel (triton.discover).
+    launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
+              if lv.name in given}
+    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
+                          constexprs=parse_pairs(constexprs, "constexprs"),
+                          options_given=frozenset(launch)).with_options(launch)
+    return TritonRequest(Way.KERNEL if name else Way.MODULE, settings, kernel, autotune=autotune, fix=fix,
+                         stage=bool(given.get("stage")), explain=explain,
+                         artifacts=Path(artifacts) if artifacts else None, list_only=list_only)
+
+
+def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
+    """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
+    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it."""
+    if req.way is Way.CACHE:
+        from .cache import screen_cache
+
+        return screen_cache(req.command[0], req.settings, progress=progress)
+    if req.way is Way.RUN:
+        from .library import screen_run
+
+        return screen_run(list(req.command), req.settings, timeout=req.run_timeout, progress=progress)
+    assert req.kernel is not None
+    if req.way is Way.MODULE:
+        return screen_package(req.kernel.file, req.kernel, req.settings, progress=progress, build=not req.list_only)
+    return screen(req.kernel, req.settings, autotune=req.autotune, fix=req.fix, stage=req.stage, explain=req.explain,
+                  artifacts_dir=req.artifacts, progress=progress)
 
 
 def module_reports(spec: str, config: Settings, progress: Progress | None = None) -> Collection:

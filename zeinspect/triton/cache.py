@@ -187,8 +187,8 @@ def _target(target: Any) -> str:
     return f"{target.get('backend', '?')} {arch}"
 
 
-def screen_cache(root: str, config: Any, *, policy: str = "jit", progress: Any = None) -> Any:
+def screen_cache(root: str, config: Any, *, progress: Any = None) -> Any:
     """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target."""
     from .library import screen_captured
 
-    return screen_captured(read_cache(root), config, policy=policy, progress=progress)
+    return screen_captured(read_cache(root), config, progress=progress)

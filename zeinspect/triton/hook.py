@@ -60,11 +60,10 @@ def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes:
             if typed is not None and arg not in given:
                 given[arg] = typed
         base = TritonKernel(file=path, kernel=name, signature=given, constexprs={})
-        config = settings({"targets": tuple(targets), "compiler": compiler})
+        config = settings({"targets": tuple(targets), "compiler": compiler, "triton_policy": policy})
         # offline(): the user's process gets its backends, TRITON_CACHE_DIR and sys.modules back.
         with offline():
-            screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, open_session(config),
-                                    policy=policy)
+            screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, open_session(config))
         bad = [any(not r.built or (r.spill_bytes or 0) > max_spill_bytes for r in got.reports) for _, got in screen]
         kept = [c for c, b in zip(configs, bad) if not b]
         if kept:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..levers.base import How, Lever, LeverRegistry, ShapeBase
+from ..levers.base import CliOption, How, Lever, LeverRegistry, ShapeBase
 from ..levers.register_file import large_mode_ignored
 from ..model import GrfMode
 
@@ -42,6 +42,9 @@ def _grf(value: Any) -> GrfMode:
 
 
 def _whole(value: Any) -> int:
+    """A whole number, or its text as a command line gives it."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"expected a whole number, not {value!r}")
     return value
@@ -51,7 +54,7 @@ STAGE = Lever(
     name="stage", how=How.TTGIR_PASS, default=False, settings=lambda written: (False, True),
     cost=lambda value, written: int(bool(value)), describe=lambda value: "staged" if value else "not staged",
     spelling=lambda value, written: "the SLM staging pass on the TTGIR (zeinspect.triton.staging)" if value else None,
-    parse=bool,
+    parse=bool, cli=CliOption("--stage", (), "Apply the SLM staging pass to large FMA dots.", switch=True),
 )
 GRF_MODE = Lever(
     name="grf_mode", how=How.TRITON_OPTION, default=GrfMode.DEFAULT,
@@ -60,15 +63,21 @@ GRF_MODE = Lever(
     spelling=lambda value, written: f"grf_mode={value.triton!r}" if value != GrfMode.DEFAULT else None,
     ignored_by=lambda value, report: large_mode_ignored(report) if value == GrfMode.LARGE else None,
     parse=_grf, dump=lambda value: value.triton,
+    cli=CliOption("--grf-mode", tuple(mode.triton for mode in GrfMode),
+                  "Triton-XPU's register file mode (default: as the module launches the kernel, else default)."),
 )
 THREADS_PER_WARP = Lever(
     name="threads_per_warp", how=How.TRITON_OPTION, default=32, settings=lambda written: (32, 16),
     cost=lambda value, written: int(value != 32), describe=lambda value: f"{value} threads per warp",
     spelling=lambda value, written: f"threads_per_warp={value}", parse=_whole,
+    cli=CliOption("--threads-per-warp", ("16", "32"),
+                  "Threads per warp (default: as the module launches the kernel, else 32)."),
 )
 NUM_WARPS = Lever(
     name="num_warps", how=How.TRITON_OPTION, default=4, settings=warp_counts, cost=_doublings,
     describe=lambda value: f"{value} warps", spelling=lambda value, written: f"num_warps={value}", parse=_whole,
+    cli=CliOption("--num-warps", tuple(str(1 << n) for n in range(7)),
+                  "Warps per program (default: as the module launches the kernel, else 4)."),
 )
 
 BUILT_IN = (STAGE, GRF_MODE, THREADS_PER_WARP, NUM_WARPS)

@@ -340,18 +340,23 @@ class LibraryScreen:
     collection: Collection = field(default_factory=Collection)
 
     @property
-    def exit_code(self) -> int:
-        from ..app.outcome import exit_code
+    def stats(self) -> Any:
+        return self.collection.stats
 
-        return exit_code(self.collection.reports, self.collection.incidents)
+    @property
+    def outcome(self) -> Any:
+        """The screen's Outcome (app.outcome)."""
+        from ..app.outcome import of_reports
+
+        return of_reports(self.collection.reports, self.collection.incidents)
 
 
 class Screener:
     """Specializations screened one at a time on every target, through one session: as a
     capture reads them (while the command runs) or all at the end (screen_captured)."""
 
-    def __init__(self, config: Settings, *, policy: str = "jit", backend: Callable[..., Any] | None = None) -> None:
-        self.config, self.policy, self.backend = config, policy, backend
+    def __init__(self, config: Settings, *, backend: Callable[..., Any] | None = None) -> None:
+        self.config, self.backend = config, backend
         self.session: Any = None
         self.done: dict[int, Collection | str] = {}
         """id(specialization) -> its collection, or why it was not screened."""
@@ -361,24 +366,23 @@ class Screener:
             return self.done[id(spec)]
         from ..app.session import open_session
         from ..errors import ZeinspectError
-        from .app import screen
+        from .single import screen
 
         if self.session is None:
             self.session = open_session(self.config, backend=self.backend)
         try:
-            got: Collection | str = screen(spec.kernel, self.config, policy=self.policy,
-                                           session=self.session).collections[-1]
+            got: Collection | str = screen(spec.kernel, self.config, session=self.session).collections[-1]
         except ZeinspectError as exc:
             got = exc.one_line()
         self.done[id(spec)] = got
         return got
 
 
-def screen_captured(got: Source, config: Settings, *, policy: str = "jit", progress: Progress | None = None,
+def screen_captured(got: Source, config: Settings, *, progress: Progress | None = None,
                     backend: Callable[..., Any] | None = None, screener: Screener | None = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart.  `screener`: one that screened some of them already."""
-    screener = screener or Screener(config, policy=policy, backend=backend)
+    screener = screener or Screener(config, backend=backend)
     out = LibraryScreen(got)
     out.collection.notes += got.problems
     for n, spec in enumerate(got.specializations, 1):
@@ -398,7 +402,7 @@ def screen_captured(got: Source, config: Settings, *, policy: str = "jit", progr
     return out
 
 
-def screen_run(command: list[str], config: Settings, *, timeout: float | None = None, policy: str = "jit",
+def screen_run(command: list[str], config: Settings, *, timeout: float | None = None,
                progress: Progress | None = None) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library).
 
@@ -406,7 +410,7 @@ def screen_run(command: list[str], config: Settings, *, timeout: float | None = 
     warm screen is then done by the time the command ends (issue 38: capturing adds at most
     5 % to a warm run; bench/triton_capture.py)."""
     config = config.with_targets(config.targets)
-    screener = Screener(config, policy=policy)
+    screener = Screener(config)
     got = capture(command, target=capture_target(config), timeout=timeout, meanwhile=_load_screen,
                   on_new=screener.screen)
     return screen_captured(got, config, progress=progress, screener=screener)
@@ -414,6 +418,6 @@ def screen_run(command: list[str], config: Settings, *, timeout: float | None = 
 
 def _load_screen() -> None:
     """The modules the screen and its report need, loaded while the captured command runs."""
-    from . import app, views, warm  # noqa: F401
+    from . import single, views, warm  # noqa: F401
 
     warm.installed()  # the installed Triton and torch, looked up once

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..app.outcome import Outcome, exit_code
+from ..app.outcome import Outcome, of_reports
 from ..errors import InputError, ToolchainError, UsageError
 from ..model import KernelReport
 from ..probes.executor import Executor
@@ -57,11 +57,15 @@ class PackageScreen:
         return self.collection.reports
 
     @property
-    def exit_code(self) -> int:
+    def stats(self) -> Any:
+        return self.collection.stats
+
+    @property
+    def outcome(self) -> Outcome:
         """1 when a screened kernel did not build or cannot launch, 2 when no module loaded."""
         if self.load_errors and not self.modules:
-            return Outcome.untrusted(self.load_errors).exit_code
-        return exit_code(self.reports, self.collection.incidents)
+            return Outcome.untrusted(self.collection.incidents, notes=self.load_errors)
+        return of_reports(self.reports, self.collection.incidents)
 
 
 def modules_under(path: Path) -> list[Path]:
@@ -119,7 +123,7 @@ def needed(message: str) -> list[str]:
     """The names a `signature_for` refusal asks the user for."""
     return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
 def screen_package(path: str, base: TritonKernel, config: Settings, *, progress: Progress | None = None,
-                   backend: Callable[[], Executor] | None = None, policy: str = "jit",
+                   backend: Callable[[], Executor] | None = None,
                    build: bool = True) -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring);
     with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`)."""
@@ -153,12 +157,12 @@ def screen_package(path: str, base: TritonKernel, config: Settings, *, progress:
             try:
                 if getattr(obj, "configs", None):
                     got = Collection()
-                    for n, (tuned, result) in enumerate(screen_autotune(kernel, config, session, policy=policy,
+                    for n, (tuned, result) in enumerate(screen_autotune(kernel, config, session,
                                                                         progress=progress), start=1):
                         label = f"{kernel.label}[config {n}: {tuned.describe()}]"
                         got.extend(result, reports=[r.replace(input=label) for r in result.reports])
                 else:
-                    got = probe_triton(kernel, config, session, stage=False, policy=policy, progress=progress)
+                    got = probe_triton(kernel, config, session, stage=False, progress=progress)
             except UsageError as exc:
                 needs = needed(str(exc))
                 out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 
 from ..model import KernelReport, Status
+from ..settings import Flag, Setting, Settings
 
 LARGE_GRF_FLAG = "-cl-intel-256-GRF-per-thread"
 GRF_FLAGS = (LARGE_GRF_FLAG, "-cl-intel-128-GRF-per-thread", "-cl-intel-enable-auto-large-GRF-mode")
@@ -28,6 +29,18 @@ class BuildPolicy(enum.StrEnum):
 
 
 BUILD_POLICIES = tuple(p.value for p in BuildPolicy)
+
+
+def policy_of(config: Settings) -> BuildPolicy:
+    """The run's build policy (the `triton_policy` setting, which zeinspect.triton registers)."""
+    return BuildPolicy(config.get(SETTING.name))
+
+
+SETTING = Setting(
+    "triton_policy", BuildPolicy.JIT, "The build of a Triton kernel to report: the one Triton-XPU ends with when it "
+    "loads the kernel (jit), in its native-code path (native), or its first build only (first).", BuildPolicy,
+    flag=Flag(("--build-policy",), ("triton",), metavar="|".join(BUILD_POLICIES)))
+"""Triton's build policy as a run setting: every screen reads it from the settings it is given."""
 
 
 def policy_rebuilds(policy: BuildPolicy | str, flags: str, report: KernelReport) -> str | None:

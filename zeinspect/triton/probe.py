@@ -27,7 +27,7 @@ from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .backend import TritonBuild, as_input, build
 from .kernel import TritonKernel
-from .policy import LARGE_GRF_FLAG, BuildPolicy, policy_rebuilds
+from .policy import LARGE_GRF_FLAG, BuildPolicy, policy_of, policy_rebuilds
 from .ttgir import loop_carried, pointer_note
 
 
@@ -79,9 +79,9 @@ class _Run:
 
 def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, stage: bool,
                  artifacts_dir: Path | None = None, progress: Progress | None = None,
-                 policy: BuildPolicy | str = BuildPolicy.JIT, triton_lock: threading.Lock | None = None) -> Collection:
+                 triton_lock: threading.Lock | None = None) -> Collection:
     """Reports for a Triton kernel on the planned targets (see the module docstring)."""
-    run = _Run(kernel, config, session, session.plan(config.targets), BuildPolicy(policy), progress)
+    run = _Run(kernel, config, session, session.plan(config.targets), policy_of(config), progress)
     with triton_lock or contextlib.nullcontext():
         builds = build(kernel, run.plan, stage=stage, artifacts_dir=artifacts_dir or (build_cache_dir() /
                                                                                      "triton-artifacts"),

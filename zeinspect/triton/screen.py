@@ -20,7 +20,6 @@ from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .backend import TRITON_LOCK, capabilities, loaded_module
 from .kernel import AutotuneConfig, TritonKernel
-from .policy import BuildPolicy
 from .probe import probe_triton
 
 Screen = list[tuple[AutotuneConfig, Collection]]
@@ -44,17 +43,17 @@ def autotune_configs(kernel: TritonKernel, plan: TargetPlan) -> list[tuple[Autot
 
 
 def screen_autotune(kernel: TritonKernel, config: Settings, session: Session, *,
-                    policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None) -> Screen:
+                    progress: Progress | None = None) -> Screen:
     """Every autotune config on every planned target whose config list has it, in the module's order."""
     plan = session.plan(config.targets)
     found = autotune_configs(kernel, plan)
     everywhere = tuple(t.name for t in plan.targets)
-    return screen_configs(kernel, [c for c, _ in found], config, session, policy=policy, progress=progress,
+    return screen_configs(kernel, [c for c, _ in found], config, session, progress=progress,
                           targets=[None if ts == everywhere else ts for _, ts in found])
 
 
 def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config: Settings, session: Session, *,
-                   policy: BuildPolicy | str = BuildPolicy.JIT, progress: Progress | None = None,
+                   progress: Progress | None = None,
                    targets: list[tuple[str, ...] | None] | None = None) -> Screen:
     """The given configs on every planned target (or, per config, on `targets[i]`), side by side."""
     done: list[AutotuneConfig] = []
@@ -65,7 +64,7 @@ def screen_configs(kernel: TritonKernel, configs: list[AutotuneConfig], config: 
         if c.unusable is not None:  # nothing to build: the table shows it n/a, with why
             return c, Collection(notes=[f"not screened: {c.unusable}"])
         got = probe_triton(c.applied_to(kernel), dataclasses.replace(config, targets=on) if on else config, session,
-                           stage=False, policy=policy, triton_lock=TRITON_LOCK)
+                           stage=False, triton_lock=TRITON_LOCK)
         if on:
             got.notes.append(f"in the module's configs for {', '.join(on)} only")
         got.notes.extend(c.notes)

@@ -89,7 +89,7 @@ class TritonSuite:
         if not got.specializations:
             session.exitstatus = NOTHING_LAUNCHED
         else:
-            session.exitstatus = self.run.exit_code(self.settings.strict)
+            session.exitstatus = self.run.outcome.exit_code
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker or self.screen is None:

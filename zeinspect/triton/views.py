@@ -126,6 +126,16 @@ def render(result: Any, *, as_json: bool, stats: dict) -> str:
     return text(result.runs) + (explain_fmt.section(result.explained) if result.explained is not None else "")
 
 
+def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:
+    """What `zeinspect triton` prints for a request (triton.app.TritonRequest) and its result
+    (its way, a triton.app.Way, compared by name: the views import nothing of the use cases)."""
+    if req.way in ("run", "cache"):
+        return library_document(result, stats) if as_json else library_text(result)
+    if req.way == "module":
+        return package_document(result, stats) if as_json else package_text(result, req.kernel.file)
+    return render(result, as_json=as_json, stats=stats)
+
+
 def package_text(found: Any, path: str) -> str:
     """`zeinspect triton FILE.py|DIR`: the summary, then the findings as `inspect` lists them."""
     from ..formats.text import table

@@ -286,6 +286,9 @@ def test_pytest_plugin_in_a_sample_project(cli, sid_compiler, tmp_path):
     # The command-line options override the test's own choices.
     code, out = pytest_run("--zeinspect-targets", "tgllp")
     assert code == 0 and "3 passed" in out, out
+    # Any setting in its text form, as --zeinspect-set gives it (a number, a switch).
+    code, out = pytest_run("--zeinspect-set", "jobs=4", "--zeinspect-set", "strict=true")
+    assert code == 0 and "5 passed" in out, out
     # No compiler: the audit skips with the reason instead of failing.
     env["ZEINSPECT_OCLOC"] = str(tmp_path / "missing-ocloc")
     code, out = pytest_run("-rs")
