@@ -45,6 +45,23 @@ class FormatError(InputError):
     """A binary or text format is malformed (raised by the readers in zeinspect.inputs)."""
 
 
+def internal_incident(where: str, exc: BaseException) -> str:
+    """The incident an unexpected exception becomes when it happened while reading or screening
+    one part of an input (a package's member, a folder's file, a cache entry, an image): that part
+    is named, the rest of the run goes on.  The caller re-raises instead when $ZEINSPECT_DEBUG is
+    set (debugging()), so the traceback shows."""
+    text = " ".join(str(exc).split())[:300]
+    return (f"{where}: internal error: {exc.__class__.__name__}: {text} (a bug in zeinspect, not in the input: "
+            "please report it with this line, docs/reliability.md says how; ZEINSPECT_DEBUG=1 shows the traceback)")
+
+
+def debugging() -> bool:
+    """Whether an internal error should show its traceback instead of becoming an incident."""
+    from . import envvars
+
+    return bool(envvars.value("ZEINSPECT_DEBUG"))
+
+
 class ToolchainError(ZeinspectError):
     """No usable compiler, a compiler that cannot be started, or a failed toolchain fetch."""
 

@@ -128,16 +128,22 @@ def matches(pattern: str, symbol: str) -> bool:
 _OPEN, _CLOSE = "<([{", ">)]}"
 
 
+_BRACKETS = re.compile(r"[<>()\[\]{},]")
+"""The characters a name's structure is made of: scanned for, the text between them skipped
+(a cutlass kernel's name runs to 10,000 characters)."""
+
+
 def _close_of(text: str, at: int) -> int:
     """The index of the bracket closing the one at `at` (len(text) when unbalanced)."""
     depth = 0
-    for i in range(at, len(text)):
-        if text[i] in _OPEN:
+    for m in _BRACKETS.finditer(text, at):
+        c = m.group()
+        if c in _OPEN:
             depth += 1
-        elif text[i] in _CLOSE:
+        elif c in _CLOSE:
             depth -= 1
             if depth == 0:
-                return i
+                return m.start()
     return len(text)
 
 
@@ -145,29 +151,46 @@ def split_template(text: str) -> tuple[str, list[str], str]:
     """(the name before its first template argument list, the top-level arguments, what follows
     the list); ([], text's end) when it has none.  `a::B<c, d<e>>::f` -> ('a::B', ['c', 'd<e>'], '::f')."""
     depth = 0
-    for i, ch in enumerate(text):
-        if ch == "<" and depth == 0 and not text[:i].endswith("operator"):
-            end = _close_of(text, i)
+    for m in _BRACKETS.finditer(text):
+        c, i = m.group(), m.start()
+        if c == "<" and depth == 0 and not text[:i].endswith("operator"):
             args: list[str] = []
-            part: list[str] = []
+            begin = i + 1
             level = 0
-            for c in text[i + 1:end]:
-                if c in _OPEN:
+            for n in _BRACKETS.finditer(text, i + 1):
+                d = n.group()
+                if d in _OPEN:
                     level += 1
-                elif c in _CLOSE:
+                elif d in _CLOSE:
+                    if level == 0:
+                        args.append(text[begin:n.start()].strip())
+                        return text[:i], args, text[n.start() + 1:]
                     level -= 1
-                if c == "," and level == 0:
-                    args.append("".join(part).strip())
-                    part = []
-                else:
-                    part.append(c)
-            args.append("".join(part).strip())
-            return text[:i], args, text[end + 1:]
-        if ch in "([{":
+                elif d == "," and level == 0:
+                    args.append(text[begin:n.start()].strip())
+                    begin = n.start() + 1
+            args.append(text[begin:].strip())
+            return text[:i], args, ""
+        if c in "([{":
             depth += 1
-        elif ch in ")]}":
+        elif c in ")]}":
             depth -= 1
     return text, [], ""
+
+
+def template_head(text: str) -> str:
+    """split_template's first part alone, found without reading the arguments (the name before its
+    first template argument list)."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c == "<" and depth == 0 and not text.endswith("operator", 0, m.start()):
+            return text[:m.start()]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+    return text
 
 
 def _without_call(text: str) -> str:
@@ -187,12 +210,143 @@ def _without_call(text: str) -> str:
     return text
 
 
+_LAMBDA = "::{lambda("
+_CAST = re.compile(r"\((?:[A-Za-z_]\w*::)*[A-Za-z_][\w ]*\)(-?\d+)")
+"""`(sycl::detail::reduction::strategy)7`: a non-type argument of an enum type, read as its number."""
+_CHARS = re.compile(r"(?:, \(char\)-?\d+)+")
+"""A pack of `(char)N` arguments: how oneDPL's `__composite` spells a kernel's name when it is long."""
+_WRAPPERS = {"KernelFunctor", "device_kernel", "RoundedRangeKernel", "RoundedRangeKernelWithKH", "__pf_kernel_wrapper",
+             "__composite"}
+"""The SYCL runtime's, SYCLcompat's and oneDPL's templates that wrap the kernel a user wrote."""
+ROUNDED = " [rounded range]"
+"""The mark of the SYCL runtime's RoundedRangeKernel twin of a kernel (the runtime builds both)."""
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the qualified name that ends at `at` starts: after the unmatched bracket, comma or
+    space before it (a return type is left out; `... const` belongs to the name)."""
+    depth = 0
+    k = at - 1
+    while k >= 0:
+        c = text[k]
+        if c in _CLOSE:
+            depth += 1
+        elif c in _OPEN:
+            if depth == 0:
+                return k + 1
+            depth -= 1
+        elif depth == 0 and c == ",":
+            return k + 1
+        elif depth == 0 and c == " " and not text.startswith(" const", k):
+            return k + 1
+        k -= 1
+    return 0
+
+
+def _lambda_chain(text: str, at: int) -> tuple[int, list[str], list[str]]:
+    """The lambdas nested in each other from `text[at:]` (`::{lambda(P)#N}`, then any
+    `::operator()<T>(P) const::{lambda(Q)#M}`): (where the chain ends, [N<T>, M, ...], [P, Q,
+    ...]); a generic lambda's call operator keeps the template arguments it was called with
+    (`#2<KernelOneWGTag>`: one kernel per instantiation)."""
+    numbers: list[str] = []
+    params: list[str] = []
+    j = at
+    while text.startswith(_LAMBDA, j):
+        close = _close_of(text, j + 2)
+        m = re.fullmatch(r"\{lambda\((.*)\)#(\d+)\}", text[j + 2:close + 1], re.S)
+        if m is None:
+            break
+        params.append(m[1])
+        numbers.append(m[2])
+        j = close + 1
+        if not text.startswith("::operator()", j):
+            break
+        k = j + len("::operator()")
+        if text.startswith("<", k):
+            end = _close_of(text, k)
+            numbers[-1] += text[k:end + 1]
+            k = end + 1
+        if not text.startswith("(", k):
+            break
+        j = _close_of(text, k) + 1
+        if text.startswith(" const", j):
+            j += len(" const")
+    return j, numbers, params
+
+
+def _scopes(name: str) -> list[str]:
+    """`a::B<c::d>::f` -> ['a', 'B<c::d>', 'f']: a qualified name's scopes."""
+    out, depth, begin = [], 0, 0
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif depth == 0 and name.startswith("::", i):
+            out.append(name[begin:i])
+            i += 2
+            begin = i
+            continue
+        i += 1
+    out.append(name[begin:])
+    return [p for p in out if p]
+
+
+def _enclosing(name: str, qualified: bool) -> str:
+    """A lambda's enclosing function as a reader names it: `F(…)`, or `C<…>::m<…>(…)` for a
+    method of a class template (and a functor's template call operator), namespaces left out
+    unless `qualified`."""
+    scopes = _scopes(_without_call(name.removesuffix(" const")))
+    if len(scopes) > 1 and scopes[-1] == "operator()":
+        scopes = scopes[:-1]  # a functor's call operator: the functor names it
+    if qualified:
+        return "::".join(scopes) + "(…)"
+    keep = scopes[-2:] if len(scopes) > 1 and ("<" in scopes[-2] or scopes[-1].startswith("operator()")) else scopes[-1:]
+    return "::".join(keep) + "(…)"
+
+
+def _fold_lambdas(text: str, detail: int = 0) -> str:
+    """Each chain of lambdas as `lambda #3/#1 in F(…)`: its enclosing function and its place in
+    it, as the mangled name numbers them (outermost first).  Lambdas are numbered per signature,
+    so `detail` 2 also says each one's parameters (`#1(id<2>)`); `detail` 1 keeps the enclosing's
+    namespaces."""
+    for _ in range(256):  # each turn folds one chain
+        at = text.find(_LAMBDA)
+        if at < 0:
+            break
+        end, numbers, params = _lambda_chain(text, at)
+        if not numbers:
+            break
+        begin = _name_start(text, at)
+        place = "/".join(f"#{n}({p})" if detail >= 2 else f"#{n}" for n, p in zip(numbers, params))
+        shown = f"lambda {place} in {_enclosing(text[begin:at], detail >= 1)}"
+        text = text[:begin] + shown + text[end:]
+    return text
+
+
+def _decode_name_chars(text: str) -> str:
+    """oneDPL's `__composite<K, (char)95, (char)90, ...>`: the chars spell the kernel's mangled
+    name, which is demangled in their place."""
+    def decoded(m: re.Match) -> str:
+        spelled = bytes(int(n) & 0xFF for n in re.findall(r"\(char\)(-?\d+)", m[0])).decode("latin-1")
+        return ", " + (demangled(spelled) if spelled.startswith("_Z") else repr(spelled))
+    return _CHARS.sub(decoded, text)
+
+
 @functools.lru_cache(maxsize=65536)
-def readable(symbol: str) -> str:
-    """The kernel as its author wrote it: demangled, with SYCL's and SYCLcompat's wrappers and
-    the lambda nests of launch functions folded."""
+def readable(symbol: str, detail: int = 0) -> str:
+    """The kernel as its author wrote it: demangled, SYCL's and SYCLcompat's wrappers folded
+    (the runtime's rounded-range twin marked), oneDPL's spelled-out names decoded, enum
+    arguments read as numbers, and lambdas named by their place in their enclosing function
+    (`lambda #3/#1 in ComputePosePointToPlaneSYCL(…)`).  `detail` 1 and 2 say more of a lambda
+    (its enclosing's namespaces; its parameters), for names that read alike otherwise."""
     text = demangled(symbol)
+    rounded = False
     for _ in range(8):  # wrappers nest a few deep at most
+        if template_head(text).rsplit("::", 1)[-1] not in _WRAPPERS:
+            break
         head, args, tail = split_template(text)
         last = head.rsplit("::", 1)[-1]
         if last == "KernelFunctor" and args and args[0].startswith("&"):
@@ -200,27 +354,32 @@ def readable(symbol: str) -> str:
         elif last == "device_kernel" and args:
             text = args[0]
         elif last in ("RoundedRangeKernel", "RoundedRangeKernelWithKH") and args:
-            text = args[-1]
+            text, rounded = args[-1], True
         elif last == "__pf_kernel_wrapper" and args:
             text = args[0]
+        elif last == "__composite" and len(args) > 1 and "(char)" in text:
+            text = split_template(_decode_name_chars(text))[1][-1]
         else:
             break
-    cut = text.find("::{lambda(")
-    if cut > 0:
-        text = f"lambda in {_without_call(text[:cut])}"
-    return text
+    return _fold_lambdas(_CAST.sub(r"\1", text), detail) + (ROUNDED if rounded else "")
+
+
+_LAMBDA_PLACE = re.compile(r"lambda #\S+ in ")
 
 
 def family(symbol: str) -> str:
-    """What the members of one kernel family share: the readable name without its template arguments."""
-    head, args, tail = split_template(readable(symbol))
+    """What the members of one kernel family share: the readable name without its template
+    arguments, a lambda without its place (the lambdas one source lambda becomes through a
+    dispatch macro are one family), the rounded-range twin with its kernel."""
+    text = _LAMBDA_PLACE.sub("lambda in ", readable(symbol).removesuffix(ROUNDED))
+    head, args, tail = split_template(text)
     return head + ("<…>" if args else "") + tail if tail else head
 
 
 def family_name(symbol: str) -> str:
     """A family as summaries name it (`XeFMHAFwdKernel`, `lambda in memcpy`): its readable name
     without template arguments or namespaces."""
-    head = family(symbol).replace("<…>", "")
+    head = family(symbol).replace("<…>", "").replace("(…)", "")
     return re.sub(r"(?:[A-Za-z_][A-Za-z0-9_]*::)+(?=[A-Za-z_~])", "", head) or symbol
 
 
@@ -236,8 +395,10 @@ def _short_head(head: str) -> str:
     return head.rsplit("::", 1)[-1] if "(" not in head else head
 
 
-_TOKEN = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|-?\d+|\S")
-"""A qualified name (one word, shown by its last part), a number, or one character."""
+_TOKEN = re.compile(r"lambda #[\d/#]+ in (?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|"
+                    r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|-?\d+|\S")
+"""A lambda's place and its enclosing function, a qualified name (one word, shown by its last
+part), a number, or one character."""
 
 
 def _words(text: str) -> list[str]:
@@ -291,42 +452,202 @@ def _differences(texts: list[str]) -> list[str]:
     return out
 
 
-def labels(symbols: list[str], limit: int = MAX_SHORT) -> dict[str, str]:
-    """symbol -> the label a table shows: the readable name, and for a family of several members
-    only the template arguments that tell them apart, found by comparing the members
-    (`XeFMHAFwdSplitKVKernel<…, DecodeFwdMainloop<XeDefault<2>, …>, …>`).  No two symbols get
-    one label: a tie left is told apart by the symbol's hash."""
-    out: dict[str, str] = {}
-    families: dict[tuple, list[str]] = {}
-    for symbol in dict.fromkeys(symbols):
-        head, args, tail = split_template(readable(symbol))
-        families.setdefault((head, tail, bool(args)), []).append(symbol)
-    for (_, _, count), members in families.items():
-        if len(members) == 1 or not count:
-            for symbol in members:
-                out[symbol] = _fit(readable(symbol), symbol, limit)
+_NAMESPACES = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)+(?=[A-Za-z_~])")
+LABEL_WORDS_FROM = 160
+"""A family whose members, told apart by their structure, read longer than this are told apart
+by the words that differ instead (cutlass' kernels: dozens of shared arguments, a few differ)."""
+
+
+def _plain(text: str) -> str:
+    """Namespaces left out (`(anonymous namespace)::` too)."""
+    return _NAMESPACES.sub("", text.replace("(anonymous namespace)::", ""))
+
+
+def _compact_text(text: str, depth: int) -> str:
+    """A name as a table shows it: no namespaces, parameter lists as `(…)`, template arguments
+    nested deeper than `depth` elided."""
+    return _collapse(_collapse(_plain(text), "(", ")", 0), "<", ">", depth)
+
+
+class _Node:
+    """A name's structure: text, then a template argument list (each argument a node), and so
+    on (`A<b, c<d>>::f<e>` is 'A', [b, c<d>], '::f', [e]); parameter lists stay text.  Parsed
+    in one pass over the name's brackets (`_parse`)."""
+
+    __slots__ = ("parts", "whole")
+
+    def __init__(self, whole: str = "", parts: list | None = None) -> None:
+        self.whole = whole
+        self.parts: list = parts if parts is not None else []
+
+    def text(self) -> str:
+        return self.whole
+
+    def shape(self) -> tuple:
+        return tuple(_plain(p) if isinstance(p, str) else len(p) for p in self.parts)
+
+
+def _parse(text: str) -> _Node:
+    """`text` as a tree of template argument lists (what split_template finds, level by level)."""
+    root = _Node(text)
+    # The open nodes: (node, where it starts, where its current text part starts, the list it goes in).
+    stack: list[tuple[_Node, int, int, list]] = [(root, 0, 0, [])]
+    parens = 0
+
+    def finish(end: int) -> None:
+        node, begin, part, into = stack.pop()
+        node.parts.append(text[part:end])
+        node.whole = text[begin:end].strip()
+        if isinstance(node.parts[0], str):
+            node.parts[0] = node.parts[0].lstrip()
+        if isinstance(node.parts[-1], str):
+            node.parts[-1] = node.parts[-1].rstrip()
+        node.parts = [p for p in node.parts if p != ""]
+        into.append(node)
+
+    for m in _BRACKETS.finditer(text):
+        c, i = m.group(), m.start()
+        if c in "([{":
+            parens += 1
+        elif c in ")]}":
+            parens -= 1
+        elif parens:
             continue
-        texts = [readable(m) for m in members]
-        differences = _differences(texts)
-        head = _short_head(split_template(texts[0])[0])
-        for symbol, shown in zip(members, differences):
-            out[symbol] = _fit(f"{head}<{shown}>" if shown else readable(symbol), symbol, limit)
-    seen: dict[str, list[str]] = {}
-    for symbol, label in out.items():
-        seen.setdefault(label, []).append(symbol)
-    for label, same in seen.items():
+        elif c == "<" and not text.endswith("operator", 0, i):
+            node, begin, part, into = stack[-1]
+            node.parts.append(text[part:i])
+            arguments: list = []
+            node.parts.append(arguments)
+            stack[-1] = (node, begin, i + 1, into)
+            stack.append((_Node(), i + 1, i + 1, arguments))
+        elif c in ",>" and len(stack) > 1:
+            into = stack[-1][3]
+            finish(i)
+            if c == ",":
+                stack.append((_Node(), i + 1, i + 1, into))
+            else:
+                node, begin, _, outer = stack[-1]
+                stack[-1] = (node, begin, i + 1, outer)
+    if len(stack) > 1:  # unbalanced: what is open ends with the text
+        while len(stack) > 1:
+            finish(len(text))
+        stack[-1] = (root, 0, len(text), [])
+    finish(len(text))
+    root.whole = text
+    return root
+
+
+def _told_apart(nodes: list[_Node]) -> list[str | None]:
+    """Each node as it differs from the others: their shared structure kept, each argument every
+    node has alike shown as `…` (None: the node is the others' in every way)."""
+    texts = [n.text() for n in nodes]
+    if len(set(texts)) == 1:
+        return [None] * len(nodes)
+    shapes = [n.shape() for n in nodes]
+    if len(set(shapes)) > 1:
+        # Nodes of different structure: each structure's nodes told apart among themselves.
+        out: list[str | None] = [None] * len(nodes)
+        by_shape: dict[tuple, list[int]] = {}
+        for i, shape in enumerate(shapes):
+            by_shape.setdefault(shape, []).append(i)
+        for members in by_shape.values():
+            told: list[str | None] = _told_apart([nodes[i] for i in members]) if len(members) > 1 else [None]
+            for i, v in zip(members, told):
+                out[i] = v if v is not None else _compact_text(texts[i], 2)
+        return out
+    rendered: list[list[str]] = [[] for _ in nodes]
+    for at, part in enumerate(shapes[0]):
+        if isinstance(part, str):
+            for r in rendered:
+                r.append(_compact_text(part, 0))
+            continue
+        lists = [n.parts[at] for n in nodes]
+        columns: list[list[str | None]] = []
+        seen: list[list[str]] = []
+        for i in range(part):
+            column = [arguments[i].text() for arguments in lists]
+            # An argument that repeats an earlier one for every node says nothing new.
+            columns.append([None] * len(nodes) if column in seen else _told_apart([a[i] for a in lists]))
+            seen.append(column)
+        for k, r in enumerate(rendered):
+            shown: list[str] = []
+            for column in columns:
+                value = column[k]
+                if value is not None:
+                    shown.append(value)
+                elif not shown or shown[-1] != "…":
+                    shown.append("…")
+            r.append("<" + ", ".join(shown) + ">")
+    return ["".join(r) for r in rendered]
+
+
+def _by_words(texts: list[str]) -> list[str]:
+    """Members told apart by the words at the places their names differ (`_differences`)."""
+    head = _plain(_short_head(split_template(texts[0])[0]))
+    return [f"{head}<{d}>" if d else _compact_text(t, 1) for t, d in zip(texts, _differences(texts))]
+
+
+def _family_labels(texts: list[str]) -> list[str]:
+    """The members of one family, each as it differs from the others: by structure (shared
+    arguments folded to `…`), or by the differing words where that reads shorter and keeps them
+    apart as well."""
+    if min(map(len, texts)) > LABEL_WORDS_FROM * 8:
+        # Names of thousands of characters (cutlass' kernels): their structure cannot be shown in
+        # a row, and reading it costs more than the words do.
+        words = _by_words(texts)
+        if len(set(words)) == len(words):
+            return words
+    shown = [v if v is not None else _compact_text(t, 1) for t, v in zip(texts, _told_apart([_parse(t) for t in texts]))]
+    if max(map(len, shown)) > LABEL_WORDS_FROM or len(set(shown)) < len(shown):
+        words = _by_words(texts)
+        if len(set(words)) >= len(set(shown)) and max(map(len, words)) < max(map(len, shown)):
+            return words
+    return shown
+
+
+def _fuller(symbol: str, level: int) -> str:
+    """A name said more fully, level by level, for labels two kernels still share."""
+    if level == 0:
+        return _compact_text(readable(symbol), 3)
+    if level == 1:  # with namespaces: the same function in two namespaces
+        return _collapse(_collapse(readable(symbol, 1), "(", ")", 0), "<", ">", 6)
+    if level == 2:
+        return _plain(readable(symbol, 2))
+    return demangled(symbol)
+
+
+def labels(symbols: list[str]) -> dict[str, str]:
+    """symbol -> the label a table shows: the readable name (namespaces and parameter lists left
+    out), and for a family of several members only what tells them apart, found by comparing
+    them: `XeFMHAFwdSplitKVKernel<half_t, C<4>, C<1>, C<8>, C<64>, 4, …>`, `lambda #1 in
+    ParallelForSYCLImpl_<lambda #3/#2 in CopySYCL(…)>(…)`.  Two kernels that still read alike
+    are said more fully, up to their whole demangled names; only one name spelled twice (the
+    same symbol, or a name no demangler reads) is told apart by its hash."""
+    out: dict[str, str] = {}
+    families: dict[str, list[str]] = {}
+    for symbol in dict.fromkeys(symbols):
+        families.setdefault(_plain(template_head(readable(symbol))), []).append(symbol)
+    for members in families.values():
+        if len(members) == 1:
+            out[members[0]] = _compact_text(readable(members[0]), 2)
+            continue
+        for symbol, label in zip(members, _family_labels([readable(m) for m in members])):
+            out[symbol] = label
+    for level in range(4):
+        clashing = [s for same in _alike(out).values() if len(same) > 1 for s in same]
+        if not clashing:
+            break
+        for symbol in clashing:
+            out[symbol] = _fuller(symbol, level)
+    for label, same in _alike(out).items():
         if len(same) > 1:
             for symbol in same:
                 out[symbol] = f"{label} [#{hashlib.sha1(symbol.encode()).hexdigest()[:6]}]"
     return out
 
 
-def _fit(text: str, symbol: str, limit: int) -> str:
-    """A label no longer than `limit`: nested arguments elided first, then its end cut (its head,
-    the family's name, is what a reader looks for), with the symbol's hash to keep it unique."""
-    if len(text) <= limit:
-        return text
-    text = _collapse(_collapse(text, "(", ")", 0), "<", ">", 1)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit - 12]}… [#{hashlib.sha1(symbol.encode()).hexdigest()[:6]}]"
+def _alike(shown: dict[str, str]) -> dict[str, list[str]]:
+    by_label: dict[str, list[str]] = {}
+    for symbol, label in shown.items():
+        by_label.setdefault(label, []).append(symbol)
+    return by_label

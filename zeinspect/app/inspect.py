@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..inputs import collect, read_input
+from ..inputs import Reading, collect, read_input
 from ..judge.audit import AuditResult, audit
 from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport
@@ -133,7 +133,11 @@ def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], E
                   ) -> Explained:
     """Which source lines spill, from IGC's own ISA of the build in `config`'s shape (a sub-group
     size given is the module rewritten, as `kernel` builds it)."""
-    return Explained(run_explain(collect(list(paths)), config, open_session(config, backend=backend)))
+    reading = Reading()
+    got = run_explain(collect(list(paths), reading), config, open_session(config, backend=backend))
+    got.notes += reading.notes()
+    got.incidents += reading.incidents
+    return Explained(got)
 
 
 @dataclass

@@ -37,7 +37,9 @@ def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, log
 @cli.command()
 @audit_options(groups=("verdict",))
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "markdown", "sarif"]), default="text",
+              help="text, json (zeinspect.audit/1), github (workflow annotations), markdown (a pull-request "
+                   "comment or job summary) or sarif.")
 @click.option("--junit", default=None, type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--sarif", "sarif_to", default=None, type=click.Path(dir_okay=False),
               help="Also write SARIF 2.1.0 here (code scanning).")

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from ..judge.audit import AuditResult, Judgement
 from ..model import SCHEMA, Compiler, Verdict
-from .common import safe
+from .common import fmt_bytes, md_code, md_text, safe
 from .text import GROUPED_FROM, grouped
 
 _ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
@@ -60,6 +60,37 @@ def github(result: AuditResult, *, strict: bool) -> str:
         lines.append(f"::{level} {props}::{_escape_data(safe(j.message))}")
     lines.append(result.summary)
     return "\n".join(lines) + "\n"
+
+
+MARKDOWN_LIMIT = 65_000
+"""The most characters a markdown report holds (a GitHub comment's limit is 65,536)."""
+
+
+def markdown(result: AuditResult, *, strict: bool) -> str:
+    """The gate as a pull-request comment or a CI job summary: the verdict and the summary, then
+    the findings in a table (kernel, target, verdict, scratch, the finding), names as code."""
+    from .. import names
+
+    passed = result.passed(strict)
+    head = [f"**zeinspect audit**: {'gate passed' if passed else f'gate failed ({len(result.failures(strict))} findings)'}",
+            "", md_text(result.summary), "", md_text(counts(result)), ""]
+    shown = [j for verdict in _ORDER for j in result.judgements if j.verdict is verdict]
+    if not shown:
+        return "\n".join(head).rstrip() + "\n"
+    labels = names.labels([j.report.kernel for j in shown if j.report is not None])
+    rows = ["| kernel | target | verdict | scratch | finding |", "|---|---|---|---|---|"]
+    size = sum(len(x) + 1 for x in head + rows)
+    for n, j in enumerate(shown):
+        r = j.report
+        row = (f"| {md_code(labels[r.kernel]) if r else ''} | {md_text(r.target) if r else ''} | "
+               f"{'FAIL' if j.fails(strict) else 'note'}: {j.verdict.label} | "
+               f"{fmt_bytes(r.shown_scratch_bytes) if r else ''} | {md_text(j.message)} |")
+        if size + len(row) > MARKDOWN_LIMIT - 200:
+            rows.append(f"| ... and {len(shown) - n} more findings: see the HTML report (--html) | | | | |")
+            break
+        rows.append(row)
+        size += len(row) + 1
+    return "\n".join(head + rows) + "\n"
 
 
 def verdict_json(j: Judgement, strict: bool) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar
 
@@ -19,6 +20,24 @@ def safe(text: object) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def md_code(text: object) -> str:
+    """A name as a code span in a GitHub-flavoured markdown table cell: its characters as they
+    are (no entity or backslash escape is read inside a code span, so none is written: `<`
+    stays `<`), a `|` escaped as GFM's table rule asks, and a fence longer than any run of
+    backticks in it."""
+    body = safe(text).replace("|", "\\|")
+    run = max((len(r) for r in re.findall(r"`+", body)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if body.startswith(("`", " ")) or body.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def md_text(text: object) -> str:
+    """Plain text in a markdown table cell: every ASCII punctuation markdown could read as
+    markup escaped with a backslash (CommonMark reads each as the character itself)."""
+    return re.sub(r"([\\`*_\[\]<>|#!&~])", r"\\\1", safe(text))
 
 
 def fmt_bytes(n: int | None) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import __version__, names
 from ..judge.diff import NA, PART_FIELDS, Change, DiffResult, Entry, Figures
-from .common import safe
+from .common import md_code, md_text, safe
 
 SCHEMA = "zeinspect.diff/1"
 MARKDOWN_LIMIT = 65_000
@@ -158,22 +158,24 @@ def markdown(run: Any, *, html_name: str | None = None) -> str:
     """A pull-request comment: the summary line, then the regressions in a collapsible table."""
     result: DiffResult = run.result
     worst = result.worst()
-    head = [f"**zeinspect diff**: {summary_line(result)}", ""]
+    head = [f"**zeinspect diff**: {md_text(summary_line(result))}", ""]
     if not worst and result.trusted:
         return "\n".join(head + ["No kernel got worse."]) + "\n"
     families = by_family(result)
     if families:
         head += ["| family | worse | better |", "|---|---|---|"]
-        head += [f"| `{_md(f)}` | {w} | {b} |" for f, w, b in families[:FAMILIES_SHOWN]]
+        head += [f"| {md_code(f)} | {w} | {b} |" for f, w, b in families[:FAMILIES_SHOWN]]
         if len(families) > FAMILIES_SHOWN:
             head.append(f"| ... and {len(families) - FAMILIES_SHOWN} more families | | |")
         head.append("")
     rows = ["| kernel | target | why | old | new |", "|---|---|---|---|---|"]
+    labels = names.labels([e.identity.kernel for e in worst])
     size = sum(len(x) + 1 for x in head + rows) + 200
     shown = 0
     for e in worst:
-        row = (f"| `{_md(names.short(e.identity.kernel))}`{' ' + _md(e.identity.where) if e.identity.where else ''} "
-               f"| {e.identity.target} | {_md('; '.join(e.why))} | {_md(_figures(e.old))} | {_md(_figures(e.new))} |")
+        row = (f"| {md_code(labels[e.identity.kernel])}{' ' + md_text(e.identity.where) if e.identity.where else ''} "
+               f"| {md_text(e.identity.target)} | {md_text('; '.join(e.why))} | {md_text(_figures(e.old))} "
+               f"| {md_text(_figures(e.new))} |")
         if size + len(row) + 1 > MARKDOWN_LIMIT - 400:
             break
         rows.append(row)
@@ -189,10 +191,6 @@ def markdown(run: Any, *, html_name: str | None = None) -> str:
         body += ["", f"**Could not compare everything**: {len(result.of(Change.UNREADABLE))} pair(s) unreadable, "
                  f"{len(result.incidents)} incident(s)."]
     return "\n".join(body) + "\n"
-
-
-def _md(text: str) -> str:
-    return safe(text).replace("|", "\\|").replace("<", "&lt;")
 
 
 def document(run: Any) -> dict:

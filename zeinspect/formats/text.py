@@ -5,6 +5,7 @@ Pure functions of reports; they return strings and never print.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 
 from .. import names
@@ -136,7 +137,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     labels = [safe((f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel])
                    + (f" (+{len(elsewhere[inp, kernel])} more)" if (inp, kernel) in elsewhere else ""))
               for inp, kernel in rows]
-    first = max([len("kernel")] + [len(label) for label in labels])
+    first = max([len("kernel")] + [len(label) for label in labels if len(label) <= LABEL_COLUMN])
     widths = [max(len(safe(t)), 5) for t in targets]
     lines = []
     if title:
@@ -148,6 +149,11 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         lines.append("  ".join(["kernel".ljust(first)] + [safe(t).rjust(w) for t, w in zip(targets, widths)]))
     for label, by_target in zip(labels, rows.values()):
         cells = [cell(by_target.get(t)).rjust(w) for t, w in zip(targets, widths)]
+        if len(label) > first:
+            # A label longer than the column (a kernel told apart by many arguments) stands on
+            # its own line, its cells under it: every other row keeps a readable width.
+            lines.append(label)
+            label = ""
         lines.append("  ".join([label.ljust(first)] + cells))
     if hidden:
         lines.append(f"({hidden} kernels without findings not shown: -v lists them)")
@@ -199,6 +205,8 @@ def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
     return out
 
 
+LABEL_COLUMN = 100
+"""The widest the kernel column grows; a longer label stands on a line of its own."""
 PLACES_SHOWN = 8
 """Places listed for a row found in several (the JSON has every report)."""
 
@@ -209,9 +217,26 @@ def _reads(by_target: dict[str, KernelReport]) -> tuple:
 
 
 def _places(inputs: list[str]) -> dict[str, str]:
-    """Each input as a row names it: a package's members without the package's path (the
-    summary names it once), other files as given."""
-    return {inp: inp.split("!", 1)[1] if "!" in inp else inp for inp in dict.fromkeys(inputs)}
+    """Each input as a row names it, relative to what the user gave: a package's members by
+    their path in the package (the summary names the package once), files by their path under
+    the folder they share (a folder's files, a package folder's libraries), one file by its
+    name; an image keeps its place in its file (`lib.so[.tgtimg[12]]`)."""
+    unique = list(dict.fromkeys(inputs))
+    split = {inp: _file_and_place(inp) for inp in unique if "!" not in inp}
+    folders = {os.path.dirname(file) for file, _ in split.values()}
+    try:
+        common = os.path.commonpath(list(folders)) if folders else ""
+    except ValueError:  # absolute and relative paths mixed: each as given
+        common = ""
+    return {inp: inp.split("!", 1)[1] if inp not in split else
+            (os.path.relpath(split[inp][0], common) if common else split[inp][0]) + split[inp][1] for inp in unique}
+
+
+def _file_and_place(inp: str) -> tuple[str, str]:
+    """`lib.so(member.o)[image]` -> ('lib.so', '(member.o)[image]'): the file and where in it."""
+    name_at = inp.rfind("/") + 1
+    cut = min((i for i in (inp.find("(", name_at), inp.find("[", name_at)) if i >= 0), default=len(inp))
+    return inp[:cut], inp[cut:]
 
 
 def _row(r: KernelReport) -> list[str]:

@@ -121,8 +121,15 @@ def _audit_html(run: Any, opts: Options) -> Iterator[str]:
     yield page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds)
 
 
+def _audit_markdown(run: Any, opts: Options) -> Iterator[str]:
+    from .audit import markdown
+
+    yield markdown(run.result, strict=opts.strict)
+
+
 AUDIT: dict[str, Writer] = {"text": _audit_text, "json": _audit_json, "github": _audit_github,
-                            "sarif": _audit_sarif, "junit": _audit_junit, "html": _audit_html}
+                            "markdown": _audit_markdown, "sarif": _audit_sarif, "junit": _audit_junit,
+                            "html": _audit_html}
 
 
 # -- diff -------------------------------------------------------------------------------------

@@ -5,18 +5,26 @@ binary (an `ar` archive), host file (an x86-64 object, executable, shared object
 archive that may carry device images: see inputs.offload).  Content decides, not the file
 name, except that OpenCL C (plain text) is recognised by its `.cl` suffix.  `DETECTORS` is
 the one registration of how each kind is recognised, tried in order.
+
+Only a file the user named may be an input error.  Inside a package or a folder, a member that
+holds no compute kernel (a Vulkan shader shipped as `.spv`, SPIR-V without entry points, a
+file that is not what its name says) is counted and named in a note, and skipped; an internal
+error while reading one member is an incident of that member, and the others are read
+(`Reading`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..errors import InputError
+from ..errors import InputError, debugging, internal_incident
 from ..model import InputId
 from . import packages
 from .fatbin import is_fatbin
@@ -44,6 +52,9 @@ class Input:
     """For a device image taken from a SYCL build: its descriptor (options, property sets)."""
     origin: InputId | None = field(default=None, compare=False)
     """For an image taken from a host file: the file, member and image (None: `path` is the file)."""
+    within: str | None = field(default=None, compare=False)
+    """The package or folder the user named that holds it (None: named itself): what one part
+    that does not read is skipped from, instead of ending the run."""
 
     @property
     def identity(self) -> InputId:
@@ -120,7 +131,9 @@ def _recognised(path: str, data: Buffer, origin: InputId | None = None) -> Input
         except FormatError as exc:
             raise InputError(str(exc).removeprefix(f"{path} ").removeprefix(f"{path}: "), path=path) from None
         if not module.kernel_names():
-            raise InputError("is a SPIR-V module without OpenCL kernel entry points", path=path)
+            from .spirv import not_a_kernel
+
+            raise InputError(f"is {not_a_kernel(data, path)}", path=path)
     if kind == InputKind.OPENCL:
         try:
             data.decode("utf-8")
@@ -160,6 +173,74 @@ def _image_spec(spec: str) -> Input | None:
                      path=m["file"])
 
 
+NAMED_SKIPPED = 40
+"""Members a note names one by one (a package of hundreds of host libraries without device
+images is counted whole, the first of them named)."""
+
+
+@dataclass
+class Reading:
+    """What reading a user's inputs says besides the inputs: the parts of a package or a folder
+    that hold no compute kernel, each named with why (a note per package or folder), and the
+    internal errors contained to one part (incidents)."""
+
+    skipped: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Package or folder -> (member, why) for each part not audited."""
+    incidents: list[str] = field(default_factory=list)
+
+    def skip(self, container: str, member: str, why: str) -> None:
+        self.skipped.setdefault(container, []).append((member, why))
+
+    def notes(self) -> list[str]:
+        out = []
+        for container, members in self.skipped.items():
+            named = "; ".join(f"{m}: {why}" for m, why in members[:NAMED_SKIPPED])
+            more = f"; and {len(members) - NAMED_SKIPPED} more" if len(members) > NAMED_SKIPPED else ""
+            out.append(f"{container}: {len(members)} {'member' if len(members) == 1 else 'members'} "
+                       f"not audited, holding no compute kernel: {named}{more}")
+        return out
+
+
+def contained(part: Input, reading: Reading, work: Callable[[], None]) -> None:
+    """`work` on one input, its failure kept to it: an input error of a part of a package, folder
+    or host file the user named skips that part with a note (raised for a file named itself);
+    an internal error is that input's incident (raised with $ZEINSPECT_DEBUG)."""
+    try:
+        work()
+    except InputError as exc:
+        if part.within is None:
+            raise
+        member = part.path[len(part.within):].lstrip("!/") or part.path
+        reading.skip(part.within, member, _reason(exc, part.within, member))
+    except Exception as exc:  # noqa: BLE001 - one input's internal error must not end the whole run
+        if debugging():
+            raise
+        reading.incidents.append(internal_incident(part.path, exc))
+
+
+def _contained(container: str, member: str, read: Callable[[], Iterator[Input]], reading: Reading
+               ) -> Iterator[Input]:
+    """The inputs one part of a package or folder gives; a part that is no input is skipped and
+    named, an internal error reading it is its incident (the other parts are read)."""
+    try:
+        yield from read()
+    except InputError as exc:
+        reading.skip(container, member, _reason(exc, container, member))
+    except Exception as exc:  # noqa: BLE001 - one part's internal error must not end the whole run
+        if debugging():
+            raise
+        reading.incidents.append(internal_incident(f"{container}{packages.SEPARATOR}{member}", exc))
+
+
+def _reason(exc: InputError, container: str, member: str) -> str:
+    """An input error's text without the file name it starts with (the note names the member)."""
+    text = " ".join(str(exc).split())
+    for prefix in (f"{container}{packages.SEPARATOR}{member}", str(exc.path or ""), member):
+        if prefix and text.startswith(prefix):
+            text = text[len(prefix):].lstrip(": ")
+    return text.removeprefix("is ")
+
+
 def _wanted_in_directory(path: Path) -> bool:
     """Whether a file found in a folder holds kernels: a source or SPIR-V module, a device
     binary, or a host file (library, object, archive, executable) that carries device images,
@@ -178,14 +259,16 @@ def _wanted_in_directory(path: Path) -> bool:
     return (head[:4] == b"\x7fELF" or head[:8] == b"!<arch>\n") and carries_device_images(str(path))
 
 
-def collect(paths: list[str]) -> list[Input]:
+def collect(paths: list[str], reading: Reading | None = None) -> list[Input]:
     """Files as given, directories walked (sorted, hidden entries skipped)."""
-    return list(iter_inputs(paths))
+    return list(iter_inputs(paths, reading))
 
 
-def iter_inputs(paths: list[str]) -> Iterator[Input]:
+def iter_inputs(paths: list[str], reading: Reading | None = None) -> Iterator[Input]:
     """`collect`, one input at a time: a package's members are read as they are reached, so a
-    caller that lets each go holds one at a time."""
+    caller that lets each go holds one at a time.  `reading` receives the parts of packages and
+    folders that are skipped, and the incidents (none given: they are not kept)."""
+    reading = reading if reading is not None else Reading()
     for path in paths:
         p = Path(path)
         if p.is_dir():
@@ -202,27 +285,40 @@ def iter_inputs(paths: list[str]) -> Iterator[Input]:
                 raise InputError("holds no kernels (.cl, .spv, zebins, fat binaries, packages or host files with "
                                  "device images)", path=path)
             for f in found:
+                member = os.path.relpath(f, path)
                 if packages.is_package(f):
-                    yield from _package(f)
+                    yield from _contained(path, member, functools.partial(_package, f, reading), reading)
                 else:
-                    yield read_input(f)
+                    yield from _contained(path, member, functools.partial(_one, f, path), reading)
         elif packages.is_package(path) and p.is_file():
             empty = True
-            for inp in _package(path):
+            for inp in _package(path, reading):
                 empty = False
                 yield inp
-            if empty:
+            if empty and path not in reading.skipped:
                 raise InputError("holds no kernels (no member is a source, SPIR-V, device binary or host file "
                                  "with device images)", path=path)
         else:
             yield read_input(path)
 
 
-def _package(path: str) -> Iterator[Input]:
-    """Every member of a package that holds kernels, as inputs named `PACKAGE!member`, one at a time."""
+def _one(path: str, within: str) -> Iterator[Input]:
+    yield dataclasses.replace(read_input(path), within=within)
+
+
+def _one_member(package: str, member: packages.Member, pkg: packages.Package) -> Iterator[Input]:
+    yield dataclasses.replace(_member_input(package, member, pkg), within=package)
+
+
+def _package(path: str, reading: Reading) -> Iterator[Input]:
+    """Every member of a package that holds kernels, as inputs named `PACKAGE!member`, one at a
+    time; a member that holds none, or does not read, is skipped and named (`reading`)."""
     pkg = packages.identity(path)
     for member in packages.members(path):
-        yield _member_input(path, member, pkg)
+        if member.problem is not None:
+            reading.skip(path, member.name, member.problem)
+            continue
+        yield from _contained(path, member.name, functools.partial(_one_member, path, member, pkg), reading)
 
 
 def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
@@ -281,7 +377,8 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
                         ips.update(m.ip for m in read_members(img.data, where) if m.ip)
                 except FormatError:
                     pass
-                yield Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin)
+                yield Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin,
+                            within=inp.within or inp.path)
             elif img.kind == InputKind.SPIRV:
                 if not _has_entry_points(img.data, where):
                     # What a SYCL compiler emits for a translation unit without kernels: not a
@@ -289,7 +386,8 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
                     empty += 1
                     continue
                 info["spirv"] = True
-                yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin)
+                yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin,
+                            within=inp.within or inp.path)
             elif img.kind == InputKind.BITCODE:
                 notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
             else:

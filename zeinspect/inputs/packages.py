@@ -50,6 +50,9 @@ class Member:
     """The member's path inside the package (POSIX, never leaving it)."""
     data: Buffer
     """Its bytes; a large host file's as a map of a spooled copy (inputs.files.spool)."""
+    problem: str | None = None
+    """Why it could not be read (too large, a bomb, damaged): the member is named and skipped, and
+    the package's other members are read."""
 
 
 @dataclass(frozen=True)
@@ -145,11 +148,13 @@ def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
                 if not _maybe(name, head, depth):
                     continue
                 data = _bounded_read(stream, info.file_size, info.compress_size, name, package, head)
-        except InputError:
-            raise
+        except InputError as exc:
+            # One member too large, a bomb: it is named and skipped, a zip's other members read on.
+            yield Member(name, b"", problem=" ".join(str(exc).split()).removeprefix(f"member {name!r} "))
+            continue
         except Exception as exc:  # noqa: BLE001 - zlib's, bz2's and lzma's own errors: a damaged member
-            raise InputError(f"member {name!r} does not read ({exc.__class__.__name__}: {exc})"[:200],
-                             path=package) from None
+            yield Member(name, b"", problem=f"does not read ({exc.__class__.__name__}: {exc})"[:200])
+            continue
         yield from _member(name, data, package, depth)
 
 
@@ -168,6 +173,20 @@ def _member(name: str, data: Buffer, package: str, depth: int) -> Iterator[Membe
         yield from _members(BufferStream(data), name, package, depth + 1)
     elif _wanted(name, data):
         yield Member(name, data)
+    elif (why := _not_device_code(name, data)) is not None:
+        # Looked like device code (its name, an ELF file) and is not: named, so the reader knows.
+        yield Member(name, b"", problem=why)
+
+
+def _not_device_code(name: str, data: Buffer) -> str | None:
+    """Why a member that looked like device code holds none: a `.spv` that is not SPIR-V, a
+    host file without device images.  None for what never looked like it."""
+    head = bytes(data[:8])
+    if name.endswith(".spv"):
+        return "named .spv, but not a SPIR-V module"
+    if head[:4] == b"\x7fELF" or head == b"!<arch>\n":
+        return "a host file without device images"
+    return None
 
 
 def _tar_members(source: Any, suffix: str, package: str, depth: int) -> Iterator[Member]:

@@ -18,6 +18,14 @@ OP_EXECUTION_MODE = 16
 OP_CAPABILITY = 17
 EXECUTION_MODEL_KERNEL = 6
 MODE_SUBGROUP_SIZE = 35
+CAPABILITY_SHADER = 1
+CAPABILITY_KERNEL = 6
+EXECUTION_MODELS = {0: "Vertex", 1: "TessellationControl", 2: "TessellationEvaluation", 3: "Geometry",
+                    4: "Fragment", 5: "GLCompute", 6: "Kernel", 5267: "TaskNV", 5268: "MeshNV",
+                    5313: "RayGenerationKHR", 5314: "IntersectionKHR", 5315: "AnyHitKHR", 5316: "ClosestHitKHR",
+                    5317: "MissKHR", 5318: "CallableKHR", 5364: "TaskEXT", 5365: "MeshEXT"}
+"""SPIR-V's execution models (the specification's table 3.5): only Kernel is an OpenCL kernel;
+GLCompute and the others are Vulkan's and OpenGL's (a compute or graphics shader)."""
 
 
 def is_spirv(data: bytes) -> bool:
@@ -106,6 +114,28 @@ def kernel_names(data: bytes, what: str = "SPIR-V module") -> list[str]:
                 out.append(decode_string(operands, 2)[0])
         i += length
     return out
+
+
+def not_a_kernel(data: bytes, what: str = "SPIR-V module") -> str | None:
+    """Why a SPIR-V module holds no OpenCL kernel, as its entry points' execution models and its
+    capabilities say (a Vulkan compute shader: GLCompute entry points, the Shader capability),
+    or None when it has OpenCL kernel entry points."""
+    module = read_module(data, what)
+    models: dict[str, int] = {}
+    for ins in module.instructions:
+        if ins.opcode == OP_ENTRY_POINT and ins.operands:
+            name = EXECUTION_MODELS.get(ins.operands[0], f"execution model {ins.operands[0]}")
+            models[name] = models.get(name, 0) + 1
+    if "Kernel" in models:
+        return None
+    capabilities = module.capabilities()
+    shader = CAPABILITY_SHADER in capabilities and CAPABILITY_KERNEL not in capabilities
+    if models:
+        kinds = ", ".join(f"{n} {m}" for m, n in models.items())
+        return (f"a {'Vulkan or OpenGL ' if shader else ''}shader module ({kinds} entry point"
+                f"{'s' if sum(models.values()) > 1 else ''}"
+                f"{', the Shader capability' if shader else ''}), not an OpenCL kernel")
+    return "a SPIR-V module without entry points (a library of functions, not a kernel)"
 
 
 def read_module(data: bytes, what: str = "SPIR-V module") -> Module:

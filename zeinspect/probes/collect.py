@@ -25,31 +25,39 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     mapped rather than read (inputs.files.map_file), and its native images are read one by one
     and dropped once reported: at any moment memory holds one native image, the reports and
     the modules waiting to be compiled, whatever the size of the input."""
-    from ..inputs import host_info, iter_host_images, iter_inputs
+    from ..inputs import Reading, contained, host_info, iter_host_images, iter_inputs
 
     explicit_targets = config.targets_given
     out = Collection()
+    reading = Reading()
     hosts: dict[str, dict] = {}
     compilable: list[Input] = []
     binaries: list[Input] = []
     counts = Counts()
     plan = session.plan(config.targets) if explicit_targets else None
     found: list[Compiler] | None = session.compilers if explicit_targets else None
-    source = iter(inputs) if inputs is not None else iter_inputs(list(paths))
+    source = iter(inputs) if inputs is not None else iter_inputs(list(paths), reading)
+
+    def read_native(image: Input) -> None:
+        # Read and let go, one native image at a time: a library of a thousand zebins never
+        # sits in memory whole.
+        got = probe_binaries([image], plan=plan, compilers=found or [], counts=counts, cache=session.cache)
+        out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
+        out.notes += got.notes
+
+    def read_host(host: Input) -> None:
+        notes: list[str] = []
+        info = hosts[host.path] = host_info()
+        for image in iter_host_images(host, notes, info):
+            if image.compilable:
+                compilable.append(image)
+            else:
+                contained(image, reading, lambda: read_native(image))  # noqa: B023 - called at once
+        out.notes += notes
+
     for inp in source:
         if inp.kind == InputKind.HOST:
-            notes: list[str] = []
-            info = hosts[inp.path] = host_info()
-            for image in iter_host_images(inp, notes, info):
-                if image.compilable:
-                    compilable.append(image)
-                    continue
-                # Read and let go, one native image at a time: a library of a thousand zebins
-                # never sits in memory whole.
-                got = probe_binaries([image], plan=plan, compilers=found or [], counts=counts, cache=session.cache)
-                out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
-                out.notes += got.notes
-            out.notes += notes
+            contained(inp, reading, lambda: read_host(inp))  # noqa: B023 - called at once
             del inp  # a large library's map is closed here (nothing else holds it)
         elif inp.compilable:
             compilable.append(inp)
@@ -70,7 +78,8 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
-    out.notes += counts.notes()
+    out.notes += counts.notes() + reading.notes()
+    out.incidents += reading.incidents
     if hosts and explicit_targets:
         plan = out.plan or session.plan(config.targets)
         for path, info in hosts.items():

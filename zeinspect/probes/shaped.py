@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import collect
+from ..inputs import Reading, collect
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..model import KernelReport
 from ..settings import Settings
@@ -34,9 +34,12 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     kernel -> shape, as judge.shapes_file reads them from `shapes_path`).  `cost`: each scratch
     user's loop traffic measured from IGC's ISA of that very build (the same options and
     rewrites); the inputs without recorded shapes are left to the caller (app.inspect.attach_costs)."""
-    inputs = collect(paths)
+    reading = Reading()
+    inputs = collect(paths, reading)
     plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out = Collection()
+    out.notes += reading.notes()
+    out.incidents += reading.incidents
     if plain:
         out.extend(collect_reports([], config, session, progress=progress, inputs=plain))
     shaped = [i for i in inputs if os.path.normpath(i.path) in decisions and i.compilable]

@@ -379,10 +379,10 @@ def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[
     return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled, kernel), "notes": notes, "kernel": kernel}
 
 
-def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str, name: str) -> tuple[bytes, dict]:
+def compile_ttgir(ttgir: str, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[bytes, dict]:
     """Resume Triton's pipeline from a TTGIR text (the staging pass's output)."""
     with tempfile.TemporaryDirectory(prefix="zeinspect-ttgir-") as tmp:
-        path = Path(tmp) / f"{name}.ttgir"
+        path = Path(tmp) / "kernel.ttgir"  # Triton reads the kernel's name from the module, not the file's
         path.write_text(ttgir)
         compiled = _compile_ir(path, kernel, caps, target_name, "Triton could not lower the staged TTGIR",
                                error=ToolchainError)
@@ -433,18 +433,30 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             b.staging = result
             if result.changed:
                 b.ttgir = result.ttgir
-                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, target.name, meta["name"])
+                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, target.name)
         groups[key] = b
     builds = list(groups.values())
     artifacts_dir.mkdir(parents=True, exist_ok=True)
     for b in builds:
-        # The content's digest in the name: every config and shape keeps its own files.
-        stem = (f"{Path(kernel.file).stem}.{kernel.kernel}.{b.targets[0]}"
-                f"{'.staged' if b.staging and b.staging.changed else ''}.{hashlib.sha256(b.spirv).hexdigest()[:10]}")
+        stem = artifact_stem(kernel, b.targets[0], bool(b.staging and b.staging.changed), b.spirv)
         b.artifacts = {"ttgir": str(artifacts_dir / f"{stem}.ttgir"), "spirv": str(artifacts_dir / f"{stem}.spv")}
         atomic_write(Path(b.artifacts["ttgir"]), b.ttgir.encode())
         atomic_write(Path(b.artifacts["spirv"]), b.spirv)
     return builds
+
+
+ARTIFACT_NAME_HEAD = 40
+"""The characters of a kernel's name an artifact's file name keeps (Inductor's run past 200)."""
+
+
+def artifact_stem(kernel: TritonKernel, target: str, staged: bool, spirv: bytes) -> str:
+    """A build's artifact file name, without its suffix: the head of the kernel's name (what a
+    reader looks for), a digest of its file and name (what keeps two kernels apart), the target
+    and the content's digest (every config and shape keeps its own files).  It never grows with
+    the kernel's name: the whole name is in the report and the metadata."""
+    who = hashlib.sha256(f"{kernel.file}:{kernel.kernel}".encode()).hexdigest()[:8]
+    head = re.sub(r"[^A-Za-z0-9_]", "_", kernel.kernel[:ARTIFACT_NAME_HEAD])
+    return f"{head}.{who}.{target}{'.staged' if staged else ''}.{hashlib.sha256(spirv).hexdigest()[:10]}"
 
 
 def as_input(b: TritonBuild) -> Input:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import InputError
+from ..errors import InputError, debugging, internal_incident
 from .backend import IR_SUFFIX
 from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel
 from .library import Specialization
@@ -63,6 +63,8 @@ class CacheRead:
     root: str
     specializations: list[Specialization] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    """Internal errors, each kept to the entry it happened on."""
     written_for: set[str] = field(default_factory=set)
     """The targets the entries were compiled for (`dg2-g10`, `cuda 80`)."""
     versions: set[str] = field(default_factory=set)
@@ -119,9 +121,14 @@ def read_cache(root: str) -> CacheRead:
         dirs.sort()
         for name in sorted(files):
             if name.endswith(".json") and not name.startswith(GROUP_PREFIX):
-                _read_entry(Path(folder) / name, top, out, found)
+                try:
+                    _read_entry(Path(folder) / name, top, out, found)
+                except Exception as exc:  # noqa: BLE001 - one entry's internal error: named, the rest read
+                    if debugging():
+                        raise
+                    out.incidents.append(internal_incident(str((Path(folder) / name).relative_to(top)), exc))
     out.specializations = list(found.values())
-    if not out.specializations and not out.problems:
+    if not out.specializations and not out.problems and not out.incidents:
         only_ir = f" (only {out.from_ir} compiled from IR files, which keep no TTIR)" if out.from_ir else ""
         raise InputError(f"holds no Triton kernels (a NAME.json beside its NAME.ttir){only_ir}", path=root)
     return out

@@ -66,6 +66,7 @@ class Capture:
     specializations: list[Specialization]
     problems: list[str] = field(default_factory=list)
     """Lines that did not read, and what the capture could not install."""
+    incidents: list[str] = field(default_factory=list)
 
     @property
     def launches(self) -> int:
@@ -108,6 +109,8 @@ class Source(Protocol):
     """Its key in the JSON document."""
     specializations: list[Specialization]
     problems: list[str]
+    incidents: list[str]
+    """Internal errors, each kept to the part of the source it happened on."""
 
     def summary(self) -> str: ...
 
@@ -365,7 +368,7 @@ class Screener:
         if id(spec) in self.done:
             return self.done[id(spec)]
         from ..app.session import open_session
-        from ..errors import ZeinspectError
+        from ..errors import ZeinspectError, debugging, internal_incident
         from .single import screen
 
         if self.session is None:
@@ -374,6 +377,10 @@ class Screener:
             got: Collection | str = screen(spec.kernel, self.config, session=self.session).collections[-1]
         except ZeinspectError as exc:
             got = exc.one_line()
+        except Exception as exc:  # noqa: BLE001 - one specialization's internal error is its incident
+            if debugging():
+                raise
+            got = Collection(incidents=[internal_incident(f"{spec.kernel.label} [{spec.describe}]", exc)])
         self.done[id(spec)] = got
         return got
 
@@ -385,6 +392,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     screener = screener or Screener(config, backend=backend)
     out = LibraryScreen(got)
     out.collection.notes += got.problems
+    out.collection.incidents += got.incidents
     for n, spec in enumerate(got.specializations, 1):
         collection = screener.screen(spec)
         if isinstance(collection, str):

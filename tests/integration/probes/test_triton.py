@@ -156,7 +156,7 @@ def test_loop_form_beats_the_unrolled_chain(tools):
     spills = {}
     for form in ("loop", "unrolled"):
         staged = staging.stage(ttgir, caps, slm_total=65536, shared_in_use=meta["shared"], form=form)
-        spirv, _ = compile_ttgir(staged.ttgir, kernel, caps, mx.FMA_TARGET, meta["name"])
+        spirv, _ = compile_ttgir(staged.ttgir, kernel, caps, mx.FMA_TARGET)
         (report,) = probe([Input(path=form, kind="spirv", data=spirv)], config, session).reports
         assert report.status.value == "ok"
         spills[form] = report.spill_bytes

@@ -104,3 +104,56 @@ def test_a_folder_that_is_not_a_cache_is_one_line_naming_it(tmp_path):
     (tmp_path / "empty").mkdir()
     proc = _zeinspect(tmp_path, "--from-cache", tmp_path / "empty")
     assert proc.returncode == 2 and "holds no Triton kernels" in proc.stderr
+
+
+LONG_NAME = "triton_poi_fused_" + "_".join(["native_layer_norm_backward"] * 8) + "_6"
+"""Inductor's names run past 200 characters (its fused ops, one after another)."""
+
+
+def test_a_cache_with_a_name_over_200_characters_is_screened(tmp_path, sid_compiler):
+    """Triton cuts the cache's file names; zeinspect's own files never grow with the name (a
+    hash, the name in the metadata), and the kernel is reported under its whole name."""
+    assert len(LONG_NAME) > 200
+    module = tmp_path / "fused.py"
+    module.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                      f"def {LONG_NAME}(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+                      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                      "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n")
+    written = tmp_path / "written"
+    proc = _zeinspect(written, f"{module}:{LONG_NAME}", "--signature", "*fp32", "--constexprs", "BLOCK=128",
+                      "-t", "bmg-g21", "--compiler", sid_compiler.id)
+    assert proc.returncode == 0, proc.stderr
+    fresh = tmp_path / "fresh"
+    proc = _zeinspect(fresh, "--from-cache", written / "triton", "-t", "bmg-g21", "--compiler", sid_compiler.id,
+                      "--json")
+    assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+    [report] = json.loads(proc.stdout)["reports"]
+    assert report["kernel"].startswith(LONG_NAME + "[") and report["status"] == "ok"
+    assert all(len(p.name) < 255 for p in fresh.rglob("*"))
+    assert all(len(p.name) <= 120 for p in (fresh / "triton-artifacts").iterdir())
+
+
+INDUCTOR = realworld() / "inductor-gpt2" / "gpt2-step.tar.xz"
+
+
+@pytest.mark.skipif(not INDUCTOR.is_file(), reason="no ../shared/realworld/inductor-gpt2")
+def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(tmp_path, sid_compiler):
+    """The cache torch.compile wrote for a 4-layer GPT-2's training step on a CUDA GPU (42
+    Triton kernels, 67 specializations): every entry screened on an FMA and a DPAS target, or
+    named in a note with why; no internal error."""
+    subprocess.run(["tar", "xJf", INDUCTOR, "-C", tmp_path], check=True)
+    cache = tmp_path / "ind_gpt2" / "triton"
+    entries = {p.parent.name for p in cache.rglob("*.json") if not p.name.startswith("__grp__")
+               and "num_warps" in json.loads(p.read_text())}
+    proc = _zeinspect(tmp_path / "zc", "--from-cache", tmp_path / "ind_gpt2", "-t", TARGETS, "--compiler",
+                      sid_compiler.id, "--json")
+    assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    sites = {os.path.basename(site) for s in doc["cache"]["specializations"] for site in s["entries"]}
+    assert sites == entries  # every entry read
+    screened = {r["kernel"] for r in doc["reports"]}
+    named = " ".join(doc["notes"])
+    for s in doc["cache"]["specializations"]:
+        label = f"{s['kernel']}[{s['values']}]"
+        assert label in screened or s["kernel"] in named, label
+    assert {r["target"] for r in doc["reports"]} == set(TARGETS.split(","))
