@@ -166,6 +166,19 @@ SIMULATED = {
 LARGE_GRF_PROBE_IPS = ("12.55.8", "12.70.4", "20.1.0")
 
 
+def has_large_register_file(ip: str) -> bool:
+    """Whether a target has a 256-register mode: Xe-HP and later (Xe-LP's one register file
+    ignores `-ze-opt-large-register-file`: grf_count stays 128, checked on tgllp and adl-s)."""
+    return ip_is_xe_hp_or_later(ip)
+
+
+def sub_group_sizes(ip: str) -> tuple[int, ...]:
+    """The sub-group sizes a target compiles a kernel for: 16 and 32 on the wide cores (Xe-HPC,
+    Xe2 and later: IGC refuses a required size 8, "which is unsupported on this platform"),
+    8, 16 and 32 before."""
+    return (16, 32) if wide_core(ip) else (8, 16, 32)
+
+
 # -- what Triton-XPU's driver says about a device ---------------------------------------------
 
 # The `arch` name Triton-XPU gives a device (get_current_target().arch["arch"], from its arch

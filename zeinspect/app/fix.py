@@ -34,7 +34,7 @@ from . import plugins
 from .equivalence import compare
 from .gate import gate_entries
 from .outcome import Outcome
-from .search import scratch_users, search
+from .search import search_module
 from .session import open_session
 
 
@@ -87,11 +87,10 @@ def fix_inputs(inputs: list[Input], config: Settings, session: Session, plan: Ta
     for inp in inputs:
         if not inp.compilable:
             continue
-        users, clean = scratch_users(inp, config, session, plan)
-        result.untouched += [f"{inp.path}:{k}" for k in clean]
-        for kernel in users:
-            result.decisions.append(decide(search(inp, kernel, config, session, plan,
-                                                  allow_subgroup_change=allow_subgroup_change, progress=progress)))
+        found = search_module(inp, config, session, plan, allow_subgroup_change=allow_subgroup_change,
+                              progress=progress, measure=True)
+        result.untouched += [f"{inp.path}:{k}" for k in found.clean]
+        result.decisions += [decide(s) for s in found.searches]
     _verify(result, config, session)
     _check_results(result, config, session, plan)
     return result

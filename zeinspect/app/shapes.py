@@ -1,4 +1,5 @@
-"""`shapes`: every shape of each scratch-using kernel, searched (app.search) and tabled."""
+"""`shapes`: every shape of each scratch-using kernel, searched module by module (app.search:
+one compile of the module per shape) and tabled."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..probes.executor import Executor
 from ..probes.results import Progress
 from ..settings import Settings
 from .outcome import Outcome
-from .search import scratch_users, search
+from .search import search_module
 from .session import open_session
 
 
@@ -33,8 +34,6 @@ def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (),
     for inp in collect(list(paths)):
         if not inp.compilable:
             raise InputError(f"shapes need a source or SPIR-V module, not a {inp.kind}", path=inp.path)
-        names = list(kernels) or scratch_users(inp, config, session, plan)[0]
-        for name in names:
-            searches.append(search(inp, name, config, session, plan, allow_subgroup_change=allow_subgroup_change,
-                                   progress=progress, cost=cost))
+        searches += search_module(inp, config, session, plan, kernels=kernels, allow_subgroup_change=allow_subgroup_change,
+                                  progress=progress, measure=True, cost=cost).searches
     return Shapes(searches)

@@ -115,17 +115,42 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
 @shape_options
 @click.option("--write", "write_to", default=None, type=click.Path(dir_okay=False),
               help="Write the decisions here (e.g. ratchet/shapes.yaml) and the remedied SPIR-V beside it.")
+@click.option("--ratchet-lines", "ratchet_to", default=None, type=click.Path(dir_okay=False),
+              help="A library: add the ratchet lines for what no shape cleans to this file.")
+@click.option("--html", "html_to", default=None, type=click.Path(dir_okay=False),
+              help="A library: also write the families table as one HTML page.")
+@click.option("--cost", is_flag=True, help="A library: also measure each shape's scratch traffic in loops (dumping "
+                                           "compiles per kernel: slower).")
 @click.option("--config", default=None, type=click.Path(dir_okay=False),
               help="Also fix what a gate configuration audits (its inputs, targets and Triton kernels).")
 @click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
-def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, write_to: str | None, config: str | None,
-        as_json: bool) -> None:
-    """Find a shape for every scratch-using kernel; record the decisions and remedied modules."""
+def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, write_to: str | None,
+        ratchet_to: str | None, html_to: str | None, cost: bool, config: str | None, as_json: bool) -> None:
+    """Find a shape for every scratch-using kernel; record the decisions and remedied modules.
+
+    A library (a wheel, a folder of libraries, a .so, a fat binary, one of its images) is searched
+    image by image, one compile of the image per shape, and its decisions read by family: the
+    change that makes each family's shape stay, its cost, and the ratchet lines for the rest."""
     from ..app.fix import fix as run_fix
     from ..app.gate import load_gate
+    from ..app.library_fix import fix_library, names_a_library
     from ..formats import fix as fix_fmt
     from ..formats.json import dumps
 
+    if paths and not config and names_a_library(list(paths)):
+        from ..fileio import atomic_write
+        from ..formats import library_fix as library_fmt
+
+        got_library = compile.run("compiling shapes", lambda p: fix_library(
+            list(paths), compile.config(), write_to=write_to, ratchet_to=ratchet_to,
+            allow_subgroup_change=allow_subgroup_change, progress=p, cost=cost))
+        write(dumps(library_fmt.document(got_library)) if as_json else library_fmt.text(got_library))
+        if html_to:
+            atomic_write(html_to, library_fmt.page(got_library).encode())
+            got_library.written.append(html_to)
+        for path in got_library.written:
+            click.echo(f"wrote {path}", err=as_json)
+        finish(got_library)
     if config:
         from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     gate = load_gate(config) if config else None
@@ -139,5 +164,3 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
         click.echo(f"zeinspect: error: {d.search.input}:{d.kernel}: the remedied kernel computes different results",
                    err=True)
     finish(got)
-
-

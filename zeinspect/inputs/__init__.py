@@ -259,6 +259,36 @@ def _wanted_in_directory(path: Path) -> bool:
     return (head[:4] == b"\x7fELF" or head[:8] == b"!<arch>\n") and carries_device_images(str(path))
 
 
+PRODUCT_KINDS = frozenset({InputKind.HOST, InputKind.FATBIN, InputKind.ZEBIN, InputKind.PATCHTOKENS})
+"""What a product ships (libraries, native images), as opposed to sources and SPIR-V modules."""
+
+
+def kind_of_path(path: str) -> set[InputKind]:
+    """The kinds a path holds, from the first bytes of each file (a package: HOST, as what it
+    ships; an image of a host file, `FILE[image]`: HOST), without reading them whole."""
+    p = Path(path)
+    if _IMAGE.match(path) and not p.exists():
+        return {InputKind.HOST}
+    if p.is_file() and packages.is_package(path):
+        return {InputKind.HOST}
+    files = [p] if p.is_file() else [f for f in sorted(p.rglob("*")) if f.is_file() and _wanted_in_directory(f)] \
+        if p.is_dir() else []
+    kinds = set()
+    for f in files:
+        if packages.is_package(str(f)):
+            kinds.add(InputKind.HOST)
+            continue
+        try:
+            with f.open("rb") as handle:
+                head = handle.read(4096)
+        except OSError:
+            continue
+        kind = detect_kind(str(f), head)
+        if kind is not None:
+            kinds.add(kind)
+    return kinds
+
+
 def collect(paths: list[str], reading: Reading | None = None) -> list[Input]:
     """Files as given, directories walked (sorted, hidden entries skipped)."""
     return list(iter_inputs(paths, reading))

@@ -7,6 +7,7 @@ dependence.  The rewriter in zeinspect.levers.sub_group works on the same word s
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 
@@ -163,3 +164,147 @@ def read_module(data: bytes, what: str = "SPIR-V module") -> Module:
         module.instructions.append(Instruction(opcode=word & 0xFFFF, offset=i, operands=tuple(words[i + 1:i + length])))
         i += length
     return module
+
+
+_OP_TYPE_BOOL, _OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 20, 21, 22, 23
+_OP_TYPE_ARRAY, _OP_TYPE_STRUCT, _OP_TYPE_POINTER, _OP_CONSTANT = 28, 30, 32, 43
+_OP_FUNCTION, _OP_FUNCTION_END, _OP_FUNCTION_CALL, _OP_VARIABLE = 54, 56, 57, 59
+_ACCESS_CHAINS = {65: 3, 66: 3, 67: 4, 70: 4}
+"""OpAccessChain, OpInBoundsAccessChain, OpPtrAccessChain, OpInBoundsPtrAccessChain: the word
+of the first index operand (after result type, result, base; a Ptr chain's element index too)."""
+_OP_BITCAST = 124
+_STORAGE_FUNCTION = 7
+
+
+def private_arrays(data: bytes, kernel: str) -> list[tuple[int, bool | None]]:
+    """Each private array a kernel's code declares (a Function-storage variable of array type,
+    in the kernel or a function it calls): (its bytes, whether an access to it takes an index
+    known only at run time; None when no access was seen).  A dynamically indexed private
+    array is what IGC cannot keep in registers: it lives in scratch whatever the shape."""
+    index = _private_index(data)
+    entry, arrays, calls, dynamic = index[0].get(kernel), index[1], index[2], index[3]
+    if entry is None:
+        return []
+    seen, todo, out = set(), [entry], []
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        out += [(size, dynamic.get(variable)) for variable, size in arrays.get(f, {}).items()]
+        todo += list(calls.get(f, ()))
+    return sorted(out, key=lambda a: -a[0])
+
+
+@functools.lru_cache(maxsize=2)  # one module's kernels are asked about one after another
+def _private_index(data: bytes) -> tuple[dict[str, int], dict[int, dict[int, int]], dict[int, set[int]], dict[int, bool]]:
+    """(kernel -> entry function, function -> private array variable -> bytes, calls, variable ->
+    indexed dynamically) of a module, read once."""
+    module = read_module(data, "SPIR-V module")
+    sizes: dict[int, int] = {}
+    constants: set[int] = set()
+    pointee: dict[int, int] = {}
+    arrays: dict[int, dict[int, int]] = {}  # function -> variable -> bytes
+    calls: dict[int, set[int]] = {}
+    derived: dict[int, int] = {}  # a pointer made from a variable (cast, chained) -> the variable
+    dynamic: dict[int, bool] = {}
+    function = None
+    for ins in module.instructions:
+        op, w = ins.opcode, ins.operands
+        if op == _OP_TYPE_BOOL and w:
+            sizes[w[0]] = 1
+        elif op in (_OP_TYPE_INT, _OP_TYPE_FLOAT) and len(w) >= 2:
+            sizes[w[0]] = max(1, w[1] // 8)
+        elif op == _OP_TYPE_VECTOR and len(w) >= 3 and w[1] in sizes:
+            sizes[w[0]] = sizes[w[1]] * w[2]
+        elif op == _OP_CONSTANT and len(w) >= 3:
+            constants.add(w[1])
+            sizes.setdefault(-w[1], w[2])  # a constant's value, kept beside the sizes (negative ids)
+        elif op == _OP_TYPE_ARRAY and len(w) >= 3 and w[1] in sizes and -w[2] in sizes:
+            sizes[w[0]] = sizes[w[1]] * sizes[-w[2]]
+            arrays.setdefault(-1, {})[w[0]] = 1  # marks an array type
+        elif op == _OP_TYPE_STRUCT and w and all(m in sizes for m in w[1:]):
+            sizes[w[0]] = sum(sizes[m] for m in w[1:])
+        elif op == _OP_TYPE_POINTER and len(w) >= 3:
+            pointee[w[0]] = w[2]
+        elif op == _OP_FUNCTION and len(w) >= 2:
+            function = w[1]
+            calls.setdefault(function, set())
+        elif op == _OP_FUNCTION_END:
+            function = None
+        elif function is None:
+            continue
+        elif op == _OP_FUNCTION_CALL and len(w) >= 3:
+            calls[function].add(w[2])
+        elif op == _OP_VARIABLE and len(w) >= 3 and w[2] == _STORAGE_FUNCTION:
+            kind = pointee.get(w[0])
+            if kind in arrays.get(-1, {}) and kind in sizes:
+                arrays.setdefault(function, {})[w[1]] = sizes[kind]
+                derived[w[1]] = w[1]
+        elif op == _OP_BITCAST and len(w) >= 3 and w[2] in derived:
+            derived[w[1]] = derived[w[2]]
+        elif op in _ACCESS_CHAINS and len(w) >= 3 and w[2] in derived:
+            variable = derived[w[2]]
+            derived[w[1]] = variable
+            indices = w[_ACCESS_CHAINS[op] - 1:]
+            dynamic[variable] = dynamic.get(variable, False) or any(i not in constants for i in indices)
+    entries = {name: f for f, name in module.entry_points()}
+    return entries, arrays, calls, dynamic
+
+
+_OP_NAME = 5
+_DONT_INLINE = 0x2
+_OP_FUNCTION_POINTER_CALL = 5601  # OpFunctionPointerCallINTEL (SPV_INTEL_function_pointers)
+
+
+def kept_calls(data: bytes, kernel: str) -> list[str]:
+    """The functions a kernel reaches that its module asks to keep as calls (FunctionControl
+    DontInline, a recursive function) and whether it calls through a pointer: what IGC cannot
+    inline and builds as stack calls.  Names as OpName gives them (mangled, as the source
+    compiler wrote them); empty when the module asks for none (IGC's own size limit may still
+    keep a call: its ISA shows it)."""
+    module = read_module(data, "SPIR-V module")
+    names: dict[int, str] = {}
+    control: dict[int, int] = {}
+    calls: dict[int, set[int]] = {}
+    pointer_calls: set[int] = set()
+    function = None
+    for ins in module.instructions:
+        op, w = ins.opcode, ins.operands
+        if op == _OP_NAME and len(w) >= 2:
+            names[w[0]] = decode_string(w, 1)[0]
+        elif op == _OP_FUNCTION and len(w) >= 3:
+            function = w[1]
+            control[function] = w[2]
+            calls.setdefault(function, set())
+        elif op == _OP_FUNCTION_END:
+            function = None
+        elif function is not None and op == _OP_FUNCTION_CALL and len(w) >= 3:
+            calls[function].add(w[2])
+        elif function is not None and op == _OP_FUNCTION_POINTER_CALL:
+            pointer_calls.add(function)
+    entry = next((f for f, name in module.entry_points() if name == kernel), None)
+    if entry is None:
+        return []
+    out: list[str] = []
+    path: list[int] = [entry]
+    done: set[int] = set()
+
+    def walk(f: int) -> None:
+        done.add(f)
+        for callee in sorted(calls.get(f, ())):
+            name = names.get(callee, f"function %{callee}")
+            if callee in path or callee == f:
+                out.append(f"{name} (recursive)")
+                continue
+            if control.get(callee, 0) & _DONT_INLINE:
+                out.append(name)
+            if callee not in done:
+                path.append(callee)
+                walk(callee)
+                path.pop()
+        if f in pointer_calls:
+            out.append(f"a call through a function pointer in {names.get(f, f'function %{f}')}")
+
+    walk(entry)
+    return list(dict.fromkeys(out))

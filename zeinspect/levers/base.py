@@ -102,6 +102,9 @@ class Lever:
     """How.BUILD_OPTION: the options that select the value on this compiler."""
     rewrite: Callable[[bytes, str, Any], tuple[bytes, str]] | None = None
     """How.SPIRV_REWRITE: (module, kernel, value) -> (module rewritten, a note saying what changed)."""
+    rewrite_all: Callable[[bytes, dict[str, Any]], tuple[bytes, list[str]]] | None = None
+    """The same for many kernels of one module in one pass (kernel -> value): a library image's
+    dozens of kernels rewritten at once read the module once, not once per kernel."""
     written: Callable[[Module, int], Any] | None = None
     """The value a module's entry point is written with (None: always the default)."""
     cli: CliOption | None = None

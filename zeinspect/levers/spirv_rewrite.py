@@ -44,16 +44,27 @@ def apply_rewrites(original: bytes, rewrites: tuple[Rewrite, ...], levers: Lever
     """The SPIR-V module `original` (of the input at `path`) with each rewrite applied, and notes
     saying what changed."""
     data = original
-    notes = []
+    notes: list[str] = []
+    by_lever: dict[str, dict[str, Any]] = {}
     for kernel, name, value in rewrites:
         lever = levers.get(name)
         if lever is None or lever.rewrite is None:
             raise ValueError(f"{name!r} is not a SPIR-V rewrite lever")
+        by_lever.setdefault(name, {})[kernel] = value
+    for name, values in by_lever.items():
+        lever = levers.get(name)
+        assert lever is not None and lever.rewrite is not None
         try:
-            data, note = lever.rewrite(data, kernel, value)
+            if lever.rewrite_all is not None and len(values) > 1:  # one pass over the module for them all
+                data, said = lever.rewrite_all(data, values)
+                notes += said
+                continue
+            for kernel, value in values.items():
+                data, note = lever.rewrite(data, kernel, value)
+                notes.append(note)
         except FormatError as exc:
+            kernel = next(iter(values))
             raise InputError(f"cannot set the {name.replace('_', '-')} of {kernel}: {exc}", path=path) from None
-        notes.append(note)
     if data != original and spirv_val(original) is None:
         complaint = spirv_val(data)
         if complaint is not None:

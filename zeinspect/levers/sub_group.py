@@ -49,64 +49,83 @@ def _entry_id(module: Module, kernel: str) -> int:
 
 def set_sub_group(data: bytes, kernel: str, size: int) -> bytes:
     """Return the module with `kernel`'s required sub-group size set to `size` (0 removes it)."""
+    return set_sub_groups(data, {kernel: size})
+
+
+def set_sub_groups(data: bytes, sizes: dict[str, int]) -> bytes:
+    """Return the module with each kernel's required sub-group size set (0 removes it), in one
+    pass over the module; checked as a single rewrite is."""
     module = read_module(data, "SPIR-V module")
-    fid = _entry_id(module, kernel)
+    wanted = {_entry_id(module, kernel): size for kernel, size in sizes.items()}
     words = module.words
     out = words[:5]
     have_capability = CAPABILITY_SUBGROUP_DISPATCH in module.capabilities()
     last_capability_end = None
     entry_point_end = None
-    replaced = False
+    replaced: set[int] = set()
     for ins in module.instructions:
         length = 1 + len(ins.operands)
         chunk = words[ins.offset:ins.offset + length]
-        if ins.opcode == OP_EXECUTION_MODE and len(ins.operands) >= 3 and ins.operands[0] == fid \
+        if ins.opcode == OP_EXECUTION_MODE and len(ins.operands) >= 3 and ins.operands[0] in wanted \
                 and ins.operands[1] == MODE_SUBGROUP_SIZE:
-            replaced = True
-            if size == 0:
+            fid = ins.operands[0]
+            replaced.add(fid)
+            if wanted[fid] == 0:
                 continue
-            chunk = [chunk[0], fid, MODE_SUBGROUP_SIZE, size]
+            chunk = [chunk[0], fid, MODE_SUBGROUP_SIZE, wanted[fid]]
         out.extend(chunk)
         if ins.opcode == OP_CAPABILITY:
             last_capability_end = len(out)
         if ins.opcode == OP_ENTRY_POINT:
             entry_point_end = len(out)
     version = module.version
-    if not replaced and size != 0:
+    added = [[(4 << 16) | OP_EXECUTION_MODE, fid, MODE_SUBGROUP_SIZE, size] for fid, size in wanted.items()
+             if fid not in replaced and size != 0]
+    if added:
         if version < (1, 1):
             # SubgroupDispatch arrived in SPIR-V 1.1, which changes the meaning of nothing in 1.0.
             version = (1, 1)
             out[1] = (1 << 16) | (1 << 8)
         # Execution modes follow the entry points; the capability joins the others.
-        mode = [(4 << 16) | OP_EXECUTION_MODE, fid, MODE_SUBGROUP_SIZE, size]
-        out[entry_point_end:entry_point_end] = mode
+        out[entry_point_end:entry_point_end] = [w for mode in added for w in mode]
         if not have_capability:
             out[last_capability_end:last_capability_end] = [(2 << 16) | OP_CAPABILITY, CAPABILITY_SUBGROUP_DISPATCH]
     result = Module(words=out, endian=module.endian, version=version).to_bytes()
-    check_structure(result, kernel, size)
+    check_structures(result, sizes)
     return result
 
 
 def check_structure(data: bytes, kernel: str, size: int) -> None:
     """Our own checks, always: it parses, the kernel has exactly the mode we asked for."""
+    check_structures(data, {kernel: size})
+
+
+def check_structures(data: bytes, sizes: dict[str, int]) -> None:
+    """`check_structure` for each kernel of one rewrite, the module read once."""
     module = read_module(data, "rewritten SPIR-V")
-    fid = _entry_id(module, kernel)
-    modes = [ins for ins in module.instructions if ins.opcode == OP_EXECUTION_MODE and ins.operands[:2] ==
-             (fid, MODE_SUBGROUP_SIZE)]
-    if size == 0 and modes:
-        raise FormatError("rewrite left a SubgroupSize mode behind")
-    if size and (len(modes) != 1 or modes[0].operands[2] != size):
-        raise FormatError("rewrite did not leave exactly one SubgroupSize mode")
-    if size and CAPABILITY_SUBGROUP_DISPATCH not in module.capabilities():
+    modes: dict[int, list] = {}
+    for ins in module.instructions:
+        if ins.opcode == OP_EXECUTION_MODE and len(ins.operands) >= 2 and ins.operands[1] == MODE_SUBGROUP_SIZE:
+            modes.setdefault(ins.operands[0], []).append(ins)
+    for kernel, size in sizes.items():
+        found = modes.get(_entry_id(module, kernel), [])
+        if size == 0 and found:
+            raise FormatError("rewrite left a SubgroupSize mode behind")
+        if size and (len(found) != 1 or len(found[0].operands) < 3 or found[0].operands[2] != size):
+            raise FormatError("rewrite did not leave exactly one SubgroupSize mode")
+    if any(sizes.values()) and CAPABILITY_SUBGROUP_DISPATCH not in module.capabilities():
         raise FormatError("SubgroupSize without the SubgroupDispatch capability")
-    if len(module.entry_points()) != len(read_module(data).entry_points()):
-        raise FormatError("rewrite changed the entry points")
 
 
 def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
     """Why `kernel` depends on its sub-group size (empty when it does not)."""
+    return sub_group_dependence(data, [kernel])[kernel]
+
+
+def sub_group_dependence(data: bytes, kernels: list[str]) -> dict[str, list[str]]:
+    """For each of `kernels`, why it depends on its sub-group size (empty when it does not):
+    the module read once, each kernel's call graph walked (a library image holds dozens)."""
     module = read_module(data, "SPIR-V module")
-    fid = _entry_id(module, kernel)
     constants = {}
     builtin_vars = {}
     for ins in module.instructions:
@@ -144,15 +163,18 @@ def depends_on_sub_group(data: bytes, kernel: str) -> list[str]:
                 used = set(ins.operands) & set(builtin_vars)
                 if used:
                     reasons[current].append(f"sub-group built-in variable (BuiltIn {builtin_vars[used.pop()]})")
-    seen, todo, found = set(), [fid], []
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        found += reasons.get(f, [])
-        todo += list(calls.get(f, ()))
-    return sorted(set(found))
+    out = {}
+    for kernel in kernels:
+        seen, todo, found = set(), [_entry_id(module, kernel)], []
+        while todo:
+            f = todo.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            found += reasons.get(f, [])
+            todo += list(calls.get(f, ()))
+        out[kernel] = sorted(set(found))
+    return out
 
 
 def _sycl(value: int | None, written: int | None) -> str:
@@ -185,8 +207,16 @@ def _unsupported(value: int | None, report: KernelReport) -> str | None:
 
 
 def _rewrite(data: bytes, kernel: str, size: int) -> tuple[bytes, str]:
-    return set_sub_group(data, kernel, size), (f"SPIR-V rewritten: {kernel} " + (
-        "has no required sub-group size" if size == 0 else f"requires sub-group size {size}"))
+    return set_sub_group(data, kernel, size), _note(kernel, size)
+
+
+def _rewrite_all(data: bytes, sizes: dict[str, int]) -> tuple[bytes, list[str]]:
+    return set_sub_groups(data, sizes), [_note(kernel, size) for kernel, size in sizes.items()]
+
+
+def _note(kernel: str, size: int) -> str:
+    return f"SPIR-V rewritten: {kernel} " + ("has no required sub-group size" if size == 0 else
+                                             f"requires sub-group size {size}")
 
 
 def _describe(value: int | None) -> str:
@@ -197,7 +227,7 @@ def _describe(value: int | None) -> str:
 LEVER = Lever(
     name="sub_group", how=How.SPIRV_REWRITE, default=None, settings=lambda written: SIZES,
     cost=lambda value, written: 0 if value in (None, 0) else 1, describe=_describe, changes_semantics=True,
-    spelling=_sycl, unsupported_by=_unsupported, parse=_parse, rewrite=_rewrite,
+    spelling=_sycl, unsupported_by=_unsupported, parse=_parse, rewrite=_rewrite, rewrite_all=_rewrite_all,
     written=lambda module, fid: module.required_sub_group_size(fid) or 0,
     cli=CliOption("--sub-group", ("0", "8", "16", "32"),
                   "Require this sub-group size (0: none, the compiler's choice) by rewriting the SPIR-V."),

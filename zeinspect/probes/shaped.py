@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import Reading, collect
+from ..inputs import Input, Reading, collect, host_info, iter_host_images
+from ..inputs.kinds import InputKind
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..model import KernelReport
 from ..settings import Settings
@@ -35,7 +36,7 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     user's loop traffic measured from IGC's ISA of that very build (the same options and
     rewrites); the inputs without recorded shapes are left to the caller (app.inspect.attach_costs)."""
     reading = Reading()
-    inputs = collect(paths, reading)
+    inputs = _with_decided_images(collect(paths, reading), decisions)
     plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out = Collection()
     out.notes += reading.notes()
@@ -69,6 +70,19 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
             if cost:
                 reports = _with_costs(inp, reports, shaped_config, session, out)
             out.extend(got, reports=reports)
+    return out
+
+
+def _with_decided_images(inputs: list[Input], decisions: Decisions) -> list[Input]:
+    """The inputs, a host file whose images have recorded shapes (`zeinspect fix LIB`) opened
+    into its images: each built in its shape, or as the audit builds it."""
+    out: list[Input] = []
+    for inp in inputs:
+        prefix = os.path.normpath(inp.path) + "["
+        if inp.kind == InputKind.HOST and any(d.startswith(prefix) for d in decisions):
+            out += list(iter_host_images(inp, [], host_info()))
+        else:
+            out.append(inp)
     return out
 
 

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Start-up at the floor: what zeinspect adds to a command that has nothing to compile.
+
+Measured in one run, on this machine:
+  (a) Python's own start (`python -c pass`, the interpreter of the .venv);
+  (b) `zeinspect --version`;
+  (c) `zeinspect audit kernels/ -t default` warm (everything in the build cache: nothing to
+      compile, all of zeinspect's own work: reading, judging, printing);
+  (d) one ocloc fat build of kernels/ for the same 19 targets (`ocloc compile -device
+      <19 targets>` of each module, one after another): what the audit stands in for.
+Goals (issue 49): (b) at most 0.03 s, (c) at most 0.02 x (d).  Medians over repeats.
+
+Usage: .venv/bin/python bench/startup.py [--repeats N]
+Writes bench/results/startup.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import record  # noqa: E402
+
+from zeinspect.toolchain.compilers import discover  # noqa: E402
+from zeinspect.toolchain.targets import DEFAULT_TARGETS  # noqa: E402
+
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+ZEINSPECT = str(ROOT / ".venv" / "bin" / "zeinspect")
+
+
+def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, env=env, cwd=cwd)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.decode()[-400:]}")
+    return seconds
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=11)
+    args = ap.parse_args()
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(ROOT / "zeinspect")], capture_output=True)
+    compiler = discover()[0]
+    modules = sorted((ROOT / "kernels").glob("*.cl"))
+    with tempfile.TemporaryDirectory(prefix="zeinspect-startup-") as tmp:
+        env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(Path(tmp) / "cache"))
+        audit = [ZEINSPECT, "audit", str(ROOT / "kernels"), "-t", "default", "--ratchet",
+                 str(ROOT / "scratch_ratchet.txt"), "-q", "--compiler", compiler.id]
+        timed(audit, env)  # fills the cache
+        python = [timed([PYTHON, "-c", "pass"]) for _ in range(args.repeats)]
+        version = [timed([ZEINSPECT, "--version"]) for _ in range(args.repeats)]
+        warm = [timed(audit, env) for _ in range(args.repeats)]
+        fat = []
+        for _ in range(max(1, args.repeats // 5)):
+            fat.append(sum(timed([compiler.path, "compile", "-file", str(m), "-device", ",".join(DEFAULT_TARGETS),
+                                  "-out_dir", str(Path(tmp) / "fat"), "-q"], cwd=Path(tmp)) for m in modules))
+    rows = [
+        {"measure": "(a) python -c pass", "median s": round(median(python), 4)},
+        {"measure": "(b) zeinspect --version", "median s": round(median(version), 4), "goal": "0.03 s",
+         "met": median(version) <= 0.03},
+        {"measure": "(c) zeinspect audit kernels/ -t default, warm", "median s": round(median(warm), 3),
+         "ratio to (d)": round(median(warm) / median(fat), 4), "goal": "0.02 x (d)",
+         "met": median(warm) / median(fat) <= 0.02},
+        {"measure": f"(d) ocloc fat build of kernels/ ({len(modules)} modules, 19 targets)",
+         "median s": round(median(fat), 1)},
+    ]
+    for row in rows:
+        print(row)
+    record.write("startup", "Start-up: --version and a warm audit against Python's start and an ocloc fat build",
+                 rows, note=f"{args.repeats} repeats each ({max(1, args.repeats // 5)} of the fat build); "
+                            f"{compiler.id}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
