@@ -269,8 +269,8 @@ def kind_of_path(path: str) -> set[InputKind]:
     p = Path(path)
     if _IMAGE.match(path) and not p.exists():
         return {InputKind.HOST}
-    if p.is_file() and packages.is_package(path):
-        return {InputKind.HOST}
+    if (p.is_file() and packages.is_package(path)) or packages.split(path) is not None:
+        return {InputKind.HOST}  # what a package ships, or one of its members
     files = [p] if p.is_file() else [f for f in sorted(p.rglob("*")) if f.is_file() and _wanted_in_directory(f)] \
         if p.is_dir() else []
     kinds = set()

@@ -71,3 +71,38 @@ def read_members(data: Buffer, what: str = "archive") -> list[Member]:
         if off % 2:
             off += 1
     return members
+
+
+SHT_OPENCL_SPIRV = 0xFF000009
+SHT_OPENCL_OPTIONS = 0xFF000006
+"""NEO's OpenCL ELF section types (shared/source/device_binary_format/elf/ocl_elf.h): what ocloc
+writes as a fat binary's `generic_ir` member, the SPIR-V the driver falls back on and the build
+options the native members were built with."""
+
+
+def generic_ir(data: Buffer, what: str = "generic_ir") -> tuple[bytes, str]:
+    """(SPIR-V, build options) of a fat binary's `generic_ir` member: an OpenCL ELF (sections
+    `SPIRV Object` and `BuildOptions`), or raw SPIR-V as older ocloc wrote it."""
+    import io
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    from .spirv import is_spirv
+
+    head = bytes(data[:4])
+    if is_spirv(head):
+        return bytes(data), ""
+    spirv, options = None, ""
+    try:
+        for section in ELFFile(io.BytesIO(bytes(data))).iter_sections():
+            kind = section["sh_type"]
+            if kind == SHT_OPENCL_SPIRV:
+                spirv = section.data()
+            elif kind == SHT_OPENCL_OPTIONS:
+                options = section.data().rstrip(b"\0").decode("utf-8", "replace")
+    except (ELFError, ValueError, OSError) as exc:
+        raise FormatError(f"{what}: not an OpenCL ELF ({exc})") from None
+    if spirv is None:
+        raise FormatError(f"{what}: an OpenCL ELF without a SPIR-V section")
+    return spirv, options

@@ -45,6 +45,9 @@ class CellState(enum.StrEnum):
     """Built without honouring the setting (Xe-LP has no 256-register mode)."""
     SKIPPED = "skipped"
     """Not tried: it could change what the kernel computes."""
+    NOT_APPLICABLE = "not applicable"
+    """The image has a device requirement the target does not meet (the runtime never selects it
+    there): no shape is judged on it."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class Row:
 
     @property
     def builds_everywhere(self) -> bool:
-        return all(c.state in (CellState.CLEAN, CellState.SCRATCH, CellState.IGNORED) for c in self.cells)
+        return all(c.state in (CellState.CLEAN, CellState.SCRATCH, CellState.IGNORED, CellState.NOT_APPLICABLE)
+                   for c in self.cells)
 
     @property
     def scratch_targets(self) -> list[Cell]:
@@ -200,6 +204,8 @@ def _traffic(per_iteration: int) -> str:
 def cell_of(target: str, report: KernelReport | None, shape: Any, levers: LeverRegistry = MODULE_LEVERS) -> Cell:
     if report is None:
         return Cell(target, CellState.FAILED, None, "no report")
+    if report.status is Status.NOT_APPLICABLE:
+        return Cell(target, CellState.NOT_APPLICABLE, report, report.reason or "not applicable")
     if report.status is not Status.OK:
         refused = unsupported(levers, shape, report)
         if refused is not None:
