@@ -107,8 +107,8 @@ def packages(target: str, only: set[str] | None, env: dict) -> list[dict]:
 
 def caches(target: str, env: dict, tmp: Path) -> list[dict]:
     rows = []
-    realworld = next((p for p in (Path(os.environ.get("ZEINSPECT_REALWORLD", "")), ROOT.parent / "shared" / "realworld",
-                                  Path("/work/shared/realworld")) if p.is_dir()), None)
+    realworld = next((Path(p) for p in (os.environ.get("ZEINSPECT_REALWORLD"), ROOT.parent / "shared" / "realworld",
+                                        "/work/shared/realworld") if p and Path(p).is_dir()), None)
     if realworld is None:
         return rows
     tutorials = realworld / "triton-tutorials"
@@ -136,10 +136,15 @@ def main() -> int:
     ap.add_argument("-t", "--target", default="bmg-g21")
     ap.add_argument("--only", help="comma-separated packages")
     ap.add_argument("--packages-only", action="store_true")
+    ap.add_argument("--caches-only", action="store_true", help="only the caches (keeps the packages' last rows)")
     args = ap.parse_args()
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="zeinspect-first-contact-") as tmp:
-        rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
+        if args.caches_only:
+            last = json.loads((record.RESULTS / "first_contact.json").read_text())["rows"]
+            rows = [r for r in last if r["input"] in CANDIDATES]
+        else:
+            rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
         if not args.packages_only and not args.only:
             rows += caches(args.target, env, Path(tmp))
     aborted = sum(1 for r in rows if str(r.get("aborted", "")).startswith("yes"))

@@ -63,6 +63,7 @@ GROUPS = {
     "verdict": "how the gate judges: audit",
     "measure": "the scratch traffic measure: kernel, inspect, explain, audit and ratchet update",
     "triton": "how a Triton kernel is built: triton (zeinspect.triton registers these settings)",
+    "profile": "a profile of the user's run joined with the reports: inspect, kernel, explain, triton, audit, diff",
 }
 """The groups of command-line options, and which commands offer each (cli.common)."""
 
@@ -216,6 +217,20 @@ def _bytes_bound(value: Any) -> int | None:
     return number
 
 
+def _percent(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError("must be a percentage")
+    try:
+        number = float(str(value).strip().removesuffix("%"))
+    except ValueError:
+        raise ValueError("must be a percentage") from None
+    if not 0 <= number <= 100:
+        raise ValueError("must be a percentage from 0 to 100")
+    return number
+
+
 def _modules(value: Any) -> dict[str, str]:
     """Input path -> its extra options: a mapping (the gate configuration's, read by judge.gate),
     or `PATH=OPTIONS` text (one module each, repeatable)."""
@@ -322,6 +337,13 @@ for _setting in (
             "scratch per iteration of its loops (its cost is measured); unset: any scratch is a finding.",
             _bytes_bound, gate="loop_bound", flag=Flag(("--loop-bound",), ("verdict",), metavar="BYTES"),
             schema={"type": ["integer", "null"], "minimum": 0}),
+    Setting("profile", None, "A profile of your own run: a PyTorch profiler or unitrace Chrome trace, unitrace's "
+            "summary, or a CSV of kernel,time; each kernel's share of the GPU time beside its scratch.", _optional_text,
+            gate="profile", flag=Flag(("--profile",), ("profile",), metavar="TRACE"), schema=_TEXT),
+    Setting("time_share_bound", None, "With a profile, the gate's time rule: kernels that newly use scratch (or use "
+            "more) fail only when they cover more than this percentage of the profiled GPU time.", _percent,
+            gate="time_share_bound", flag=Flag(("--time-share-bound",), ("verdict",), metavar="PERCENT"),
+            schema={"type": ["number", "null"], "minimum": 0, "maximum": 100}),
     Setting("batch", True, "Batch one module's targets into one ocloc call per worker (0: one call per target).",
             _boolean, env="ZEINSPECT_BATCH"),
     Setting("multi", True, "Send several small modules to one `ocloc multi` process (0: one process per module).",
@@ -371,6 +393,11 @@ class Settings:
     loop_bound: int | None = None
     """The gate's loop rule (judge.audit): None, any scratch is a finding (the default); N, a
     scratch user whose traffic per loop iteration is at most N bytes passes."""
+    profile: str | None = None
+    """A profile of the user's run (inputs.profile), joined with the reports (judge.profile)."""
+    time_share_bound: float | None = None
+    """The gate's time rule (judge.profile): None, today's rule; P, kernels that newly use
+    scratch or use more fail only when they cover more than P % of the profiled time."""
     batch: bool = True
     multi: bool = True
     share_front_end: bool = True

@@ -118,8 +118,23 @@ def package(data: bytes) -> None:
             assert ".." not in member.name.split("/") and not member.name.startswith("/")
 
 
+def profile(data: bytes) -> None:
+    """A run's profile (a Chrome trace, unitrace's summary, a CSV), read and joined."""
+    import tempfile
+
+    from zeinspect.inputs.profile import read_profile
+    from zeinspect.judge.profile import join
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as fh:
+        fh.write(data)
+        fh.flush()
+        read = read_profile(fh.name)
+    joined = join(read, [])
+    assert len(joined.kernels) == len(read.kernels) and all(k.share >= 0 for k in joined.kernels)
+
+
 TARGETS = {f.__name__: f for f in (zebin, zeinfo, patchtokens, fatbin, offload, spirv, buildlog, ratchet, gate,
-                                   shapes, package)}
+                                   shapes, package, profile)}
 
 
 def run_one(name: str, data: bytes) -> None:

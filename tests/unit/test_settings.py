@@ -226,6 +226,8 @@ EXAMPLES = {
     "batch": ("0", False),
     "multi": ("off", False),
     "share_front_end": ("no", False),
+    "profile": ("trace.json", "trace.json"),
+    "time_share_bound": ("5", 5.0),
     "triton_policy": ("native", "native"),  # registered by zeinspect.triton (imported above)
 }
 
@@ -289,7 +291,7 @@ def test_every_setting_with_a_gate_key_is_given_by_it(name):
         body = f"{setting.gate}: {json.dumps(text)}\n"
     gate = parse_gate(body.encode(), "gate.yaml")
     expected = _expected(name)
-    if name in ("ratchet", "shapes_file"):
+    if name in ("ratchet", "shapes_file", "profile"):
         expected = text  # relative to the configuration's folder, here the current one
     assert front_end_settings({}, gate=gate, environ={}).get(name) == expected
 

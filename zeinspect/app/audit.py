@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..fileio import atomic_write
 from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
+from ..judge.profile import ProfileJoin
 from ..judge.update import UpdatePlan, update
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
@@ -26,6 +27,7 @@ from ..settings import Settings
 from . import plugins
 from .gate import gate_entries, load_gate, settings
 from .outcome import Outcome
+from .profile import apply_time_share, profiled
 from .session import open_session
 
 DEFAULT_RATCHET = "scratch_ratchet.txt"
@@ -63,6 +65,8 @@ class AuditRun:
     ratchet: ratchet_mod.Ratchet
     strict: bool = False
     """The run's `strict` setting: IMPROVED and STALE fail too."""
+    profiled: ProfileJoin | None = None
+    """The reports joined with the run's profile (`profile`)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -122,7 +126,9 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     for log in request.logs:
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
     result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
-    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict)
+    joined = profiled(config, collection.reports)
+    apply_time_share(result, joined, config)
+    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined)
 
 
 def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
@@ -135,8 +141,10 @@ def judge_collection(collection: Collection, config: Settings) -> AuditRun:
     """Reports collected some other way (the kernels a test suite launched, pytest
     --zeinspect-triton), judged against the ratchet as an audit's are."""
     ratchet = _ratchet(config)
-    return AuditRun(result=audit(collection.reports, ratchet, collection.compilers, loop_bound=config.loop_bound),
-                    collection=collection, ratchet=ratchet, strict=config.strict)
+    result = audit(collection.reports, ratchet, collection.compilers, loop_bound=config.loop_bound)
+    joined = profiled(config, collection.reports)
+    apply_time_share(result, joined, config)
+    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined)
 
 
 def _ratchet(config: Settings) -> ratchet_mod.Ratchet:

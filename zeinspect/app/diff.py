@@ -20,6 +20,7 @@ from ..errors import InputError, UsageError
 from ..hardware import DEFAULT_TARGETS
 from ..inputs.saved import read_saved
 from ..judge.diff import Change, DiffResult, Thresholds, compare, environment_of, side
+from ..judge.profile import ProfileJoin
 from ..levers import Shape
 from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
@@ -27,6 +28,7 @@ from ..settings import Settings
 from . import plugins
 from .inspect import explain_paths, probe_paths
 from .outcome import Outcome
+from .profile import profiled
 
 
 @dataclass
@@ -65,6 +67,15 @@ class DiffRun:
     explained: dict = field(default_factory=dict)
     """(identity) -> (old ExplainResult, new ExplainResult) for regressions, with --explain."""
     seconds: float = 0.0
+    profiled: ProfileJoin | None = None
+    """The new side's reports joined with the run's profile (--profile)."""
+
+    @property
+    def worse_share(self) -> float | None:
+        """The share of the profiled time in the kernels that got worse (None: no profile)."""
+        if self.profiled is None:
+            return None
+        return self.profiled.share_of({e.identity.kernel for e in self.result.of(Change.WORSE)})
 
     @property
     def outcome(self) -> Outcome:
@@ -183,6 +194,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
         built.append(got)
     old, new = built
     rows = []
+    joined = profiled(request.config, new.reports)
     environments = (environment_of(old.reports), environment_of(new.reports))
     for s in (old, new):
         rows.append(side(s.reports, s.crashed))
@@ -196,7 +208,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     for s in (old, new):
         # A probe's notes mostly name their file already: the side's label once, not twice.
         result.notes += [n if n.startswith(s.label) else f"{s.label}: {n}" for n in s.notes]
-    out = DiffRun(result, old, new)
+    out = DiffRun(result, old, new, profiled=joined)
     if request.explain:
         out.explained = _explain(out)
     out.seconds = time.monotonic() - started

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import UsageError
 from ..inputs import Reading, collect, read_input
 from ..judge.audit import AuditResult, audit
+from ..judge.profile import ProfileJoin
 from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport
 from ..probes.aot import probe as aot_probe
@@ -29,6 +30,7 @@ from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .outcome import Outcome, of_reports
+from .profile import profiled
 from .session import open_session
 
 
@@ -37,6 +39,8 @@ class InspectResult:
     collection: Collection
     explained: ExplainResult | None = None
     seconds: float = 0.0
+    profiled: ProfileJoin | None = None
+    """The reports joined with the run's profile (--profile)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -57,7 +61,7 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     if config.cost:
         attach_costs(got, paths, config, session)
     explained = explain_paths(paths, config, backend=backend).explained if explain else None
-    return InspectResult(got, explained, time.monotonic() - started)
+    return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports))
 
 
 def attach_costs(got: Collection, paths: list[str], config: Settings, session: Any, *,

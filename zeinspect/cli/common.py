@@ -179,7 +179,7 @@ def probe_options(f: Callable) -> Callable:
                                default=spec.default, help=spec.help)(command)
     command = click.option("--json", "as_json", is_flag=True, help="Print the zeinspect.report/1 JSON document.")(
         command)
-    return compile_options(command, groups=("select", "measure"))
+    return compile_options(command, groups=("select", "measure", "profile"))
 
 
 def own_stats(stats: Any) -> dict:
@@ -224,7 +224,7 @@ def audit_options(f: Callable | None = None, *, groups: tuple[str, ...] = ()) ->
                      help="With --runtime: the driver's hardware-free device (tgllp, dg2, mtl, pvc)."),
     )):
         f = option(f)
-    return compile_options(f, groups=("gate", "measure", *groups))
+    return compile_options(f, groups=("gate", "measure", "profile", *groups))
 
 
 def shape_options(f: Callable) -> Callable:

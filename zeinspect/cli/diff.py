@@ -13,7 +13,7 @@ from .common import cli, emit, finish, given_settings, setting_options
 _LEVERS = [lv for lv in MODULE_LEVERS if lv.cli is not None]
 # The settings diff offers as every command does; --compiler and --options are its own (given
 # twice, they are the two sides compared).
-_OPTIONS, _READ = setting_options("run", "cache", "select")
+_OPTIONS, _READ = setting_options("run", "cache", "select", "profile")
 _TARGETS, _READ_TARGETS = setting_options("target")
 
 

@@ -100,11 +100,13 @@ def verdict_json(j: Judgement, strict: bool) -> dict:
 
 
 def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
-                    notes: Iterable[str] = (), incidents: Iterable[str] = ()) -> Iterator[str]:
-    """`document`, streamed one verdict at a time."""
+                    notes: Iterable[str] = (), incidents: Iterable[str] = (), extra: dict | None = None
+                    ) -> Iterator[str]:
+    """`document`, streamed one verdict at a time; `extra`: keys added to it (the profile)."""
     from .json import streamed
 
     head = document(result, compilers, strict=strict, stats=stats, notes=notes, incidents=incidents, verdicts=False)
+    head.update(extra or {})
     return streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from .. import __version__, names
 from ..judge.diff import NA, PART_FIELDS, Change, DiffResult, Entry, Figures
 from .common import md_code, md_text, safe
+from .profile import document as profile_document
 
 SCHEMA = "zeinspect.diff/1"
 MARKDOWN_LIMIT = 65_000
@@ -115,6 +116,8 @@ def by_family(result: DiffResult) -> list[tuple[str, int, int]]:
 def text(run: Any, *, verbose: bool = False) -> str:
     result: DiffResult = run.result
     out = [f"old: {safe(result.old_label)}", f"new: {safe(result.new_label)}", summary_line(result)]
+    if run.profiled is not None:
+        out.append(safe(profile_line(run)))
     if result.only_old_targets or result.only_new_targets:
         out.append(f"targets on one side only (not compared): old {', '.join(result.only_old_targets) or '-'}; "
                    f"new {', '.join(result.only_new_targets) or '-'}")
@@ -154,11 +157,20 @@ def text(run: Any, *, verbose: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def profile_line(run: Any) -> str:
+    """What the change costs by the profile: the share of profiled time it adds scratch to."""
+    note = run.profiled.proxy_note()
+    return (f"this PR adds scratch to kernels covering {100 * run.worse_share:.1f} % of the profile "
+            f"({run.profiled.profile.path})" + (f"; {note}" if note else ""))
+
+
 def markdown(run: Any, *, html_name: str | None = None) -> str:
     """A pull-request comment: the summary line, then the regressions in a collapsible table."""
     result: DiffResult = run.result
     worst = result.worst()
     head = [f"**zeinspect diff**: {md_text(summary_line(result))}", ""]
+    if run.profiled is not None:
+        head += [md_text(profile_line(run)), ""]
     if not worst and result.trusted:
         return "\n".join(head + ["No kernel got worse."]) + "\n"
     families = by_family(result)
@@ -203,7 +215,9 @@ def document(run: Any) -> dict:
             "entries": result.entries,  # written by msgspec as they are (judge.diff.Entry)
             "likely_renames": [{"old": a.identity.to_json(), "new": b.identity.to_json()}
                                for a, b in result.likely_renames()],
-            "notes": result.notes, "incidents": result.incidents, "seconds": round(run.seconds, 3)}
+            "notes": result.notes, "incidents": result.incidents, "seconds": round(run.seconds, 3),
+            **({"profile": {**profile_document(run.profiled), "worse_share": run.worse_share}}
+               if run.profiled is not None else {})}
 
 
 def dumps(run: Any) -> str:

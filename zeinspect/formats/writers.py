@@ -43,6 +43,7 @@ def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
     yield table(result.collection.reports, verbose=opts.verbose)
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
+    yield from _profile_section(result)
 
 
 def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
@@ -51,6 +52,7 @@ def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
     yield cards(result.collection.reports)
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
+    yield from _profile_section(result)
 
 
 def _explain_section(result: Any) -> Iterator[str]:
@@ -60,12 +62,37 @@ def _explain_section(result: Any) -> Iterator[str]:
         yield section(result.explained)
 
 
+def _profile_section(result: Any) -> Iterator[str]:
+    if getattr(result, "profiled", None) is not None:
+        from .profile import text
+
+        yield text(result.profiled)
+
+
+def _profile_extra(result: Any) -> dict:
+    if getattr(result, "profiled", None) is None:
+        return {}
+    from .profile import document
+
+    return {"profile": document(result.profiled)}
+
+
+def _with_profile_html(page: str, result: Any) -> str:
+    """The profile's table at the end of an HTML page (the biggest share first)."""
+    if getattr(result, "profiled", None) is None:
+        return page
+    from .profile import html_section
+
+    return page.replace("</body>", html_section(result.profiled) + "</body>", 1)
+
+
 def _inspect_json(result: Any, opts: Options) -> Iterator[str]:
     from . import explain
     from .json import report_pieces
 
     got = result.collection
-    extra = {"explain": explain.document(result.explained)} if result.explained else None
+    extra = {**({"explain": explain.document(result.explained)} if result.explained else {}),
+             **_profile_extra(result)} or None
     yield from report_pieces(got.reports, got.compilers, stats=opts.stats, notes=got.notes, incidents=got.incidents,
                              extra=extra)
 
@@ -73,7 +100,8 @@ def _inspect_json(result: Any, opts: Options) -> Iterator[str]:
 def _inspect_html(result: Any, opts: Options) -> Iterator[str]:
     from .html import page
 
-    yield page(result.judged(), result.collection.compilers, strict=False, seconds=opts.seconds)
+    yield _with_profile_html(page(result.judged(), result.collection.compilers, strict=False, seconds=opts.seconds),
+                             result)
 
 
 INSPECT: dict[str, Writer] = {"table": _inspect_table, "cards": _inspect_cards, "json": _inspect_json,
@@ -87,6 +115,7 @@ def _audit_text(run: Any, opts: Options) -> Iterator[str]:
 
     yield text(run.result, strict=opts.strict, verbose=opts.verbose)
     yield from _notes(run.collection.notes)
+    yield from _profile_section(run)
 
 
 def _audit_json(run: Any, opts: Options) -> Iterator[str]:
@@ -94,7 +123,7 @@ def _audit_json(run: Any, opts: Options) -> Iterator[str]:
 
     got = run.collection
     yield from document_pieces(run.result, got.compilers, strict=opts.strict, stats=opts.stats, notes=got.notes,
-                               incidents=got.incidents)
+                               incidents=got.incidents, extra=_profile_extra(run))
 
 
 def _audit_github(run: Any, opts: Options) -> Iterator[str]:
@@ -118,7 +147,8 @@ def _audit_junit(run: Any, opts: Options) -> Iterator[str]:
 def _audit_html(run: Any, opts: Options) -> Iterator[str]:
     from .html import page
 
-    yield page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds)
+    yield _with_profile_html(page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds),
+                             run)
 
 
 def _audit_markdown(run: Any, opts: Options) -> Iterator[str]:

@@ -27,6 +27,10 @@ measured from IGC's ISA) is judged where it was measured:
   iteration, listed or not (LISTED, saying why).  A report whose cost was not measured (the
   runtime probe, a Triton kernel, a native image its compiler cannot disassemble) is judged
   on its bytes.
+
+The time rule (`time_share_bound: PERCENT` with a `profile:`, opt-in) is judge.profile's:
+NEW and GREW pass (LISTED, saying why) while, together, they cover at most that share of
+the profiled GPU time.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ STRUCTURE = {"inputs": {**_PATHS, "description": "What to audit: sources, SPIR-V
              "logs": {**_PATHS, "description": "Build logs to judge without compiling (paths relative to this file)."}}
 """The configuration's keys that are not run settings (what it audits), with their JSON Schemas."""
 MODULE_KEYS = {"options"}
-PATH_SETTINGS = {"ratchet", "shapes_file"}
+PATH_SETTINGS = {"ratchet", "shapes_file", "profile"}
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 

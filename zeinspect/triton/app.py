@@ -94,7 +94,20 @@ def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, A
 
 def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
     """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
-    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it."""
+    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with the
+    run's profile (--profile), its reports joined with it (`profiled`)."""
+    from ..app.profile import profiled
+
+    got = _screened(req, progress)
+    got.profiled = profiled(req.settings, [r for c in _collections(got) for r in c.reports])
+    return got
+
+
+def _collections(got: Any) -> list[Collection]:
+    return got.collections if hasattr(got, "collections") else [got.collection]
+
+
+def _screened(req: TritonRequest, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
         from .cache import screen_cache
 

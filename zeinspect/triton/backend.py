@@ -343,8 +343,20 @@ the IR already holds the signature, the constexprs' values and the specializatio
 def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
     """(TTGIR text, SPIR-V, metadata) of one Triton compile."""
     if kernel.file.endswith(IR_SUFFIX):
-        compiled = _compile_ir(Path(kernel.file), kernel, caps, target_name, "Triton could not build its TTIR")
-        return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled, kernel), "notes": [],
+        from .libdevice import retarget
+
+        try:
+            ttir = Path(kernel.file).read_text(errors="replace")
+        except OSError as exc:
+            raise InputError(f"cannot be read: {exc.strerror or exc}", path=kernel.file) from None
+        ttir, notes = retarget(ttir, kernel.file)
+        with tempfile.TemporaryDirectory(prefix="zeinspect-ttir-") as tmp:
+            path = Path(kernel.file)
+            if notes:  # the retargeted IR, in a file of its own (the cache is only read)
+                path = Path(tmp) / f"kernel{IR_SUFFIX}"
+                path.write_text(ttir)
+            compiled = _compile_ir(path, kernel, caps, target_name, "Triton could not build its TTIR")
+        return compiled.asm["ttgir"], compiled.asm["spv"], {**_metadata(compiled, kernel), "notes": notes,
                                                             "kernel": kernel}
     with offline() as triton:
         asked: list[Launch | None] = []

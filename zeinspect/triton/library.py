@@ -341,6 +341,8 @@ def _grf(value: Any) -> str:
 class LibraryScreen:
     source: Source
     collection: Collection = field(default_factory=Collection)
+    profiled: Any = None
+    """The reports joined with the run's profile (app.profile), when it names one."""
 
     @property
     def stats(self) -> Any:

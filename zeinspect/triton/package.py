@@ -51,6 +51,8 @@ class PackageScreen:
     collection: Collection = field(default_factory=Collection)
     load_errors: list[str] = field(default_factory=list)
     """Modules that did not load (not Python, a syntax error, a load that did not finish)."""
+    profiled: Any = None
+    """The reports joined with the run's profile (app.profile), when it names one."""
 
     @property
     def reports(self) -> list[KernelReport]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..app.outcome import Outcome, of_reports
 from ..app.session import open_session
@@ -34,6 +35,8 @@ class TritonResult:
     explained: ExplainResult | None = None
     explained_configs: dict[int, ExplainResult] = field(default_factory=dict)
     explain_asked: bool = False
+    profiled: Any = None
+    """The reports joined with the run's profile (app.profile), when it names one."""
 
     @property
     def collections(self) -> list[Collection]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..formats.common import safe
-from ..formats.json import report_document
+from ..formats.json import dumps, report_document
 from ..formats.text import cards, cell
 from .probe import triton_part
 from .ttgir import pointer_note
@@ -130,10 +131,18 @@ def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:
     """What `zeinspect triton` prints for a request (triton.app.TritonRequest) and its result
     (its way, a triton.app.Way, compared by name: the views import nothing of the use cases)."""
     if req.way in ("run", "cache"):
-        return library_document(result, stats) if as_json else library_text(result)
-    if req.way == "module":
-        return package_document(result, stats) if as_json else package_text(result, req.kernel.file)
-    return render(result, as_json=as_json, stats=stats)
+        shown = library_document(result, stats) if as_json else library_text(result)
+    elif req.way == "module":
+        shown = package_document(result, stats) if as_json else package_text(result, req.kernel.file)
+    else:
+        shown = render(result, as_json=as_json, stats=stats)
+    if result.profiled is None:
+        return shown
+    from ..formats import profile
+
+    if as_json:
+        return dumps({**json.loads(shown), "profile": profile.document(result.profiled)})
+    return shown + profile.text(result.profiled)
 
 
 def package_text(found: Any, path: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from conftest import KERNELS, ROOT
 
 FUZZ_TARGETS = ["zebin", "zeinfo", "patchtokens", "fatbin", "offload", "spirv", "buildlog", "ratchet", "gate",
-                "shapes", "package"]
+                "shapes", "package", "profile"]
 
 
 @pytest.mark.parametrize("target", FUZZ_TARGETS)

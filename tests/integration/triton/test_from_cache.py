@@ -136,19 +136,27 @@ def test_a_cache_with_a_name_over_200_characters_is_screened(tmp_path, sid_compi
 INDUCTOR = realworld() / "inductor-gpt2" / "gpt2-step.tar.xz"
 
 
-@pytest.mark.skipif(not INDUCTOR.is_file(), reason="no ../shared/realworld/inductor-gpt2")
-def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(tmp_path, sid_compiler):
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory, sid_compiler):
     """The cache torch.compile wrote for a 4-layer GPT-2's training step on a CUDA GPU (42
-    Triton kernels, 67 specializations): every entry screened on an FMA and a DPAS target, or
-    named in a note with why; no internal error."""
-    subprocess.run(["tar", "xJf", INDUCTOR, "-C", tmp_path], check=True)
-    cache = tmp_path / "ind_gpt2" / "triton"
+    Triton kernels, 67 specializations) and the PyTorch profiler's trace of that step,
+    screened on an FMA and a DPAS target with the trace joined (--profile)."""
+    if not INDUCTOR.is_file():
+        pytest.skip("no ../shared/realworld/inductor-gpt2")
+    tmp = tmp_path_factory.mktemp("gpt2")
+    subprocess.run(["tar", "xJf", INDUCTOR, "-C", tmp], check=True)
+    proc = _zeinspect(tmp / "zc", "--from-cache", tmp / "ind_gpt2", "-t", TARGETS, "--compiler", sid_compiler.id,
+                      "--profile", tmp / "trace_gpt2.json", "--json")
+    assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
+    return tmp, proc, json.loads(proc.stdout)
+
+
+def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
+    """Every entry screened on both targets, or named in a note with why; no internal error."""
+    tmp, _, doc = gpt2
+    cache = tmp / "ind_gpt2" / "triton"
     entries = {p.parent.name for p in cache.rglob("*.json") if not p.name.startswith("__grp__")
                and "num_warps" in json.loads(p.read_text())}
-    proc = _zeinspect(tmp_path / "zc", "--from-cache", tmp_path / "ind_gpt2", "-t", TARGETS, "--compiler",
-                      sid_compiler.id, "--json")
-    assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
-    doc = json.loads(proc.stdout)
     sites = {os.path.basename(site) for s in doc["cache"]["specializations"] for site in s["entries"]}
     assert sites == entries  # every entry read
     screened = {r["kernel"] for r in doc["reports"]}
@@ -157,3 +165,59 @@ def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(tmp_path, 
         label = f"{s['kernel']}[{s['values']}]"
         assert label in screened or s["kernel"] in named, label
     assert {r["target"] for r in doc["reports"]} == set(TARGETS.split(","))
+
+
+def test_cuda_s_libdevice_calls_are_read_as_intel_s(gpt2):
+    """Written on a CUDA machine, the cache's TTIR calls CUDA's libdevice (`__nv_tanhf`); built
+    as it is, that is an external stack call with a call stack of scratch no XPU build has.
+    Each such kernel is built calling Intel's libdevice instead, says so, and makes no stack
+    call."""
+    tmp, _, doc = gpt2
+    calling = {json.loads(p.with_suffix(".json").read_text())["name"] for p in (tmp / "ind_gpt2").rglob("*.ttir")
+               if '"__nv_' in p.read_text()}
+    assert calling
+    for r in doc["reports"]:
+        if r["kernel"].split("[", 1)[0] in calling and r["status"] == "ok":
+            assert any("libdevice calls read as Triton-XPU's" in n for n in r["notes"]), r["kernel"]
+            assert not r["stack_calls"], (r["kernel"], r["target"])
+
+
+def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2, sid_compiler):
+    """The trace's kernel events, summed by name straight from its JSON: each Triton kernel
+    (Inductor's, as launched) is joined with its reports on both targets and its share; every
+    other kernel (cuBLAS, cuDNN, PyTorch's own) is a "no report" row with its share; the
+    shares add up to the trace's kernel time; the figures shown are the reports' own."""
+    tmp, _, doc = gpt2
+    trace = json.loads((tmp / "trace_gpt2.json").read_text())
+    times: dict[str, float] = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            times[e["name"]] = times.get(e["name"], 0.0) + e["dur"] / 1e6
+    joined = doc["profile"]
+    rows = {k["name"]: k for k in joined["kernels"]}
+    assert set(rows) == set(times)
+    assert joined["total_seconds"] == pytest.approx(sum(times.values()))
+    assert sum(k["share"] for k in joined["kernels"]) == pytest.approx(1.0)
+    reports = {}
+    for r in doc["reports"]:
+        reports.setdefault((r["kernel"].split("[", 1)[0], r["target"]), []).append(r)
+    triton = {n for n in times if n.startswith("triton_")}
+    assert triton and triton < set(times)
+    for name in times:
+        row = rows[name]
+        assert row["share"] == pytest.approx(times[name] / sum(times.values()))
+        if name not in triton:
+            assert row["reports"] == [] and name in joined["no_report"]
+            continue
+        assert row["reports"], name
+        for target in TARGETS.split(","):
+            mine = [r for r in reports[(name, target)] if r["status"] == "ok"]
+            shown = max((r["scratch_bytes"] or r["scratch_space_bytes"] or 0 for r in mine), default=0)
+            assert row["targets"][target]["scratch_bytes"] == shown
+    # taken on an NVIDIA GPU: the shares are a proxy, and the report names the device
+    assert trace["deviceProperties"][0]["name"] in joined["proxy"]
+    # the text view: the headline per target, from the same join (a re-run reads the build cache)
+    proc = _zeinspect(tmp / "zc", "--from-cache", tmp / "ind_gpt2", "-t", TARGETS, "--compiler", sid_compiler.id,
+                      "--profile", tmp / "trace_gpt2.json")
+    for target in TARGETS.split(","):
+        assert joined["headline"][target]["text"] in proc.stdout
