@@ -10,8 +10,9 @@ import html
 
 from .. import names
 from ..judge.profile import ProfiledKernel, ProfileJoin
+from ..model import Status
 from .common import fmt_bytes, safe
-from .text import LABEL_COLUMN
+from .text import LABEL_COLUMN, STATUS_MARKS
 
 SHOWN = 40
 """Rows a text table shows (the JSON has every kernel)."""
@@ -20,6 +21,8 @@ SHOWN = 40
 def _cell(k: ProfiledKernel, target: str) -> str:
     if not k.reports:
         return "no report"
+    if (status := k.status(target)) is not None:
+        return STATUS_MARKS.get(Status(status), status) if status in set(Status) else status
     used = k.scratch(target)
     if not used:
         return "-"
@@ -32,7 +35,7 @@ def text(joined: ProfileJoin) -> str:
     p = joined.profile
     lines = [f"profile {safe(p.path)} ({p.source}{', ' + safe(p.device) if p.device else ''}): "
              f"{len(p.kernels)} kernels, {sum(k.launches for k in p.kernels.values())} launches, "
-             f"{p.total * 1e3:.3f} ms of GPU time"]
+             + (f"{p.total:g} in the CSV's unit" if p.source == "csv" else f"{p.total * 1e3:.3f} ms of GPU time")]
     lines += [f"  {joined.headline(t)}" for t in joined.targets]
     if (note := joined.proxy_note()) is not None:
         lines.append(f"  note: {note}")

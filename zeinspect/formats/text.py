@@ -17,21 +17,17 @@ MARK_FAILED = "FAIL"
 MARK_NOT_APPLICABLE = "n/a"
 MARK_SLM = "SLM"
 MARK_WG = "WG"
+STATUS_MARKS = {Status.SCRATCH_OVERFLOW: MARK_OVERFLOW, Status.BUILD_FAILED: MARK_FAILED,
+                Status.SLM_OVERFLOW: MARK_SLM, Status.WG_OVERFLOW: MARK_WG,
+                Status.NOT_APPLICABLE: MARK_NOT_APPLICABLE}
+"""A cell's mark for a report that did not build, or cannot launch or run there."""
 
 
 def cell(report: KernelReport | None) -> str:
     if report is None:
         return ""
-    if report.status is Status.SCRATCH_OVERFLOW:
-        return MARK_OVERFLOW
-    if report.status is Status.BUILD_FAILED:
-        return MARK_FAILED
-    if report.status is Status.SLM_OVERFLOW:
-        return MARK_SLM
-    if report.status is Status.WG_OVERFLOW:
-        return MARK_WG
-    if report.status is Status.NOT_APPLICABLE:
-        return MARK_NOT_APPLICABLE
+    if report.status in STATUS_MARKS:
+        return STATUS_MARKS[report.status]
     used = report.shown_scratch_bytes
     if used:
         return fmt_bytes(used)

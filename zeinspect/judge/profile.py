@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .. import names
 from ..inputs.profile import Profile
-from ..model import KernelReport, Verdict
+from ..model import KernelReport, Status, Verdict
 from .audit import Judgement
 
 
@@ -26,17 +26,22 @@ class Figures:
     kernel: str
     target: str
     scratch: int
-    built: bool
+    status: str
     cost: dict | None
     cause: str | None
+
+    @property
+    def built(self) -> bool:
+        return self.status == Status.OK
 
     @classmethod
     def of(cls, report: KernelReport | dict) -> Figures:
         if isinstance(report, dict):
             return cls(report["kernel"], report["target"], report.get("scratch_bytes") or
-                       report.get("scratch_space_bytes") or 0, report.get("status") == "ok", report.get("cost"),
+                       report.get("scratch_space_bytes") or 0, str(report.get("status")), report.get("cost"),
                        report.get("cause"))
-        return cls(report.kernel, report.target, report.shown_scratch_bytes, report.built, report.cost, report.cause)
+        return cls(report.kernel, report.target, report.shown_scratch_bytes, report.status, report.cost,
+                   report.cause)
 
 
 @dataclass
@@ -51,6 +56,18 @@ class ProfiledKernel:
 
     def scratch(self, target: str) -> int:
         return max((r.scratch for r in self.reports if r.target == target and r.built), default=0)
+
+    def overflows(self, target: str) -> bool:
+        """Over the per-thread scratch cap there: the most scratch of all, and no build."""
+        return any(r.status == Status.SCRATCH_OVERFLOW for r in self.reports if r.target == target)
+
+    def uses_scratch(self, target: str) -> bool:
+        return bool(self.scratch(target)) or self.overflows(target)
+
+    def status(self, target: str) -> str | None:
+        """Where no specialization or image built there: the status of the first that did not."""
+        mine = [r for r in self.reports if r.target == target]
+        return None if not mine or any(r.built for r in mine) else mine[0].status
 
     def in_loops(self, target: str) -> bool:
         return any(r.cost is not None and r.cost.get("in_loops") for r in self.reports if r.target == target)
@@ -81,10 +98,10 @@ class ProfileJoin:
         return [k for k in self.kernels if not k.reports]
 
     def share_with_scratch(self, target: str) -> float:
-        return sum(k.share for k in self.kernels if k.scratch(target))
+        return sum(k.share for k in self.kernels if k.uses_scratch(target))
 
     def share_in_loops(self, target: str) -> float:
-        return sum(k.share for k in self.kernels if k.scratch(target) and k.in_loops(target))
+        return sum(k.share for k in self.kernels if k.uses_scratch(target) and k.in_loops(target))
 
     def headline(self, target: str) -> str:
         loops = self.share_in_loops(target)

@@ -122,7 +122,7 @@ def test_renames_are_paired_by_name_and_said_to_be_a_guess():
 
 class _Run:
     def __init__(self, result):
-        self.result, self.explained, self.seconds = result, {}, 0.0
+        self.result, self.explained, self.seconds, self.profiled = result, {}, 0.0, None
         self.old = self.new = type("S", (), {"compilers": []})()
 
 
