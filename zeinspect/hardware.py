@@ -218,3 +218,41 @@ DEVICES = {
     "arl-h": Device(8, 2350, 4266, 128), "lnl-m": Device(8, 2050, 4266, 128), "bmg-g21": Device(20, 2670, 2375, 192),
     "bmg-g31": Device(32, 2600, 2375, 256), "pvc": Device(128, 1600, 1600, 8192),
 }
+
+
+@dataclass(frozen=True)
+class Product:
+    """How a part introduces itself to software: its name as SYCL and Level Zero give it, its PCI
+    device ID, its own memory (None for an integrated GPU, which shares the system's) and its
+    last-level cache (4 MiB where the specification gives none for the GPU alone).  From Intel's
+    product specifications of the part DEVICES describes.  They only answer a library that asks
+    torch.xpu about its device during a capture (triton.xpu); no figure zeinspect reports comes
+    from them."""
+
+    name: str
+    device_id: int
+    memory_gib: int | None
+    cache_mib: int = 4
+
+
+PRODUCTS = {
+    "tgllp": Product("Intel(R) Iris(R) Xe Graphics", 0x9A49, None),
+    "adl-s": Product("Intel(R) UHD Graphics 770", 0x4680, None),
+    "adl-p": Product("Intel(R) Iris(R) Xe Graphics", 0x46A6, None),
+    "dg2-g10": Product("Intel(R) Arc(TM) A770 Graphics", 0x56A0, 16, 16),
+    "dg2-g11": Product("Intel(R) Arc(TM) A380 Graphics", 0x56A5, 6, 6),
+    "mtl-u": Product("Intel(R) Graphics", 0x7D45, None),
+    "mtl-h": Product("Intel(R) Arc(TM) Graphics", 0x7D55, None),
+    "arl-s": Product("Intel(R) Graphics", 0x7D67, None),
+    "arl-h": Product("Intel(R) Arc(TM) Graphics", 0x7D51, None),
+    "lnl-m": Product("Intel(R) Arc(TM) 140V GPU (16GB)", 0x64A0, None, 8),
+    "bmg-g21": Product("Intel(R) Arc(TM) B580 Graphics", 0xE20B, 12, 18),
+    "pvc": Product("Intel(R) Data Center GPU Max 1550", 0x0BD5, 128, 408),
+}
+
+
+def product(name: str) -> Product:
+    """The part a target name stands for; a name without one answers as the driver names an
+    unnamed device (`Intel(R) Graphics [0x....]`), with the target's name in place of the ID."""
+    name = {"acm-g10": "dg2-g10", "acm-g11": "dg2-g11", "rpl-s": "adl-s", "rpl-p": "adl-p"}.get(name, name)
+    return PRODUCTS.get(name) or Product(f"Intel(R) Graphics [{name}]", 0, None)

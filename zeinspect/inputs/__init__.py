@@ -78,7 +78,7 @@ DETECTORS = (
     (InputKind.HOST, is_host_archive),
     (InputKind.FATBIN, is_fatbin),
     (InputKind.ZEBIN, lambda data: looks_like_elf(data) and is_zebin(data)),
-    (InputKind.PATCHTOKENS, lambda data: looks_like_elf(data) and is_patchtoken_binary(data)),
+    (InputKind.PATCHTOKENS, is_patchtoken_binary),
     (InputKind.HOST, _is_host_elf),
     (InputKind.ELF, looks_like_elf),
 )

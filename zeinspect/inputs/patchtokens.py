@@ -29,13 +29,25 @@ CORE_FAMILIES = {12: "Gen9", 13: "Gen10", 14: "Gen11", 18: "Gen12LP (Xe-LP)", 30
                  3079: "Xe-HPG", 3080: "Xe-HPC"}
 
 
+PROGRAM_HEAD = struct.pack("<I", PROGRAM_MAGIC)
+"""A patch-token program on its own, without its ELF: what NEO keeps in its persistent compiler
+cache (a `.l0_cache` or `.cl_cache` file) for a patch-token build (Debian 12's driver on
+Xe-HPG and earlier; seen writing one for a module it built for the hardware-free dg2)."""
+
+
 def is_patchtoken_binary(data: bytes) -> bool:
-    return data[:4] == b"\x7fELF" and len(data) >= 18 and struct.unpack_from("<H", data, 16)[0] == 0xFF04
+    return (data[:4] == b"\x7fELF" and len(data) >= 18 and struct.unpack_from("<H", data, 16)[0] == 0xFF04) or \
+        data[:4] == PROGRAM_HEAD
 
 
 @elf_errors_as_format_errors
 def read_patchtoken_binary(data: bytes, what: str = "binary") -> tuple[str, list[KernelFigures]]:
     """Returns (core family label, kernel figures)."""
+    if data[:4] == PROGRAM_HEAD:
+        try:
+            return _read_program(data, what)
+        except struct.error:
+            raise FormatError(f"{what}: patch-token program is truncated") from None
     _, sections = read_elf(data, what)
     blob = None
     for section in sections:

@@ -11,7 +11,10 @@ library's own `import triton` finds it in place), which
   arguments), records each launch as one JSON line, and answers that nothing is to be
   compiled or launched: the launch returns and the library's code goes on;
 - notes each launch's call site (the first frame outside Triton) and the device its tensors
-  were on.
+  were on;
+- with a CPU build of torch, stands in for the XPU once the command imports torch
+  (triton.xpu): `torch.xpu` answers as the target, tensors put on `xpu` say they are there,
+  and which answers the library read are written as lines of their own.
 
 One JSON line per launch, appended and flushed as it happens: a crash, a hang (killed at the
 time limit) or an `os._exit` of the command loses nothing captured before it.  Nothing of
@@ -21,6 +24,7 @@ zeinspect stays in the user's environment, and Triton's cache is a temporary fol
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import os
@@ -81,6 +85,10 @@ def _install(out: str, spec: dict) -> None:
 
     JITFunction.run = run  # type: ignore[method-assign]
     JITFunction.cache_hook = lambda **hook: _record(out, hook)
+    if spec.get("xpu", True):
+        from .xpu import install_when_imported
+
+        install_when_imported(spec, lambda record: _write(out, record))
 
 
 def uninstall() -> None:
@@ -106,14 +114,23 @@ def _once(fn: Any, *_args: Any, quantiles: Any = None, **_options: Any) -> Any:
 
 
 def _site() -> str | None:
-    """The launch's call site: the first frame outside Triton and zeinspect."""
+    """The launch's call site: the first frame outside Triton's and zeinspect's own packages
+    (by their folders: a library kept in a folder named `zeinspect` is still the library)."""
     frame = sys._getframe(2)
     while frame is not None:
         where = frame.f_code.co_filename
-        if f"{os.sep}triton{os.sep}" not in where and f"{os.sep}zeinspect{os.sep}" not in where:
+        if not where.startswith(_own_folders()):
             return f"{where}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+@functools.cache
+def _own_folders() -> tuple[str, ...]:  # noqa: N802 - a constant, computed once
+    import triton
+
+    return tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep for m in (triton, sys.modules[
+        __name__.rsplit(".", 2)[0]]))
 
 
 def _record(out: str, hook: dict) -> bool:

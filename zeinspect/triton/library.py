@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,8 @@ class Capture:
     problems: list[str] = field(default_factory=list)
     """Lines that did not read, and what the capture could not install."""
     incidents: list[str] = field(default_factory=list)
+    xpu: StandIn | None = None
+    """What the stand-in XPU device answered (triton.xpu), if the command imported torch."""
 
     @property
     def launches(self) -> int:
@@ -86,6 +89,8 @@ class Capture:
         if self.specializations and "xpu" not in self.devices:
             text += (f"; its tensors were on {', '.join(sorted(self.devices)) or 'no device'}, not an Intel GPU: "
                      "a library that picks values by device took its other branch")
+        if self.xpu is not None:
+            text += f"; {self.xpu.summary()}"
         return text
 
     def where(self, spec: Specialization) -> str:
@@ -95,11 +100,45 @@ class Capture:
     def to_json(self) -> dict:
         return {"command": self.command, "exit_code": self.exit_code, "timed_out": self.timed_out,
                 "launches": self.launches, "devices": sorted(self.devices), "summary": self.summary(),
+                "xpu": self.xpu.to_json() if self.xpu is not None else None,
                 "specializations": [{"kernel": s.kernel.label, "values": s.describe, "launches": s.launches,
                                      "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
                                      "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
                                      "sites": s.sites, "devices": sorted(s.devices)}
                                     for s in self.specializations]}
+
+
+@dataclass
+class StandIn:
+    """What torch.xpu answered the command for, and what it read (triton.xpu's lines)."""
+
+    target: str
+    name: str
+    answered: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, records: list[dict]) -> StandIn | None:
+        head = next((r for r in records if "xpu_target" in r), None)
+        if head is None:
+            return None
+        out = cls(str(head["xpu_target"]), str(head.get("xpu_name")))
+        for r in records:
+            if "xpu" in r and str(r["xpu"]) not in out.answered:
+                out.answered.append(str(r["xpu"]))
+            if "xpu_refused" in r and str(r["xpu_refused"]) not in out.refused:
+                out.refused.append(str(r["xpu_refused"]))
+        return out
+
+    def summary(self) -> str:
+        read = ", ".join(self.answered) or "nothing"
+        text = f"torch.xpu stood in for {self.name} ({self.target}), tensors on the CPU; the command read: {read}"
+        if self.refused:
+            text += f"; XPU-only calls it could not answer: {', '.join(self.refused)}"
+        return text
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "name": self.name, "answered": self.answered, "refused": self.refused}
 
 
 class Source(Protocol):
@@ -281,6 +320,7 @@ class LaunchReader:
         self.found: dict[str, Specialization] = {}
         self.seen: dict[str, Specialization] = {}
         self.problems: list[str] = []
+        self.xpu: list[dict] = []
         self.n = 0
 
     def feed(self, line: str) -> None:
@@ -294,6 +334,11 @@ class LaunchReader:
             record = json.loads(line)
         except ValueError:
             self.problems.append(f"capture line {n} does not read (cut short?)")
+            return
+        if isinstance(record, dict) and {"xpu", "xpu_target", "xpu_refused"} & set(record):
+            self.xpu.append(record)  # what the stand-in XPU answered, or could not (triton.xpu)
+            if "error" in record:
+                self.problems.append(str(record["error"]))
             return
         if not isinstance(record, dict) or "error" in record:
             self.problems.append(str(record["error"]) if isinstance(record, dict)
@@ -311,7 +356,8 @@ class LaunchReader:
         spec.devices.update(record.get("devices") or ["no tensor"])
 
     def capture(self, command: list[str], code: int | None, timed_out: bool) -> Capture:
-        return Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems))
+        return Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems),
+                       xpu=StandIn.of(self.xpu))
 
 
 def _specialization(found: dict[str, Specialization], record: dict) -> Specialization:
@@ -387,6 +433,48 @@ class Screener:
         return got
 
 
+def _screen_all(screener: Screener, specs: list[Specialization], progress: Progress | None) -> None:
+    """Every specialization not screened yet, in one batch (triton.probe.probe_triton_many)."""
+    from ..app.session import open_session
+    from ..errors import debugging, internal_incident
+    from .probe import probe_triton_many
+
+    todo = [s for s in specs if id(s) not in screener.done]
+    if not todo:
+        return
+    if screener.session is None:
+        screener.session = open_session(screener.config, backend=screener.backend)
+    try:
+        got = probe_triton_many([s.kernel for s in todo], screener.config, screener.session, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - the batch's internal error: each specialization's, one by one
+        if debugging():
+            raise
+        got = [Collection(incidents=[internal_incident(f"{s.kernel.label} [{s.describe}]", exc)]) for s in todo]
+    for spec, result in zip(todo, got):
+        screener.done[id(spec)] = result if isinstance(result, Collection) else result.one_line()
+
+
+def row_names(specs: list[Specialization]) -> dict[int, str]:
+    """One row per specialization: the kernel's name with the values that set it apart, its
+    pointers' types where those are what differ (a kernel launched on fp32 and on bf16), and a
+    count where nothing Triton was given tells them apart (their alignment, say)."""
+    def base(spec: Specialization) -> str:
+        return f"{spec.kernel.file}:{spec.kernel.kernel}[{spec.describe}]"
+
+    def typed(spec: Specialization) -> str:
+        return f"{spec.kernel.kernel}[{spec.describe}, {spec.types}]"
+
+    seen = Counter(base(s) for s in specs)
+    label = {id(s): typed(s) if seen[base(s)] > 1 else f"{s.kernel.kernel}[{s.describe}]" for s in specs}
+    alike: dict[tuple[str, str], list[Specialization]] = {}
+    for s in specs:
+        alike.setdefault((s.kernel.file, label[id(s)]), []).append(s)
+    for members in alike.values():
+        for n, s in enumerate(members if len(members) > 1 else [], 1):
+            label[id(s)] = f"{label[id(s)][:-1]}, #{n}]"
+    return label
+
+
 def screen_captured(got: Source, config: Settings, *, progress: Progress | None = None,
                     backend: Callable[..., Any] | None = None, screener: Screener | None = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
@@ -395,20 +483,19 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     out = LibraryScreen(got)
     out.collection.notes += got.problems
     out.collection.incidents += got.incidents
-    for n, spec in enumerate(got.specializations, 1):
+    names = row_names(got.specializations)
+    _screen_all(screener, got.specializations, progress)
+    for spec in got.specializations:
         collection = screener.screen(spec)
         if isinstance(collection, str):
             out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {collection}")
             continue
-        # One row per specialization: the kernel's name with the values that set it apart.
-        named = f"{spec.kernel.kernel}[{spec.describe}]"
+        named = names[id(spec)]
         file = spec.origin or spec.kernel.file
         collection.reports = [r.replace(kernel=named, input=file) if r.kernel == spec.kernel.kernel
                               else r for r in collection.reports]
         collection.notes = [f"{file}:{named}: {got.where(spec)}"]
         out.collection.extend(collection)
-        if progress:
-            progress(n, len(got.specializations))
     return out
 
 

@@ -16,6 +16,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import ZeinspectError
 from ..hardware import slm_per_work_group
 from ..model import InputId, KernelReport, Status
 from ..occupancy import cannot_launch
@@ -92,17 +93,90 @@ def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, st
 
 
 def _audit_build(run: _Run, b: TritonBuild) -> None:
-    flags = " ".join(x for x in (run.config.options, b.metadata.get("build_flags") or "") if x)
-    sub = TargetPlan(targets=tuple(t for t in run.plan.targets if t.name in b.targets),
-                     compiler_for_ip=run.plan.compiler_for_ip)
+    flags, sub = _flags(run.config, b), _sub_plan(run.plan, b)
     got = probe([as_input(b)], dc_replace(run.config, options=flags), run.session, plan=sub, progress=run.progress)
-    rules = {r.target: why for r in got.reports if (why := policy_rebuilds(run.policy, flags, r))}
-    final = {(r.target, r.kernel): r for r in got.reports}
-    first = dict(final)
+    rules = _rules(run, flags, got.reports)
+    again = None
     if rules:
         again = probe([as_input(b)], dc_replace(run.config, options=f"{flags} {LARGE_GRF_FLAG}"), run.session,
-                      plan=TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules),
-                                      compiler_for_ip=run.plan.compiler_for_ip), progress=run.progress)
+                      plan=_rule_plan(run.plan, sub, rules), progress=run.progress)
+    _assemble(run, b, got, rules, again)
+
+
+def _flags(config: Settings, b: TritonBuild) -> str:
+    """The build flags ocloc gets: the run's options and the ones Triton chose (its grf_mode)."""
+    return " ".join(x for x in (config.options, b.metadata.get("build_flags") or "") if x)
+
+
+def _sub_plan(plan: TargetPlan, b: TritonBuild) -> TargetPlan:
+    return TargetPlan(targets=tuple(t for t in plan.targets if t.name in b.targets), compiler_for_ip=plan.compiler_for_ip)
+
+
+def _rules(run: _Run, flags: str, reports: list[KernelReport]) -> dict[str, str]:
+    """target -> why Triton-XPU's build policy builds the kernel again there (triton.policy)."""
+    return {r.target: why for r in reports if (why := policy_rebuilds(run.policy, flags, r))}
+
+
+def _rule_plan(plan: TargetPlan, sub: TargetPlan, rules: dict[str, str]) -> TargetPlan:
+    return TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules), compiler_for_ip=plan.compiler_for_ip)
+
+
+def probe_triton_many(kernels: list[TritonKernel], config: Settings, session: Session, *,
+                      progress: Progress | None = None) -> list[Collection | ZeinspectError]:
+    """probe_triton for many kernels at once, as a cache or a capture holds them: Triton builds
+    each, then ocloc builds every SPIR-V of a target group in one batch (several modules per
+    process, as SYCL images are built), and again in one batch where Triton's build policy
+    rebuilds.  One result per kernel, in order: its reports, or the error that stopped its build."""
+    plan, policy = session.plan(config.targets), policy_of(config)
+    runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
+    results: list[Collection | ZeinspectError] = [run.out for run in runs]
+    built: list[tuple[int, TritonBuild]] = []
+    for n, kernel in enumerate(kernels):
+        try:
+            built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
+                                            "triton-artifacts", cache=session.cache)]
+        except ZeinspectError as exc:
+            results[n] = exc
+        if progress:
+            progress(n + 1, 2 * len(kernels))
+    firsts = _batched(built, lambda b: (_flags(config, b), b.targets), config, session, plan)
+    rules = {id(b): _rules(runs[n], _flags(config, b), firsts[id(b)].reports) for n, b in built}
+    agains = _batched([(n, b) for n, b in built if rules[id(b)]],
+                      lambda b: (f"{_flags(config, b)} {LARGE_GRF_FLAG}", tuple(rules[id(b)])), config, session, plan)
+    for n, b in built:
+        _assemble(runs[n], b, firsts[id(b)], rules[id(b)], agains.get(id(b)))
+    if progress:
+        progress(2 * len(kernels), 2 * len(kernels))
+    return results
+
+
+def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, session: Session,
+             plan: TargetPlan) -> dict[int, Collection]:
+    """id(build) -> its part of one probe per group of builds with the same flags and targets."""
+    groups: dict[tuple[str, tuple[str, ...]], list[TritonBuild]] = {}
+    for _, b in builds:
+        flags, targets = key(b)
+        groups.setdefault((flags, tuple(targets)), []).append(b)
+    out: dict[int, Collection] = {}
+    for (flags, targets), members in groups.items():
+        sub = TargetPlan(targets=tuple(t for t in plan.targets if t.name in targets),
+                         compiler_for_ip=plan.compiler_for_ip)
+        got = probe([as_input(b) for b in members], dc_replace(config, options=flags), session, plan=sub)
+        for i, b in enumerate(members):
+            mine = [r for r in got.reports if r.input == as_input(b).path]
+            part = Collection(reports=mine, compilers=got.compilers, plan=got.plan)
+            if i == 0:  # the batch's notes, incidents and statistics are kept once, with its first build
+                part.notes, part.incidents, part.stats = got.notes, got.incidents, got.stats
+            out[id(b)] = part
+    return out
+
+
+def _assemble(run: _Run, b: TritonBuild, got: Collection, rules: dict[str, str], again: Collection | None) -> None:
+    """The build's reports: the final build's figures (the first kept beside them where Triton's
+    policy rebuilt), what Triton launches it with, and the Triton part (TritonPart)."""
+    final = {(r.target, r.kernel): r for r in got.reports}
+    first = dict(final)
+    if again is not None:
         run.out.stats = run.out.stats + again.stats
         final.update({(r.target, r.kernel): r.replace(notes=r.notes + (rules[r.target],)) for r in again.reports})
     path = "DPAS" if b.caps.get("has_subgroup_matrix_multiply_accumulate") else "FMA"

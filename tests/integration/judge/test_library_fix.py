@@ -97,7 +97,9 @@ def test_oneMKL_RNG_decisions_match_plain_builds_of_the_image(cli, sid_compiler,
 
 def test_vllm_native_images_are_searched_from_their_generic_ir(cli, sid_compiler, tmp_path):
     wheel = wheels.wheel("vllm-xpu-kernels", "0.1.16.2")
-    member = f"{wheel}!vllm_xpu_kernels/libgdn_attn_kernels_xe_2.so"
+    # One image of the library (its third, whose chunked-inverse kernels spill at 128 registers):
+    # the whole library's five take four times as long and show nothing more.
+    member = f"{wheel}!vllm_xpu_kernels/libgdn_attn_kernels_xe_2.so[.tgtimg[2]]"
     doc = _fix(cli, member, "-t", "bmg-g21", "--compiler", sid_compiler.id)
     assert doc["images"] and all(i["source"] == "generic_ir" for i in doc["images"])
     users = [m for f in doc["families"] for m in f["members"]]

@@ -181,3 +181,28 @@ def test_audit_through_the_runtime(cli, driver_present, tmp_path):
     verdicts = {(v["report"]["kernel"], v["verdict"]) for v in doc["verdicts"] if v["report"]}
     assert verdicts == {("sg32_accumulate", "NEW"), ("saxpy", "CLEAN")}
     assert all(v["report"]["source"] == "runtime" for v in doc["verdicts"] if v["report"])
+
+
+@pytest.mark.parametrize("kernel_file", ["private_array.cl", "sg32_accumulate.cl"])
+def test_the_drivers_own_compiler_cache_reads_as_what_it_built(cli, debian_compiler, driver_present, kernel_file,
+                                                               tmp_path):
+    """NEO's persistent compiler cache, as Debian 12's driver writes it (`l0_cache_dir`: it
+    predates NEO_CACHE_PERSISTENT and NEO_CACHE_DIR): each entry read as an input gives the
+    figures of the module the driver built, as zeKernelGetProperties gave them."""
+    cache = tmp_path / "l0_cache"
+    cache.mkdir()
+    runtime(cli, KERNELS / kernel_file, "dg2", cwd=tmp_path)
+    assert not list(cache.iterdir())  # not asked: nothing written
+    env_res = cli("kernel", KERNELS / kernel_file, "--simulate", "dg2", "--json", cwd=tmp_path,
+                  env={"l0_cache_dir": str(cache)})
+    assert env_res.code in (0, 1), env_res
+    built = {r["kernel"]: r for r in json.loads(env_res.out)["reports"]}
+    entries = list(cache.iterdir())
+    assert entries and all(e.suffix == ".l0_cache" for e in entries)
+    code, read = cli.json("inspect", cache, "-v")
+    assert code in (0, 1)
+    got = {r["kernel"]: r for r in read["reports"]}
+    assert set(got) == set(built)
+    for name, r in got.items():
+        assert (r["spill_bytes"], r["private_bytes"], r["simd"]) == \
+            (built[name]["spill_bytes"], built[name]["private_bytes"], built[name]["simd"]), name

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Screening a Triton cache at scale: `triton --from-cache` on the Inductor cache of a GPT-2
+training step (67 specializations, realworld inductor-gpt2), cold and warm, against compiling
+the same specializations one by one.
+
+- one by one: each specialization built by triton-xpu's own compile (its TTIR through the
+  offline backend to SPIR-V, per group of targets) and its SPIR-V by one ocloc process per
+  target, as a first launch would; this is zeinspect's per-specialization path (Screener.screen);
+- cold: `zeinspect triton --from-cache` with an empty build cache, which builds every
+  SPIR-V of a target group in one batch (triton.probe.probe_triton_many);
+- warm: the same command again.
+Goals (issue 47): cold at most 0.5x one by one; warm under 10 s.  Each run in a fresh process
+with its own build cache.
+
+Usage: .venv/bin/python bench/triton_cache.py [--targets bmg-g21,arl-s]
+Writes bench/results/triton_cache.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import record  # noqa: E402
+
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+ONE_BY_ONE = """
+import sys
+from zeinspect.app.gate import settings
+from zeinspect.triton.cache import read_cache
+from zeinspect.triton.library import Screener
+screener = Screener(settings({"targets": tuple(sys.argv[2].split(","))}))
+for spec in read_cache(sys.argv[1]).specializations:
+    screener.screen(spec)
+"""
+
+
+def realworld() -> Path:
+    for candidate in (os.environ.get("ZEINSPECT_REALWORLD"), ROOT.parent / "shared" / "realworld",
+                      "/work/shared/realworld"):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    raise SystemExit("no realworld folder (set $ZEINSPECT_REALWORLD)")
+
+
+def timed(argv: list[str], cache: Path) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True,
+                          env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT)))
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {proc.stderr[-500:]}")
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--targets", default="bmg-g21,arl-s")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="zeinspect-triton-cache-") as tmp:
+        with tarfile.open(realworld() / "inductor-gpt2" / "gpt2-step.tar.xz") as tar:
+            tar.extractall(tmp, filter="data")
+        cache = Path(tmp) / "ind_gpt2"
+        one = timed([PYTHON, "-c", ONE_BY_ONE, str(cache), args.targets], Path(tmp) / "c1")
+        command = [PYTHON, "-m", "zeinspect", "triton", "--from-cache", str(cache), "-t", args.targets, "-q",
+                   "--json"]
+        cold = timed(command, Path(tmp) / "c2")
+        warm = timed(command, Path(tmp) / "c2")
+    rows = [
+        {"measure": "one by one: triton-xpu's compile, then one ocloc per target", "seconds": round(one, 1)},
+        {"measure": "zeinspect triton --from-cache, cold (batched per target group)", "seconds": round(cold, 1),
+         "ratio": round(cold / one, 2), "goal": "0.5 x one by one", "met": cold <= 0.5 * one},
+        {"measure": "the same, warm", "seconds": round(warm, 1), "goal": "10 s", "met": warm < 10},
+    ]
+    for row in rows:
+        print(row)
+    record.write("triton_cache", "Screening an Inductor cache: 67 specializations of a GPT-2 training step",
+                 rows, note=f"targets {args.targets}; each run in a fresh process with its own build cache.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
