@@ -38,11 +38,16 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ZEINSPECT = str(ROOT / ".venv" / "bin" / "zeinspect")
 
 
-def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> float:
+CL_BUILD_PROGRAM_FAILURE = 245
+"""ocloc's exit when a module does not build (-11, CL_BUILD_PROGRAM_FAILURE): ptss_overflow.cl's
+scratch is over the cap on every target, which is what the corpus keeps it for."""
+
+
+def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None, ok: tuple[int, ...] = (0, 1)) -> float:
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, env=env, cwd=cwd)
     seconds = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.decode()[-400:]}")
     return seconds
 
@@ -66,19 +71,26 @@ def main() -> int:
         python = [timed([PYTHON, "-c", "pass"]) for _ in range(args.repeats)]
         version = [timed([ZEINSPECT, "--version"]) for _ in range(args.repeats)]
         warm = [timed(audit, env) for _ in range(args.repeats)]
-        fat = []
+        fat, built = [], []
         for _ in range(max(1, args.repeats // 5)):
-            fat.append(sum(timed([compiler.path, "compile", "-file", str(m), "-device", ",".join(DEFAULT_TARGETS),
-                                  "-out_dir", str(Path(tmp) / "fat"), "-q"], cwd=Path(tmp)) for m in modules))
+            each = {m.name: timed([compiler.path, "compile", "-file", str(m), "-device", ",".join(DEFAULT_TARGETS),
+                                   "-out_dir", str(Path(tmp) / "fat"), "-q"], cwd=Path(tmp),
+                                  ok=(0, CL_BUILD_PROGRAM_FAILURE)) for m in modules}
+            fat.append(sum(each.values()))
+            # The demanding baseline: without the module that cannot build (its cliff alone costs
+            # ocloc most of the fat build), which a user's fat build would not contain.
+            built.append(sum(t for name, t in each.items() if name != "ptss_overflow.cl"))
     rows = [
         {"measure": "(a) python -c pass", "median s": round(median(python), 4)},
         {"measure": "(b) zeinspect --version", "median s": round(median(version), 4), "goal": "0.03 s",
          "met": median(version) <= 0.03},
         {"measure": "(c) zeinspect audit kernels/ -t default, warm", "median s": round(median(warm), 3),
-         "ratio to (d)": round(median(warm) / median(fat), 4), "goal": "0.02 x (d)",
-         "met": median(warm) / median(fat) <= 0.02},
+         "ratio to (d)": round(median(warm) / median(fat), 4),
+         "ratio to (d')": round(median(warm) / median(built), 4), "goal": "0.02 x (d')",
+         "met": median(warm) / median(built) <= 0.02},
         {"measure": f"(d) ocloc fat build of kernels/ ({len(modules)} modules, 19 targets)",
          "median s": round(median(fat), 1)},
+        {"measure": "(d') the same without ptss_overflow.cl (it cannot build)", "median s": round(median(built), 1)},
     ]
     for row in rows:
         print(row)

@@ -12,6 +12,7 @@ EXIT_OK = 0
 EXIT_FINDING = 1  # a report holds a kernel that did not build / the gate failed
 EXIT_INPUT = 2  # usage or input error
 EXIT_TOOLCHAIN = 3  # no compiler, compiler crash or hang, driver trouble
+EXIT_STOPPED = 130  # stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 
 
 class ZeinspectError(Exception):

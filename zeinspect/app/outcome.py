@@ -6,6 +6,8 @@ command ends with is decided here, by one of the rules below (docs/reference/exi
        regression, a remedied kernel computes different results, a ratchet update was refused
     2  usage or input error: a bad option or file (also: a diff that could not compare)
     3  toolchain trouble: no compiler, or a compiler or driver crashed or hung
+  130  stopped (Ctrl-C, SIGTERM) before the end; a screen that keeps what it had done (a
+       Triton cache or capture) says where it stopped, and its reports are written
 
 Incidents (3) win over findings (1), which win over nothing (0); a diff that could not be
 trusted is 2, as diff(1)'s trouble wins over a difference.
@@ -21,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK, EXIT_TOOLCHAIN
+from ..errors import EXIT_FINDING, EXIT_INPUT, EXIT_OK, EXIT_STOPPED, EXIT_TOOLCHAIN
 from ..model import KernelReport, Status
 
 
@@ -33,6 +35,8 @@ class Outcome:
     incidents: tuple[str, ...] = ()
     """Compiler or driver crashes and hangs: each is a finding of its own, and exit 3."""
     notes: tuple[str, ...] = ()
+    stopped: str = ""
+    """Where the run was stopped before its end (exit 130), when it kept what it had done."""
 
     @classmethod
     def of(cls, findings: int, incidents: Iterable[str] = (), notes: Iterable[str] = ()) -> Outcome:
@@ -45,6 +49,10 @@ class Outcome:
     def untrusted(cls, incidents: Iterable[str] = (), notes: Iterable[str] = ()) -> Outcome:
         """What could not be compared or read as a whole (a diff's side that did not build)."""
         return cls(EXIT_INPUT, 0, tuple(incidents), tuple(notes))
+
+    def stopped_at(self, where: str) -> Outcome:
+        """The same findings, of a run stopped before its end: 130 wins over every other code."""
+        return Outcome(EXIT_STOPPED, self.findings, self.incidents, self.notes, where)
 
     @classmethod
     def nothing_found(cls, what: str) -> Outcome:

@@ -199,6 +199,8 @@ def finish(result: Any) -> NoReturn:
     one line each, and its exit code, decided in app.outcome."""
     outcome = result.outcome
     show_incidents(outcome.incidents)
+    if outcome.stopped:
+        click.echo(f"zeinspect: stopped: {outcome.stopped}", err=True)
     sys.exit(outcome.exit_code)
 
 

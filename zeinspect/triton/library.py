@@ -389,6 +389,8 @@ class LibraryScreen:
     collection: Collection = field(default_factory=Collection)
     profiled: Any = None
     """The reports joined with the run's profile (app.profile), when it names one."""
+    stopped: str = ""
+    """Where the screen was stopped before its end (Screener.stopped): what it did is kept."""
 
     @property
     def stats(self) -> Any:
@@ -399,7 +401,8 @@ class LibraryScreen:
         """The screen's Outcome (app.outcome)."""
         from ..app.outcome import of_reports
 
-        return of_reports(self.collection.reports, self.collection.incidents)
+        got = of_reports(self.collection.reports, self.collection.incidents)
+        return got.stopped_at(self.stopped) if self.stopped else got
 
 
 class Screener:
@@ -411,6 +414,8 @@ class Screener:
         self.session: Any = None
         self.done: dict[int, Collection | str] = {}
         """id(specialization) -> its collection, or why it was not screened."""
+        self.stopped = ""
+        """Where a screen of many was stopped (Ctrl-C, SIGTERM), or "" when it ran to its end."""
 
     def screen(self, spec: Specialization) -> Collection | str:
         if id(spec) in self.done:
@@ -433,25 +438,75 @@ class Screener:
         return got
 
 
+SCREEN_BATCH = 16
+"""Specializations per batch when many are screened at once: small enough that progress moves
+and a stopped run keeps nearly all it did, large enough that each target group's SPIR-V still
+fills several `ocloc multi` processes (probes.executor.pack)."""
+
+
 def _screen_all(screener: Screener, specs: list[Specialization], progress: Progress | None) -> None:
-    """Every specialization not screened yet, in one batch (triton.probe.probe_triton_many)."""
+    """Every specialization not screened yet, batch by batch (SCREEN_BATCH): Triton builds a
+    batch on this thread while ocloc audits the one before on another (triton.probe.build_many,
+    audit_many), so the front end and the compiler overlap.  Progress moves batch by batch, and a
+    run stopped by Ctrl-C or SIGTERM keeps every batch done (`screener.stopped` says where)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from functools import partial
+
     from ..app.session import open_session
-    from ..errors import debugging, internal_incident
-    from .probe import probe_triton_many
+    from .probe import audit_many, build_many
 
     todo = [s for s in specs if id(s) not in screener.done]
     if not todo:
         return
     if screener.session is None:
         screener.session = open_session(screener.config, backend=screener.backend)
+    batches = [todo[i:i + SCREEN_BATCH] for i in range(0, len(todo), SCREEN_BATCH)]
+    count = 0
+
+    def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
+        nonlocal count
+        for spec, result in zip(batch, got):
+            screener.done[id(spec)] = result
+        count += len(batch)
+        if progress:
+            progress(count, len(todo))
+
+    back = ThreadPoolExecutor(1, thread_name_prefix="zeinspect-triton-audit")
+    pending: tuple[list[Specialization], Future] | None = None
     try:
-        got = probe_triton_many([s.kernel for s in todo], screener.config, screener.session, progress=progress)
+        for batch in batches:
+            built = _contained(batch, partial(build_many, [s.kernel for s in batch], screener.config,
+                                              screener.session))
+            if pending is not None:
+                keep(pending[0], _contained(pending[0], pending[1].result))
+            pending = (batch, back.submit(audit_many, built)) if not isinstance(built, list) else None
+            if isinstance(built, list):
+                keep(batch, built)
+        if pending is not None:
+            keep(pending[0], _contained(pending[0], pending[1].result))
+    except KeyboardInterrupt:
+        if pending is not None and pending[1].done():  # audited while Triton built the next batch
+            keep(pending[0], _contained(pending[0], pending[1].result))
+        screener.stopped = f"after {count} of {len(todo)} specializations (their reports are kept; a re-run " \
+                           "reads them back from the build cache)"
+    finally:
+        back.shutdown(wait=screener.stopped == "", cancel_futures=True)
+
+
+def _contained(batch: list[Specialization], work: Callable[[], Any]) -> Any:
+    """`work()` for a batch, its results as Collections or one-line errors; an internal error is
+    an incident of each specialization of the batch (a list of them), never the run's."""
+    from ..errors import ZeinspectError, debugging, internal_incident
+
+    try:
+        got = work()
     except Exception as exc:  # noqa: BLE001 - the batch's internal error: each specialization's, one by one
         if debugging():
             raise
-        got = [Collection(incidents=[internal_incident(f"{s.kernel.label} [{s.describe}]", exc)]) for s in todo]
-    for spec, result in zip(todo, got):
-        screener.done[id(spec)] = result if isinstance(result, Collection) else result.one_line()
+        return [Collection(incidents=[internal_incident(f"{s.kernel.label} [{s.describe}]", exc)]) for s in batch]
+    if isinstance(got, list):
+        return [r.one_line() if isinstance(r, ZeinspectError) else r for r in got]
+    return got
 
 
 def row_names(specs: list[Specialization]) -> dict[int, str]:
@@ -485,7 +540,10 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     out.collection.incidents += got.incidents
     names = row_names(got.specializations)
     _screen_all(screener, got.specializations, progress)
+    out.stopped = screener.stopped
     for spec in got.specializations:
+        if out.stopped and id(spec) not in screener.done:
+            continue  # counted in the stop's line (LibraryScreen.outcome)
         collection = screener.screen(spec)
         if isinstance(collection, str):
             out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {collection}")

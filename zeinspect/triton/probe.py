@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from pathlib import Path
@@ -121,33 +122,47 @@ def _rule_plan(plan: TargetPlan, sub: TargetPlan, rules: dict[str, str]) -> Targ
     return TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules), compiler_for_ip=plan.compiler_for_ip)
 
 
-def probe_triton_many(kernels: list[TritonKernel], config: Settings, session: Session, *,
-                      progress: Progress | None = None) -> list[Collection | ZeinspectError]:
-    """probe_triton for many kernels at once, as a cache or a capture holds them: Triton builds
-    each, then ocloc builds every SPIR-V of a target group in one batch (several modules per
-    process, as SYCL images are built), and again in one batch where Triton's build policy
-    rebuilds.  One result per kernel, in order: its reports, or the error that stopped its build."""
+@dataclass
+class TritonBatch:
+    """Kernels Triton has built (the front half of a batched probe), their SPIR-V not audited yet."""
+
+    config: Settings
+    session: Session
+    runs: list[_Run]
+    built: list[tuple[int, TritonBuild]]
+    """(index of the kernel, one of its builds): a build per group of targets Triton tells apart."""
+    results: list[Collection | ZeinspectError]
+
+
+def build_many(kernels: list[TritonKernel], config: Settings, session: Session) -> TritonBatch:
+    """Triton's front end for many kernels, as a cache or a capture holds them, on the calling
+    thread (Triton's compile is not thread-safe).  A kernel whose build stops keeps its error."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
-    results: list[Collection | ZeinspectError] = [run.out for run in runs]
-    built: list[tuple[int, TritonBuild]] = []
+    batch = TritonBatch(config, session, runs, [], [run.out for run in runs])
     for n, kernel in enumerate(kernels):
         try:
-            built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
-                                            "triton-artifacts", cache=session.cache)]
+            batch.built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
+                                                  "triton-artifacts", cache=session.cache)]
         except ZeinspectError as exc:
-            results[n] = exc
-        if progress:
-            progress(n + 1, 2 * len(kernels))
+            batch.results[n] = exc
+    return batch
+
+
+def audit_many(batch: TritonBatch) -> list[Collection | ZeinspectError]:
+    """The back half: ocloc builds every SPIR-V of a target group in one batch (several modules
+    per process, as SYCL images are built), and again in one batch where Triton's build policy
+    rebuilds.  One result per kernel, in order: its reports, or the error that stopped its build.
+    Safe beside build_many on another thread: it runs compilers and reads text, not Triton."""
+    config, session, built = batch.config, batch.session, batch.built
+    plan = batch.runs[0].plan if batch.runs else session.plan(config.targets)
     firsts = _batched(built, lambda b: (_flags(config, b), b.targets), config, session, plan)
-    rules = {id(b): _rules(runs[n], _flags(config, b), firsts[id(b)].reports) for n, b in built}
+    rules = {id(b): _rules(batch.runs[n], _flags(config, b), firsts[id(b)].reports) for n, b in built}
     agains = _batched([(n, b) for n, b in built if rules[id(b)]],
                       lambda b: (f"{_flags(config, b)} {LARGE_GRF_FLAG}", tuple(rules[id(b)])), config, session, plan)
     for n, b in built:
-        _assemble(runs[n], b, firsts[id(b)], rules[id(b)], agains.get(id(b)))
-    if progress:
-        progress(2 * len(kernels), 2 * len(kernels))
-    return results
+        _assemble(batch.runs[n], b, firsts[id(b)], rules[id(b)], agains.get(id(b)))
+    return batch.results
 
 
 def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, session: Session,
@@ -157,11 +172,18 @@ def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, 
     for _, b in builds:
         flags, targets = key(b)
         groups.setdefault((flags, tuple(targets)), []).append(b)
-    out: dict[int, Collection] = {}
-    for (flags, targets), members in groups.items():
+    def one(flags: str, targets: tuple[str, ...], members: list[TritonBuild]) -> Collection:
         sub = TargetPlan(targets=tuple(t for t in plan.targets if t.name in targets),
                          compiler_for_ip=plan.compiler_for_ip)
-        got = probe([as_input(b) for b in members], dc_replace(config, options=flags), session, plan=sub)
+        return probe([as_input(b) for b in members], dc_replace(config, options=flags), session, plan=sub)
+
+    # The groups at once: each probe's tail (its last compiles) leaves cores idle that the next
+    # group's first compiles take; the process-wide bound (toolchain.run.SLOTS) still holds.
+    with ThreadPoolExecutor(max(1, len(groups))) as pool:
+        done = [(members, pool.submit(one, flags, targets, members)) for (flags, targets), members in groups.items()]
+    out: dict[int, Collection] = {}
+    for members, future in done:
+        got = future.result()
         for i, b in enumerate(members):
             mine = [r for r in got.reports if r.input == as_input(b).path]
             part = Collection(reports=mine, compilers=got.compilers, plan=got.plan)

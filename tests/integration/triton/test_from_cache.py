@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import ROOT, realworld
@@ -165,6 +168,36 @@ def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
         label = f"{s['kernel']}[{s['values']}]"
         assert label in screened or s["kernel"] in named, label
     assert {r["target"] for r in doc["reports"]} == set(TARGETS.split(","))
+
+
+def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_compiler):
+    """A cache screened batch by batch (triton.library.SCREEN_BATCH), stopped by SIGTERM once
+    Triton builds the third batch (by then the first one is audited and kept): exit 130, a line
+    saying where it stopped, and a JSON document whose reports are those of the specializations
+    done, with the figures the whole screen gave them."""
+    from zeinspect.triton.library import SCREEN_BATCH
+
+    tmp, _, whole = gpt2
+    cache = tmp / "stopped"
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "triton", "--from-cache", str(tmp / "ind_gpt2"),
+                             "-t", "bmg-g21", "--compiler", sid_compiler.id, "--json", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    built = cache / "triton-artifacts"
+    deadline = time.monotonic() + 600
+    while proc.poll() is None and time.monotonic() < deadline and \
+            len(list(built.glob("*.spv")) if built.is_dir() else []) <= 2 * SCREEN_BATCH:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 130, err
+    [line] = [x for x in err.splitlines() if "stopped:" in x]
+    done, total = map(int, re.search(r"after (\d+) of (\d+) specializations", line).groups())
+    assert total == len(whole["cache"]["specializations"]) and SCREEN_BATCH <= done < total
+    doc = json.loads(out)
+    assert len({r["kernel"] for r in doc["reports"]}) == done
+    figures = {(r["kernel"], r["target"]): {k: r[k] for k in FIGURES} for r in whole["reports"]}
+    assert all({k: r[k] for k in FIGURES} == figures[r["kernel"], r["target"]] for r in doc["reports"])
 
 
 def test_cuda_s_libdevice_calls_are_read_as_intel_s(gpt2):
