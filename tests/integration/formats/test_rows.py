@@ -51,6 +51,7 @@ def _check(rows: list[str]) -> None:
                                                 + "; ".join(f"{n}x {label}" for n, label in worst[:10]))
 
 
+@pytest.mark.slow
 def test_vllms_attention_library_reads_row_by_row(cli):
     wheel = wheels.wheel("vllm-xpu-kernels", "0.1.16.2")
     res = cli("inspect", f"{wheel}!vllm_xpu_kernels/libattn_kernels_xe_2.so", "-t", "bmg-g21", "-v", "-q")
@@ -61,6 +62,7 @@ def test_vllms_attention_library_reads_row_by_row(cli):
     assert not any("[#" in row for row in rows)  # no hash: every name is spelled apart
 
 
+@pytest.mark.slow
 def test_a_lambda_heavy_sycl_library_reads_row_by_row():
     """Open3D's SYCL kernels, named as its SPIR-V images' entry points: every one a row of the
     text table (built without compiling: the names are what is tested)."""

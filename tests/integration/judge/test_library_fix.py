@@ -62,6 +62,7 @@ def _oracle_scratch(compiler, spirv: bytes, kernel_fid: str | None, sub_group: i
     return oracle.driver_figures(built.binary, True)
 
 
+@pytest.mark.slow
 def test_oneMKL_RNG_decisions_match_plain_builds_of_the_image(cli, sid_compiler, tmp_path):
     library = wheels.library("onemkl-sycl-rng", "2026.2.0", "libmkl_sycl_rng.so")
     images = [f"{library}[{image}]" for image in RNG_IMAGES]
@@ -95,6 +96,7 @@ def test_oneMKL_RNG_decisions_match_plain_builds_of_the_image(cli, sid_compiler,
     assert all(f["targets"]["dg2-g10"]["scratch_before"] == 0 for f in doc["families"])
 
 
+@pytest.mark.slow
 def test_vllm_native_images_are_searched_from_their_generic_ir(cli, sid_compiler, tmp_path):
     wheel = wheels.wheel("vllm-xpu-kernels", "0.1.16.2")
     # One image of the library (its third, whose chunked-inverse kernels spill at 128 registers):

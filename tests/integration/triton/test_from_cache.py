@@ -154,6 +154,7 @@ def gpt2(tmp_path_factory, sid_compiler):
     return tmp, proc, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
     """Every entry screened on both targets, or named in a note with why; no internal error."""
     tmp, _, doc = gpt2
@@ -170,6 +171,7 @@ def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
     assert {r["target"] for r in doc["reports"]} == set(TARGETS.split(","))
 
 
+@pytest.mark.slow
 def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_compiler):
     """A cache screened batch by batch (triton.library.SCREEN_BATCH), stopped by SIGTERM once
     Triton builds the third batch (by then the first one is audited and kept): exit 130, a line
@@ -200,6 +202,7 @@ def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_com
     assert all({k: r[k] for k in FIGURES} == figures[r["kernel"], r["target"]] for r in doc["reports"])
 
 
+@pytest.mark.slow
 def test_cuda_s_libdevice_calls_are_read_as_intel_s(gpt2):
     """Written on a CUDA machine, the cache's TTIR calls CUDA's libdevice (`__nv_tanhf`); built
     as it is, that is an external stack call with a call stack of scratch no XPU build has.
@@ -215,6 +218,7 @@ def test_cuda_s_libdevice_calls_are_read_as_intel_s(gpt2):
             assert not r["stack_calls"], (r["kernel"], r["target"])
 
 
+@pytest.mark.slow
 def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2, sid_compiler):
     """The trace's kernel events, summed by name straight from its JSON: each Triton kernel
     (Inductor's, as launched) is joined with its reports on both targets and its share; every

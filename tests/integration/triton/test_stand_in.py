@@ -68,6 +68,7 @@ def captured(tmp_path_factory, session_cache):
     return json.loads(res.out)
 
 
+@pytest.mark.slow
 def test_a_library_that_asks_the_device_launches_its_xpu_kernels(captured):
     capture = captured["capture"]
     assert capture["exit_code"] == 0, captured["notes"]  # the script's own assert: infer_device() said xpu
@@ -88,6 +89,7 @@ def test_a_library_that_asks_the_device_launches_its_xpu_kernels(captured):
     assert len(screened) == len(specs) * len(TARGETS.split(","))
 
 
+@pytest.mark.slow
 def test_the_launch_follows_what_the_stand_in_answered(captured):
     """Liger's layer-norm backward on XPU: rows_per_program = ceil(rows / gpu_eu_count), with
     the EU count the stand-in answered for the first target."""
