@@ -7,7 +7,7 @@ the same specializations one by one.
   offline backend to SPIR-V, per group of targets) and its SPIR-V by one ocloc process per
   target, as a first launch would; this is zeinspect's per-specialization path (Screener.screen);
 - cold: `zeinspect triton --from-cache` with an empty build cache, which builds every
-  SPIR-V of a target group in one batch (triton.probe.probe_triton_many);
+  SPIR-V of a target group in one batch (triton.probe.build_many, audit_many);
 - warm: the same command again.
 Goals (issue 47): cold at most 0.5x one by one; warm under 10 s; the screening process's own
 peak RSS (VmHWM, not its compilers') at most 250 MB.  Each run in a fresh process with its own

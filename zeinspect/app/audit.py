@@ -19,6 +19,7 @@ from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
 from ..judge.profile import ProfileJoin
 from ..judge.update import UpdatePlan, update
+from ..model import Compiler
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
 from ..probes.logs import read_log, reports_from_log
@@ -125,10 +126,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
             compilers = []
     for log in request.logs:
         collection.reports += reports_from_log(os.path.normpath(log), read_log(log), compilers=compilers)
-    result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
-    joined = profiled(config, collection.reports)
-    apply_time_share(result, joined, config)
-    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined)
+    return _judged(collection, compilers, ratchet, config)
 
 
 def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
@@ -140,8 +138,12 @@ def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
 def judge_collection(collection: Collection, config: Settings) -> AuditRun:
     """Reports collected some other way (the kernels a test suite launched, pytest
     --zeinspect-triton), judged against the ratchet as an audit's are."""
-    ratchet = _ratchet(config)
-    result = audit(collection.reports, ratchet, collection.compilers, loop_bound=config.loop_bound)
+    return _judged(collection, collection.compilers, _ratchet(config), config)
+
+
+def _judged(collection: Collection, compilers: list[Compiler], ratchet: ratchet_mod.Ratchet, config: Settings) -> AuditRun:
+    """The reports judged against the ratchet, with the time rule where the settings ask for it."""
+    result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
     joined = profiled(config, collection.reports)
     apply_time_share(result, joined, config)
     return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined)

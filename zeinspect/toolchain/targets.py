@@ -9,7 +9,7 @@ Names that share an IP version are compiled once and reported under each name.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolchainError, UsageError
@@ -49,6 +49,11 @@ class TargetPlan:
 
     def names_for_ip(self, ip: str) -> list[str]:
         return [t.name for t in self.targets if t.ip == ip]
+
+    def only(self, names: Iterable[str]) -> TargetPlan:
+        """The same plan for the named targets alone, in the plan's order."""
+        keep = set(names)
+        return TargetPlan(targets=tuple(t for t in self.targets if t.name in keep), compiler_for_ip=self.compiler_for_ip)
 
     @property
     def ips(self) -> list[str]:

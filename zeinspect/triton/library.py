@@ -479,9 +479,11 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
                                               screener.session))
             if pending is not None:
                 keep(pending[0], _contained(pending[0], pending[1].result))
-            pending = (batch, back.submit(audit_many, built)) if not isinstance(built, list) else None
-            if isinstance(built, list):
+                pending = None
+            if isinstance(built, list):  # the batch's front end failed as a whole: its incidents
                 keep(batch, built)
+            else:
+                pending = (batch, back.submit(audit_many, built))
         if pending is not None:
             keep(pending[0], _contained(pending[0], pending[1].result))
     except KeyboardInterrupt:

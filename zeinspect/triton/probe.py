@@ -94,13 +94,14 @@ def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, st
 
 
 def _audit_build(run: _Run, b: TritonBuild) -> None:
-    flags, sub = _flags(run.config, b), _sub_plan(run.plan, b)
-    got = probe([as_input(b)], dc_replace(run.config, options=flags), run.session, plan=sub, progress=run.progress)
+    flags = _flags(run.config, b)
+    got = probe([as_input(b)], dc_replace(run.config, options=flags), run.session, plan=run.plan.only(b.targets),
+                progress=run.progress)
     rules = _rules(run, flags, got.reports)
     again = None
     if rules:
         again = probe([as_input(b)], dc_replace(run.config, options=f"{flags} {LARGE_GRF_FLAG}"), run.session,
-                      plan=_rule_plan(run.plan, sub, rules), progress=run.progress)
+                      plan=run.plan.only(rules), progress=run.progress)
     _assemble(run, b, got, rules, again)
 
 
@@ -109,17 +110,9 @@ def _flags(config: Settings, b: TritonBuild) -> str:
     return " ".join(x for x in (config.options, b.metadata.get("build_flags") or "") if x)
 
 
-def _sub_plan(plan: TargetPlan, b: TritonBuild) -> TargetPlan:
-    return TargetPlan(targets=tuple(t for t in plan.targets if t.name in b.targets), compiler_for_ip=plan.compiler_for_ip)
-
-
 def _rules(run: _Run, flags: str, reports: list[KernelReport]) -> dict[str, str]:
     """target -> why Triton-XPU's build policy builds the kernel again there (triton.policy)."""
     return {r.target: why for r in reports if (why := policy_rebuilds(run.policy, flags, r))}
-
-
-def _rule_plan(plan: TargetPlan, sub: TargetPlan, rules: dict[str, str]) -> TargetPlan:
-    return TargetPlan(targets=tuple(t for t in sub.targets if t.name in rules), compiler_for_ip=plan.compiler_for_ip)
 
 
 @dataclass
@@ -128,6 +121,7 @@ class TritonBatch:
 
     config: Settings
     session: Session
+    plan: TargetPlan
     runs: list[_Run]
     built: list[tuple[int, TritonBuild]]
     """(index of the kernel, one of its builds): a build per group of targets Triton tells apart."""
@@ -139,7 +133,7 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session) 
     thread (Triton's compile is not thread-safe).  A kernel whose build stops keeps its error."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
-    batch = TritonBatch(config, session, runs, [], [run.out for run in runs])
+    batch = TritonBatch(config, session, plan, runs, [], [run.out for run in runs])
     for n, kernel in enumerate(kernels):
         try:
             batch.built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
@@ -154,8 +148,7 @@ def audit_many(batch: TritonBatch) -> list[Collection | ZeinspectError]:
     per process, as SYCL images are built), and again in one batch where Triton's build policy
     rebuilds.  One result per kernel, in order: its reports, or the error that stopped its build.
     Safe beside build_many on another thread: it runs compilers and reads text, not Triton."""
-    config, session, built = batch.config, batch.session, batch.built
-    plan = batch.runs[0].plan if batch.runs else session.plan(config.targets)
+    config, session, plan, built = batch.config, batch.session, batch.plan, batch.built
     firsts = _batched(built, lambda b: (_flags(config, b), b.targets), config, session, plan)
     rules = {id(b): _rules(batch.runs[n], _flags(config, b), firsts[id(b)].reports) for n, b in built}
     agains = _batched([(n, b) for n, b in built if rules[id(b)]],
@@ -172,10 +165,10 @@ def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, 
     for _, b in builds:
         flags, targets = key(b)
         groups.setdefault((flags, tuple(targets)), []).append(b)
+
     def one(flags: str, targets: tuple[str, ...], members: list[TritonBuild]) -> Collection:
-        sub = TargetPlan(targets=tuple(t for t in plan.targets if t.name in targets),
-                         compiler_for_ip=plan.compiler_for_ip)
-        return probe([as_input(b) for b in members], dc_replace(config, options=flags), session, plan=sub)
+        return probe([as_input(b) for b in members], dc_replace(config, options=flags), session,
+                     plan=plan.only(targets))
 
     # The groups at once: each probe's tail (its last compiles) leaves cores idle that the next
     # group's first compiles take; the process-wide bound (toolchain.run.SLOTS) still holds.
@@ -184,9 +177,11 @@ def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, 
     out: dict[int, Collection] = {}
     for members, future in done:
         got = future.result()
+        by_input: dict[str, list[KernelReport]] = {}
+        for r in got.reports:
+            by_input.setdefault(r.input, []).append(r)
         for i, b in enumerate(members):
-            mine = [r for r in got.reports if r.input == as_input(b).path]
-            part = Collection(reports=mine, compilers=got.compilers, plan=got.plan)
+            part = Collection(reports=by_input.get(as_input(b).path, []), compilers=got.compilers, plan=got.plan)
             if i == 0:  # the batch's notes, incidents and statistics are kept once, with its first build
                 part.notes, part.incidents, part.stats = got.notes, got.incidents, got.stats
             out[id(b)] = part
