@@ -51,6 +51,11 @@ class Specialization:
         return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}", self.tag) if x)
 
     @property
+    def title(self) -> str:
+        """The kernel and what sets this specialization apart, as notes and incidents name it."""
+        return f"{self.kernel.label} [{self.describe}]"
+
+    @property
     def types(self) -> str:
         """Its pointers' types, as the launch's tensors gave them."""
         return ", ".join(f"{k}:{v}" for k, v in self.kernel.signature.items() if str(v).startswith("*"))
@@ -433,7 +438,7 @@ class Screener:
         except Exception as exc:  # noqa: BLE001 - one specialization's internal error is its incident
             if debugging():
                 raise
-            got = Collection(incidents=[internal_incident(f"{spec.kernel.label} [{spec.describe}]", exc)])
+            got = Collection(incidents=[internal_incident(spec.title, exc)])
         self.done[id(spec)] = got
         return got
 
@@ -505,7 +510,7 @@ def _contained(batch: list[Specialization], work: Callable[[], Any]) -> Any:
     except Exception as exc:  # noqa: BLE001 - the batch's internal error: each specialization's, one by one
         if debugging():
             raise
-        return [Collection(incidents=[internal_incident(f"{s.kernel.label} [{s.describe}]", exc)]) for s in batch]
+        return [Collection(incidents=[internal_incident(s.title, exc)]) for s in batch]
     if isinstance(got, list):
         return [r.one_line() if isinstance(r, ZeinspectError) else r for r in got]
     return got
@@ -548,7 +553,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
             continue  # counted in the stop's line (LibraryScreen.outcome)
         collection = screener.screen(spec)
         if isinstance(collection, str):
-            out.collection.notes.append(f"{spec.kernel.label} [{spec.describe}]: not screened: {collection}")
+            out.collection.notes.append(f"{spec.title}: not screened: {collection}")
             continue
         named = names[id(spec)]
         file = spec.origin or spec.kernel.file
