@@ -208,6 +208,10 @@ def _count(value: Any) -> int:
     return number
 
 
+def _workers(value: Any) -> int | None:
+    return None if value is None else _count(value)
+
+
 def _bytes_bound(value: Any) -> int | None:
     if value is None:
         return None
@@ -350,6 +354,9 @@ for _setting in (
             _boolean, env="ZEINSPECT_MULTI"),
     Setting("share_front_end", True, "Run OpenCL C's front end once per group of targets (0: once per target).",
             _boolean, env="ZEINSPECT_SHARE_FRONT_END"),
+    Setting("triton_workers", None, "Worker processes for Triton's front end on a cache's TTIR (0: in the screening "
+            "process; unset: one per compile slot, once there are enough kernels).", _workers,
+            env="ZEINSPECT_TRITON_WORKERS"),
 ):
     SETTINGS.register(_setting)
 
@@ -401,6 +408,8 @@ class Settings:
     batch: bool = True
     multi: bool = True
     share_front_end: bool = True
+    triton_workers: int | None = None
+    """Worker processes for Triton's front end on IR kernels (triton.front_ends); None: automatic."""
     rewrites: tuple[tuple[str, str, Any], ...] | None = None
     """(kernel, lever, value) SPIR-V rewrites to apply; None: the shape's rewrite levers for
     every kernel that `kernels` selects.  Set by the shape search, never by a user."""

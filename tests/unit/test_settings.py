@@ -226,6 +226,7 @@ EXAMPLES = {
     "batch": ("0", False),
     "multi": ("off", False),
     "share_front_end": ("no", False),
+    "triton_workers": ("3", 3),
     "profile": ("trace.json", "trace.json"),
     "time_share_bound": ("5", 5.0),
     "triton_policy": ("native", "native"),  # registered by zeinspect.triton (imported above)

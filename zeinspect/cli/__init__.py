@@ -15,6 +15,7 @@ import signal
 import sys
 
 from .. import __version__
+from ..malloc import limit_arenas
 
 VERSION_TEXT = f"zeinspect, version {__version__}"
 """What `zeinspect --version` prints (click's version option says the same)."""
@@ -40,24 +41,6 @@ def __getattr__(name: str) -> object:
 GC_THRESHOLDS = (50_000, 10, 10)
 
 
-# glibc gives each thread that allocates an arena of its own (up to 8 per core).  Triton's
-# compiles (LLVM, MLIR) free what they allocate, but with the compiler threads of a batched
-# screen beside them the freed memory stays split over arenas: a Triton cache of 67 entries
-# screened on two targets peaked at 446 MB, and at 197 MB with one arena, in the same 51 s
-# (bench/triton_cache.py).  Only this process is limited: compilers start with the default.
-MALLOC_ARENAS = 1
-M_ARENA_MAX = -8  # glibc's malloc.h
-
-
-def _limit_arenas() -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).mallopt(M_ARENA_MAX, MALLOC_ARENAS)
-    except (OSError, AttributeError):
-        pass  # not glibc: its allocator has its own rules
-
-
 def _stop(*_: object) -> None:
     """SIGTERM (a CI job's time limit, `timeout(1)`) stops a run as Ctrl-C does: a screen that
     keeps what it did writes its reports and exits 130 (app.outcome), any other run says
@@ -76,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     from .common import cli, fatal
 
     gc.set_threshold(*GC_THRESHOLDS)
-    _limit_arenas()
+    limit_arenas()  # zeinspect.malloc says why
     signal.signal(signal.SIGTERM, _stop)
     try:
         cli.main(args=argv, prog_name="zeinspect", standalone_mode=False)

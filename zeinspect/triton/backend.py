@@ -24,7 +24,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -412,42 +412,62 @@ def _compile_ir(path: Path, kernel: TritonKernel, caps: dict, target_name: str, 
             raise error(f"{kernel.label}: {failed}: {' '.join(str(exc).split())[:400]}") from None
 
 
+@dataclass(frozen=True)
+class TargetGroup:
+    """Targets that share a Triton compile: what Triton's lowering reads of them is the same."""
+
+    caps: dict
+    targets: tuple[str, ...]
+    """The first names the compile (Triton's target name); the others share it."""
+    ip: str
+    """The first target's IP (its SLM size, for staging)."""
+
+
+def target_groups(plan: TargetPlan) -> list[TargetGroup]:
+    """The plan's targets, grouped by the capabilities Triton's lowering reads."""
+    groups: dict[str, TargetGroup] = {}
+    for target in plan.targets:
+        caps = capabilities(plan.compiler_for_ip[target.ip], target.name)
+        key = json.dumps({k: v for k, v in caps.items() if k in COMPILE_CAPABILITIES}, sort_keys=True)
+        had = groups.get(key)
+        groups[key] = TargetGroup(caps, (*had.targets, target.name), had.ip) if had else \
+            TargetGroup(caps, (target.name,), target.ip)
+    return list(groups.values())
+
+
+FrontEnd = Callable[[TritonKernel, dict, str], tuple[str, bytes, dict]]
+"""How a build gets its front end's result: compile_kernel, or a worker's (triton.front_ends)."""
+
+
 def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path,
-          cache: BuildCache | None = None) -> list[TritonBuild]:
+          cache: BuildCache | None = None, front_end: FrontEnd | None = None) -> list[TritonBuild]:
     """Compile once per group of targets with the same capabilities; stage if asked.  With a
     cache, the front end's result is kept and taken back without loading the module
     (triton.warm says what it is keyed by)."""
     from . import warm
     from .staging import stage as staging_pass
 
-    groups: dict[str, TritonBuild] = {}
-    for target in plan.targets:
-        compiler = plan.compiler_for_ip[target.ip]
-        caps = capabilities(compiler, target.name)
-        # Targets share a Triton compile when what Triton's lowering reads of them is the same.
-        key = json.dumps({k: v for k, v in caps.items() if k in COMPILE_CAPABILITIES}, sort_keys=True)
-        if key in groups:
-            groups[key].targets.append(target.name)
-            continue
-        k = warm.key(kernel, caps, target.name) if cache is not None and not kernel.file.endswith(IR_SUFFIX) else None
+    builds = []
+    for group in target_groups(plan):
+        caps, name = group.caps, group.targets[0]
+        k = warm.key(kernel, caps, name) if cache is not None and not kernel.file.endswith(IR_SUFFIX) else None
         kept = warm.get(cache, k)
         if kept is None:
-            ttgir, spirv, meta = compile_kernel(kernel, caps, target.name)
+            ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
             warm.put(cache, k, ttgir, spirv, meta)
         else:
             ttgir, spirv, meta = kept
         built = meta.pop("kernel", kernel)
-        b = TritonBuild(targets=[target.name], caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
+        b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))
         if stage:
-            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(target.ip),
+            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
                                   shared_in_use=meta.get("shared") or 0)
             b.staging = result
             if result.changed:
                 b.ttgir = result.ttgir
-                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, target.name)
-        groups[key] = b
-    builds = list(groups.values())
+                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
+        builds.append(b)
     artifacts_dir.mkdir(parents=True, exist_ok=True)
     for b in builds:
         stem = artifact_stem(kernel, b.targets[0], bool(b.staging and b.staging.changed), b.spirv)

@@ -458,6 +458,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     from functools import partial
 
     from ..app.session import open_session
+    from .front_ends import FrontEnds
     from .probe import audit_many, build_many
 
     todo = [s for s in specs if id(s) not in screener.done]
@@ -467,6 +468,10 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
         screener.session = open_session(screener.config, backend=screener.backend)
     batches = [todo[i:i + SCREEN_BATCH] for i in range(0, len(todo), SCREEN_BATCH)]
     count = 0
+    # Every front end a cache's TTIR needs, started at once in workers (triton.front_ends): the
+    # batches below take them in order while ocloc audits the batch before.
+    front_ends = FrontEnds([s.kernel for s in todo], screener.session.plan(screener.config.targets),
+                           screener.config.triton_workers, screener.config.jobs)
 
     def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
         nonlocal count
@@ -481,7 +486,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     try:
         for batch in batches:
             built = _contained(batch, partial(build_many, [s.kernel for s in batch], screener.config,
-                                              screener.session))
+                                              screener.session, front_ends))
             if pending is not None:
                 keep(pending[0], _contained(pending[0], pending[1].result))
                 pending = None
@@ -497,6 +502,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
         screener.stopped = f"after {count} of {len(todo)} specializations (their reports are kept; a re-run " \
                            "reads them back from the build cache)"
     finally:
+        front_ends.close()
         back.shutdown(wait=screener.stopped == "", cancel_futures=True)
 
 

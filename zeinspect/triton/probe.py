@@ -28,6 +28,7 @@ from ..probes.session import Session
 from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .backend import TritonBuild, as_input, build
+from .front_ends import FrontEnds
 from .kernel import TritonKernel
 from .policy import LARGE_GRF_FLAG, BuildPolicy, policy_of, policy_rebuilds
 from .ttgir import loop_carried, pointer_note
@@ -128,16 +129,19 @@ class TritonBatch:
     results: list[Collection | ZeinspectError]
 
 
-def build_many(kernels: list[TritonKernel], config: Settings, session: Session) -> TritonBatch:
+def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
+               front_ends: FrontEnds | None = None) -> TritonBatch:
     """Triton's front end for many kernels, as a cache or a capture holds them, on the calling
-    thread (Triton's compile is not thread-safe).  A kernel whose build stops keeps its error."""
+    thread (Triton's compile is not thread-safe), or taken from the workers that ran it
+    (triton.front_ends).  A kernel whose build stops keeps its error."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
     batch = TritonBatch(config, session, plan, runs, [], [run.out for run in runs])
     for n, kernel in enumerate(kernels):
         try:
             batch.built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
-                                                  "triton-artifacts", cache=session.cache)]
+                                                  "triton-artifacts", cache=session.cache,
+                                                  front_end=front_ends.compile if front_ends else None)]
         except ZeinspectError as exc:
             batch.results[n] = exc
     return batch

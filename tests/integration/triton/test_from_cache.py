@@ -33,8 +33,8 @@ FIGURES = ("status", "simd", "grf", "spill_bytes", "private_bytes", "scratch_spa
 pytestmark = pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 
 
-def _zeinspect(cache, *args):
-    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+def _zeinspect(cache, *args, **environ):
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ)
     return subprocess.run([sys.executable, "-m", "zeinspect", "triton", *map(str, args), "-q"],
                           capture_output=True, text=True, env=env, timeout=900)
 
@@ -52,10 +52,14 @@ def screened(tmp_path_factory, sid_compiler):
     return cache, direct
 
 
-def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directly(screened, sid_compiler):
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directly(screened, sid_compiler, workers,
+                                                                                  tmp_path):
+    """In the screening process (0) and in Triton front-end workers (2, triton.front_ends) alike;
+    each with a build cache of its own, so every front end and compile runs."""
     cache, direct = screened
-    proc = _zeinspect(cache, "--from-cache", cache / "triton", "-t", TARGETS, "--compiler", sid_compiler.id,
-                      "--json")
+    proc = _zeinspect(tmp_path, "--from-cache", cache / "triton", "-t", TARGETS, "--compiler", sid_compiler.id,
+                      "--json", ZEINSPECT_TRITON_WORKERS=workers)
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["cache"]["triton_versions"] and not doc["cache"]["problems"]
@@ -69,6 +73,35 @@ def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directl
             assert {k: r[k] for k in FIGURES} == {k: d[k] for k in FIGURES}, (d["kernel"], d["target"])
         # The row names the kernel's own Python file, as its TTIR's first location gives it.
         assert {os.path.realpath(r["input"]) for r in got} == {os.path.realpath(d["input"].rsplit(":", 1)[0])}
+
+
+def test_front_end_workers_return_what_triton_builds_here_across_generations(screened, sid_compiler):
+    """triton.front_ends with one compile per worker (a generation per two compiles): every
+    result is the SPIR-V and metadata Triton gives in this process, whether the builds ask in
+    order, skip a place (a kernel whose first group failed) or come back to it."""
+    from zeinspect.app.gate import settings
+    from zeinspect.app.session import open_session
+    from zeinspect.triton.backend import compile_kernel, target_groups
+    from zeinspect.triton.cache import read_cache
+    from zeinspect.triton.front_ends import FrontEnds
+
+    cache, _ = screened
+    config = settings({"targets": tuple(TARGETS.split(",")), "compiler": sid_compiler.id})
+    plan = open_session(config).plan(config.targets)
+    kernels = [s.kernel for s in read_cache(cache / "triton").specializations][:3]
+    groups = target_groups(plan)
+    asked = [(k, g) for k in kernels for g in groups]
+    assert len(asked) >= 5
+    order = asked[:1] + asked[2:] + asked[1:2]  # the second skipped, then asked for last
+    with FrontEnds(kernels, plan, 2, 0, recycle=1) as front:
+        assert front.workers == 2
+        got = [front.compile(k, g.caps, g.targets[0]) for k, g in order]
+        assert len(front.pools) <= 2  # the generations before were let go
+    assert front.from_workers == len(order) - 1  # all but the one whose generation had gone
+    for (k, g), (ttgir, spirv, meta) in zip(order, got):
+        here = compile_kernel(k, g.caps, g.targets[0])
+        assert (ttgir, spirv) == here[:2], k.kernel
+        assert {n: v for n, v in meta.items() if n != "notes"} == {n: v for n, v in here[2].items() if n != "notes"}
 
 
 def test_bad_entries_are_named_one_by_one_and_the_rest_screened(screened, sid_compiler, tmp_path):
