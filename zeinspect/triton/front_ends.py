@@ -91,12 +91,15 @@ class FrontEnds:
             self._start(0)
 
     def _start(self, generation: int) -> None:
-        pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_worker_start)
-        self.pools[generation] = pool
         self.started.add(generation)
         first = generation * self.size
-        for place, (kernel, caps, name) in enumerate(self.todo[first:first + self.size], first):
-            self.futures[place] = pool.submit(compile_kernel, kernel, caps, name)
+        try:
+            pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_worker_start)
+            self.pools[generation] = pool
+            for place, (kernel, caps, name) in enumerate(self.todo[first:first + self.size], first):
+                self.futures[place] = pool.submit(compile_kernel, kernel, caps, name)
+        except (OSError, RuntimeError):  # no process could start (limits, a broken pool): built here
+            pass
 
     def compile(self, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
         place = self.places.pop((id(kernel), target_name), None) if self.workers else None
