@@ -12,7 +12,8 @@ PYTHON_ONLY=0
 cd "$(dirname "$0")/.."
 
 PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc make
-          python3 python3-venv python3-dev zstd ca-certificates procps git chromium chromium-driver"
+          python3 python3-venv python3-dev zstd ca-certificates procps git chromium chromium-driver
+          libusb-1.0-0"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -71,6 +71,17 @@ def spirv(data: bytes) -> None:
             check_structure(rewritten, name, size)
 
 
+def sycl_cache(data: bytes) -> None:
+    """A SYCL persistent cache entry (seed: the `.src` files of a real SYCL_CACHE_DIR)."""
+    from zeinspect.inputs import sycl_cache as reader
+
+    reader.may_be_entry(data[:4096])
+    entry = reader.read_entry(data)
+    if entry is not None:
+        assert entry.image and "/" in entry.device
+        spirv(entry.image)
+
+
 def buildlog(data: bytes) -> None:
     from zeinspect.inputs.buildlog import lines_for_kernel, parse_log
     from zeinspect.probes.logs import reports_from_log
@@ -133,8 +144,8 @@ def profile(data: bytes) -> None:
     assert len(joined.kernels) == len(read.kernels) and all(k.share >= 0 for k in joined.kernels)
 
 
-TARGETS = {f.__name__: f for f in (zebin, zeinfo, patchtokens, fatbin, offload, spirv, buildlog, ratchet, gate,
-                                   shapes, package, profile)}
+TARGETS = {f.__name__: f for f in (zebin, zeinfo, patchtokens, fatbin, offload, spirv, sycl_cache, buildlog, ratchet,
+                                   gate, shapes, package, profile)}
 
 
 def run_one(name: str, data: bytes) -> None:

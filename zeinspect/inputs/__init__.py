@@ -2,7 +2,8 @@
 
 Kinds (inputs.kinds): OpenCL C source, SPIR-V, zebin, legacy patch-token binary, ocloc fat
 binary (an `ar` archive), host file (an x86-64 object, executable, shared object or static
-archive that may carry device images: see inputs.offload).  Content decides, not the file
+archive that may carry device images: see inputs.offload); an entry of the SYCL runtime's
+persistent cache is read as the SPIR-V it holds (inputs.sycl_cache).  Content decides, not the file
 name, except that OpenCL C (plain text) is recognised by its `.cl` suffix.  `DETECTORS` is
 the one registration of how each kind is recognised, tried in order.
 
@@ -26,7 +27,7 @@ from typing import cast
 
 from ..errors import InputError, debugging, internal_incident
 from ..model import InputId
-from . import packages
+from . import packages, sycl_cache
 from .fatbin import is_fatbin
 from .files import Buffer, read_or_map
 from .kinds import SOURCE_SUFFIXES, InputKind
@@ -113,11 +114,13 @@ def _recognised(path: str, data: Buffer, origin: InputId | None = None) -> Input
         # FATBIN), only ever read in pieces by their readers.
         return Input(path=path, kind=detect_kind(path, bytes(data[:4096])) or InputKind.HOST,
                      data=cast(bytes, data), origin=origin)
+    if sycl_cache.may_be_entry(data[:4096]) and (entry := sycl_cache.read_entry(data)) is not None:
+        return _cache_entry(path, entry, origin)
     kind = detect_kind(path, data)
     if kind is None:
         raise InputError(
-            "is not a SPIR-V module, OpenCL C source (.cl), zebin, patch-token binary, ocloc fat binary "
-            "or host object with device images",
+            "is not a SPIR-V module, OpenCL C source (.cl), zebin, patch-token binary, ocloc fat binary, "
+            "host object with device images or SYCL cache entry",
             path=path,
         )
     if kind == InputKind.ELF:
@@ -140,6 +143,21 @@ def _recognised(path: str, data: Buffer, origin: InputId | None = None) -> Input
         except UnicodeDecodeError:
             raise InputError("is named .cl but is not UTF-8 text", path=path) from None
     return Input(path=path, kind=kind, data=data, origin=origin)
+
+
+def _cache_entry(path: str, entry: sycl_cache.CacheEntry, origin: InputId | None) -> Input:
+    """A SYCL persistent cache entry (inputs.sycl_cache): its SPIR-V, built with the options the
+    runtime built it with; its variant names the device it was built for."""
+    if not is_spirv(entry.image):
+        raise InputError(f"is a SYCL cache entry whose image (built for {entry.device_name}) is not SPIR-V: a native "
+                         "image, with nothing to rebuild for another device", path=path)
+    inp = _recognised(path, entry.image)
+    spec = {"SYCL/specialization constants": {"values in the cache entry": entry.spec_constants}} \
+        if entry.spec_constants else {}
+    info = ImageInfo(target_spec="spir64", compile_options=entry.options, format="spirv", properties=spec)
+    where = origin or InputId(path)
+    return dataclasses.replace(inp, image=info, origin=dataclasses.replace(
+        where, variant=f"JIT-compiled by the SYCL runtime for {entry.device_name}"))
 
 
 def _package_member(package: str, member: str) -> Input:
@@ -249,9 +267,11 @@ def _wanted_in_directory(path: Path) -> bool:
         return True
     try:
         with path.open("rb") as handle:
-            head = handle.read(20)
+            head = handle.read(4096 if path.suffix == sycl_cache.SUFFIX else 20)
     except OSError:
         return False
+    if path.suffix == sycl_cache.SUFFIX and sycl_cache.may_be_entry(head):
+        return True  # a SYCL persistent cache entry (inputs.sycl_cache)
     if is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head):
         return True
     if packages.is_package(path.name):
@@ -283,7 +303,8 @@ def kind_of_path(path: str) -> set[InputKind]:
                 head = handle.read(4096)
         except OSError:
             continue
-        kind = detect_kind(str(f), head)
+        kind = InputKind.SPIRV if f.suffix == sycl_cache.SUFFIX and sycl_cache.may_be_entry(head) else \
+            detect_kind(str(f), head)
         if kind is not None:
             kinds.add(kind)
     return kinds

@@ -235,8 +235,8 @@ def _reproduce(inp: Input, config: Settings) -> tuple[str, ...]:
     """How to build an image of a host file or package again as printed: ocloc cannot read
     `lib.so[.tgtimg[21]]`, zeinspect can (it is an input), and builds it with the image's own
     options, the user's (--options) and the shape's, as this run did."""
-    if inp.origin is None or (inp.origin.image is None and "!" not in inp.path):
-        return ()
+    if inp.origin is None or (inp.origin.image is None and inp.image is None and "!" not in inp.path):
+        return ()  # a file ocloc reads as it is (a SYCL cache entry's SPIR-V is not: it has an image)
     argv = ["zeinspect", "kernel", inp.path]
     if config.options_for(inp.path):
         argv += ["--options", config.options_for(inp.path)]

@@ -149,3 +149,21 @@ def test_a_sub_group_rewrite_reads_back_as_written():
         assert module.required_sub_group_size(fid) == (size or None)
     with pytest.raises(FormatError):
         read_module(data[:19], "truncated")
+
+
+def test_what_is_not_a_sycl_cache_entry_is_not_taken_for_one():
+    """inputs.sycl_cache: only four length-prefixed items that use the whole file, the first two
+    text, are an entry (its real entries: tests/integration/inputs/test_sycl_cache.py)."""
+    import random
+    import struct
+
+    from zeinspect.inputs.sycl_cache import read_entry
+
+    spirv = (CORPUS / "spirv" / "clean").read_bytes()
+    assert read_entry(spirv) is None
+    assert read_entry(b"") is None
+    rng = random.Random(7)
+    for _ in range(200):
+        assert read_entry(bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 200)))) is None
+    past_the_end = struct.pack("<Q", 1 << 40) + b"x" * 64
+    assert read_entry(past_the_end) is None
