@@ -270,8 +270,8 @@ def _wanted_in_directory(path: Path) -> bool:
             head = handle.read(4096 if path.suffix == sycl_cache.SUFFIX else 20)
     except OSError:
         return False
-    if path.suffix == sycl_cache.SUFFIX and sycl_cache.may_be_entry(head):
-        return True  # a SYCL persistent cache entry (inputs.sycl_cache)
+    if sycl_cache.is_entry_file(path, head):
+        return True
     if is_spirv(head) or is_fatbin(head) or is_zebin(head) or is_patchtoken_binary(head):
         return True
     if packages.is_package(path.name):
@@ -303,8 +303,7 @@ def kind_of_path(path: str) -> set[InputKind]:
                 head = handle.read(4096)
         except OSError:
             continue
-        kind = InputKind.SPIRV if f.suffix == sycl_cache.SUFFIX and sycl_cache.may_be_entry(head) else \
-            detect_kind(str(f), head)
+        kind = InputKind.SPIRV if sycl_cache.is_entry_file(f, head) else detect_kind(str(f), head)
         if kind is not None:
             kinds.add(kind)
     return kinds

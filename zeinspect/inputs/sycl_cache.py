@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 SUFFIX = ".src"
 ITEMS = 4
@@ -86,6 +87,12 @@ def read_entry(data: bytes) -> CacheEntry | None:
     if not device or "/" not in device or options is None or not items[3]:
         return None
     return CacheEntry(device=device, options=options, spec_constants=items[2], image=items[3])
+
+
+def is_entry_file(path: Path, head: bytes) -> bool:
+    """How a folder's file is taken for an entry before it is read whole: its `.src` suffix and
+    its first bytes."""
+    return path.suffix == SUFFIX and may_be_entry(head)
 
 
 def may_be_entry(head: bytes) -> bool:

@@ -24,7 +24,6 @@ worker would do again (importing the user's library and torch per worker), and i
 
 from __future__ import annotations
 
-import os
 import signal
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,13 +32,15 @@ from typing import Any
 
 from ..errors import ZeinspectError
 from ..malloc import limit_arenas
+from ..toolchain.run import SLOTS
 from ..toolchain.targets import TargetPlan
 from .backend import IR_SUFFIX, compile_kernel, target_groups
 from .kernel import TritonKernel
 
 RECYCLE = 64
-"""Compiles a worker makes before it is replaced (FrontEnds: by generations of pools): its native heap is given back with it, and
-a worker's start (about a second: Python and Triton's import) is paid once per 64 compiles."""
+"""Compiles a worker makes before it is replaced (FrontEnds: by generations of pools): its native
+heap is given back with it, and a worker's start (a quarter of a second: Python and Triton's
+import) is paid once per 64 compiles."""
 AUTOMATIC_FROM = 12
 """Front ends a screen needs before workers start by themselves (`triton_workers` unset): below
 it the workers' start costs more than the compiles it would spread."""
@@ -50,13 +51,14 @@ def _worker_start() -> None:
     limit_arenas()  # zeinspect.malloc: MLIR's threads would otherwise keep freed memory in arenas of their own
 
 
-def worker_count(setting: int | None, jobs: int, compiles: int) -> int:
-    """How many workers: `setting` when given (0: none), else one per compile slot (`jobs`, 0 for
-    one per core) once there are AUTOMATIC_FROM compiles; never more than the compiles."""
+def worker_count(setting: int | None, compiles: int) -> int:
+    """How many workers: `setting` when given (0: none), else one per compile slot (the
+    process-wide bound, toolchain.run.SLOTS: `-j`, or one per core) once there are
+    AUTOMATIC_FROM compiles; never more than the compiles."""
     if setting is None:
         if compiles < AUTOMATIC_FROM:
             return 0
-        setting = jobs or len(os.sched_getaffinity(0))
+        setting = SLOTS.limit
     return min(setting, compiles)
 
 
@@ -70,7 +72,7 @@ class FrontEnds:
     core waits.  (Python 3.11's own `max_tasks_per_child` hangs when every task was submitted
     before a worker's replacement is due.)"""
 
-    def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, jobs: int, *,
+    def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
                  recycle: int = RECYCLE) -> None:
         self.workers = 0
         self.from_workers = 0
@@ -85,7 +87,7 @@ class FrontEnds:
             return  # each build meets the error itself, as its kernel's
         self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups]
         self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
-        self.workers = worker_count(workers, jobs, len(self.todo))
+        self.workers = worker_count(workers, len(self.todo))
         self.size = self.workers * recycle
         if self.workers:
             self._start(0)

@@ -471,7 +471,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     # Every front end a cache's TTIR needs, started at once in workers (triton.front_ends): the
     # batches below take them in order while ocloc audits the batch before.
     front_ends = FrontEnds([s.kernel for s in todo], screener.session.plan(screener.config.targets),
-                           screener.config.triton_workers, screener.config.jobs)
+                           screener.config.triton_workers)
 
     def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
         nonlocal count

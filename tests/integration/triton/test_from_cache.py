@@ -93,7 +93,7 @@ def test_front_end_workers_return_what_triton_builds_here_across_generations(scr
     asked = [(k, g) for k in kernels for g in groups]
     assert len(asked) >= 5
     order = asked[:1] + asked[2:] + asked[1:2]  # the second skipped, then asked for last
-    with FrontEnds(kernels, plan, 2, 0, recycle=1) as front:
+    with FrontEnds(kernels, plan, 2, recycle=1) as front:
         assert front.workers == 2
         got = [front.compile(k, g.caps, g.targets[0]) for k, g in order]
         assert len(front.pools) <= 2  # the generations before were let go
