@@ -79,3 +79,18 @@ def unpacked(package: str, version: str | None, folder: str) -> Path:
                 if not target.is_dir():
                     raise
     return target
+
+
+def installed(package: str, version: str) -> Path:
+    """`package==version` and its dependencies installed by pip into a folder of their own, once
+    (for PYTHONPATH: a library a script imports, beside the CPU torch); the folder."""
+    where = store() / f"{package.replace('-', '_')}-{version}-target"
+    if not where.is_dir():
+        with tempfile.TemporaryDirectory(dir=store()) as tmp:  # whole or not at all
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-compile", "--target", tmp,
+                            f"{package}=={version}"], check=True)
+            try:
+                Path(tmp).replace(where)
+            except OSError:  # another process (an xdist worker) put it there first: theirs is whole
+                pass
+    return where

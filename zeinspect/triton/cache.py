@@ -45,12 +45,9 @@ from typing import Any, ClassVar
 
 from ..errors import InputError, debugging, internal_incident
 from .backend import IR_SUFFIX
-from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel
+from .kernel import TritonKernel, entry_kernel
 from .library import Specialization
 
-CARRIED_OPTIONS = ("enable_fp_fusion", "default_dot_input_precision")
-"""Options beside the launch options that a re-screen keeps: they change the lowering and mean
-the same to every backend."""
 GROUP_PREFIX = "__grp__"
 _FIRST_LOC = re.compile(r'^#loc\d* = loc\("(?P<file>[^"]+)":(?P<line>\d+):\d+\)', re.MULTILINE)
 
@@ -154,7 +151,7 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
         out.problems.append(f"{where}: no {ttir.name} beside it (the entry was cut, or written by a Triton "
                             "that does not keep its TTIR): skipped")
         return
-    kernel = _kernel(ttir, meta)
+    kernel = entry_kernel(ttir, meta)
     out.written_for.add(_target(meta.get("target")))
     if meta.get("triton_version"):
         out.versions.add(str(meta["triton_version"]))
@@ -166,17 +163,6 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
                                            tag=f"entry {meta_path.parent.name[:8]}")
     spec.launches += 1
     spec.sites.append(str(meta_path.parent))
-
-
-def _kernel(ttir: Path, meta: dict) -> TritonKernel:
-    target = meta["target"] if isinstance(meta.get("target"), dict) else {}
-    threads = meta.get("threads_per_warp") or target.get("warp_size") or 32
-    grf = meta.get("grf_mode")
-    return TritonKernel(file=str(ttir), kernel=str(meta["name"]), signature={}, constexprs={},
-                        num_warps=int(meta["num_warps"]), threads_per_warp=int(threads),
-                        grf_mode=grf if grf in TRITON_GRF_MODES else "default",
-                        num_stages=meta.get("num_stages"), options_given=frozenset(LAUNCH_OPTIONS),
-                        options=tuple(sorted((k, meta[k]) for k in CARRIED_OPTIONS if k in meta)))
 
 
 def _key(kernel: TritonKernel) -> list[Any]:

@@ -24,13 +24,14 @@ zeinspect stays in the user's environment, and Triton's cache is a temporary fol
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import json
 import os
 import sys
 import threading
 from typing import Any
+
+from .frames import first_frame_outside, own_folders
 
 CAPTURE_ENV = "ZEINSPECT_TRITON_CAPTURE"
 """Where the child appends its launches (one JSON line each)."""
@@ -116,21 +117,7 @@ def _once(fn: Any, *_args: Any, quantiles: Any = None, **_options: Any) -> Any:
 def _site() -> str | None:
     """The launch's call site: the first frame outside Triton's and zeinspect's own packages
     (by their folders: a library kept in a folder named `zeinspect` is still the library)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        where = frame.f_code.co_filename
-        if not where.startswith(_own_folders()):
-            return f"{where}:{frame.f_lineno}"
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
-
-
-@functools.cache
-def _own_folders() -> tuple[str, ...]:  # noqa: N802 - a constant, computed once
-    import triton
-
-    return tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep for m in (triton, sys.modules[
-        __name__.rsplit(".", 2)[0]]))
+    return first_frame_outside(own_folders(), sys._getframe(2))
 
 
 def _record(out: str, hook: dict) -> bool:

@@ -253,3 +253,21 @@ def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | N
     if unnamed:
         notes.append(f"pointers by use (the kernel loads from or stores to them): {', '.join(unnamed)}")
     return signature, constexprs, notes
+
+
+CARRIED_OPTIONS = ("enable_fp_fusion", "default_dot_input_precision")
+"""Options beside the launch options that a re-screen of a Triton cache entry keeps: they change
+the lowering and mean the same to every backend."""
+
+
+def entry_kernel(ttir: object, meta: dict) -> TritonKernel:
+    """The kernel a Triton cache entry's TTIR (its path) and metadata make: built from the TTIR,
+    with the entry's launch options (triton.cache)."""
+    target = meta["target"] if isinstance(meta.get("target"), dict) else {}
+    threads = meta.get("threads_per_warp") or target.get("warp_size") or 32
+    grf = meta.get("grf_mode")
+    return TritonKernel(file=str(ttir), kernel=str(meta["name"]), signature={}, constexprs={},
+                        num_warps=int(meta["num_warps"]), threads_per_warp=int(threads),
+                        grf_mode=grf if grf in TRITON_GRF_MODES else "default",
+                        num_stages=meta.get("num_stages"), options_given=frozenset(LAUNCH_OPTIONS),
+                        options=tuple(sorted((k, meta[k]) for k in CARRIED_OPTIONS if k in meta)))

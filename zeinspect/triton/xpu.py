@@ -23,10 +23,15 @@ What answers, from torch's own XPU code (torch/xpu/__init__.py, memory.py, strea
 Any other public `torch.xpu` function is an XPU-only call a CPU torch cannot stand in for: it
 raises one line naming it, and the capture's summary names it.
 
-Tensors: a factory given `device="xpu"` (or a `torch.device` of type xpu), `.to("xpu")` and
-`.xpu()` give a CPU tensor of the class XpuTensor, whose `device` is `xpu:0`; what is computed
-from it is one too (torch's subclass rules), `.cpu()` gives a plain tensor back.  Values are
-computed on the CPU: nothing of Triton's runs, its launches are captured.
+Tensors: a tensor put on `xpu` is a real tensor on zeinspect's host XPU (triton.host_xpu): host
+memory, its operators run on the CPU.  Where the host XPU cannot be built (no C++ compiler), a
+factory given `device="xpu"`, `.to("xpu")` and `.xpu()` give a CPU tensor of the class
+XpuTensor, whose `device` is `xpu:0`, and what is computed from it is one too (torch's subclass
+rules); `.cpu()` gives a plain tensor back.  Either way values are computed on the CPU: nothing
+of Triton's runs, its launches are captured.  torch.compile needs the host XPU (triton.inductor).
+
+Also answered as torch's XPU build does: `torch.xpu._is_compiled()` (Inductor reads it when it
+is imported), and `torch._C._xpu_getCurrentRawStream` (what Inductor's generated code imports).
 
 Only the capture's child process imports this module, and only once the command imports torch
 itself (install_when_imported): a command that never imports torch does not pay for it.  A
@@ -39,6 +44,7 @@ from __future__ import annotations
 # ruff: noqa: ARG002
 import importlib.abc
 import importlib.util
+import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any, Literal
@@ -215,7 +221,17 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     figures = properties(spec)
 
     xpu_device = torch.device("xpu", 0)
-    _stand_in_tensors(torch, xpu_device)
+    from .host_xpu import register, run_attention_as_math
+
+    try:
+        register(torch)  # tensors on xpu are real, in host memory (triton.host_xpu)
+        run_attention_as_math(torch)
+        hosted = True
+    except (OSError, subprocess.SubprocessError) as exc:
+        write({"error": f"zeinspect's host XPU device did not build ({exc.__class__.__name__}: {exc}); tensors "
+                        "put on xpu are CPU tensors that say they are there, and torch.compile cannot trace for xpu"})
+        _stand_in_tensors(torch, xpu_device)
+        hosted = False
 
     Stream.device = xpu_device
     default_stream = Stream()
@@ -225,7 +241,7 @@ def install(torch: Any, spec: dict, write: Write) -> None:
         "init": lambda: None,
         "synchronize": lambda device=None: None, "get_device_name": lambda device=None: figures["name"],
         "get_device_properties": lambda device=None: Properties(figures, tell),
-        "get_device_capability": lambda device=None: dict(figures),
+        "get_device_capability": lambda device=None: capability(figures),
         "Stream": Stream, "Event": Event, "StreamContext": Context, "stream": Context,
         "current_stream": lambda device=None: default_stream, "set_stream": lambda stream: None,
         "is_current_stream_capturing": lambda: False,
@@ -235,8 +251,10 @@ def install(torch: Any, spec: dict, write: Write) -> None:
         "mem_get_info": lambda device=None: (figures["total_memory"], figures["total_memory"]),
         "memory_stats": lambda device=None: {}, "reset_peak_memory_stats": lambda device=None: None,
         "reset_accumulated_memory_stats": lambda device=None: None,
-        "manual_seed": torch.manual_seed, "manual_seed_all": torch.manual_seed, "seed": torch.seed,
-        "seed_all": torch.seed, "initial_seed": torch.initial_seed,
+        # torch.manual_seed and torch.seed call these for every device; values come from the
+        # CPU's generator, which torch seeds itself (so they must not call back into torch's).
+        "manual_seed": lambda seed: None, "manual_seed_all": lambda seed: None, "seed": lambda: None,
+        "seed_all": lambda: None, "initial_seed": torch.initial_seed,
         "get_rng_state": lambda device="xpu": torch.get_rng_state(), "set_rng_state": lambda state, device="xpu": None,
         "get_rng_state_all": lambda: [torch.get_rng_state()], "set_rng_state_all": lambda states: None,
         "is_bf16_supported": lambda including_emulation=True: True,
@@ -246,10 +264,26 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     for key, value in answers.items():
         setattr(torch.xpu, key, _told(key, value, tell) if callable(value) and not isinstance(value, type) else value)
     torch.xpu._lazy_init = lambda: None  # what torch itself calls before it makes a tensor on xpu
+    # What torch's XPU build answers; Inductor decides its XPU-only lowerings by it when it is
+    # imported (lowering.py: embedding_dense_backward falls back on xpu instead of decomposing).
+    torch.xpu._is_compiled = lambda: True
+    # What the code Inductor generates for xpu imports (its wrapper's stream, never asked for here).
+    torch._C._xpu_getCurrentRawStream = lambda device=0: 0
     for key in getattr(torch.xpu, "__all__", ()):
         if key not in STOOD_IN and callable(getattr(torch.xpu, key, None)):
             setattr(torch.xpu, key, _refused(key, write))
-    write({"xpu_target": spec.get("name"), "xpu_name": figures["name"]})
+    from .inductor import install as generate_for_xpu
+
+    generate_for_xpu(torch, write, hosted)
+    write({"xpu_target": spec.get("name"), "xpu_name": figures["name"], "xpu_tensors": "host" if hosted else "cpu"})
+
+
+def capability(figures: dict[str, Any]) -> dict[str, Any]:
+    """`get_device_capability` as torch builds it from the properties: only the fields of types
+    that serialize (torch/xpu/__init__.py), so not the UUID's bytes (Inductor writes this dict
+    into the kernels' source, where bytes would be a NUL in a string literal)."""
+    return {key: value for key, value in figures.items()
+            if isinstance(value, (int, float, bool, str, type(None), list, tuple, dict))}
 
 
 def _told(key: str, fn: Callable, tell: Callable[[str], None]) -> Callable:

@@ -21,14 +21,14 @@ def _entry(root, folder: str, name: str) -> None:
 def test_an_internal_error_on_one_entry_is_its_incident(tmp_path, monkeypatch):
     _entry(tmp_path, "AAAA", "good_kernel")
     _entry(tmp_path, "BBBB", "bad_kernel")
-    real = cache._kernel
+    real = cache.entry_kernel
 
     def broken(ttir, meta):
         if meta["name"] == "bad_kernel":
             raise KeyError("a reader bug")
         return real(ttir, meta)
 
-    monkeypatch.setattr(cache, "_kernel", broken)
+    monkeypatch.setattr(cache, "entry_kernel", broken)
     monkeypatch.delenv("ZEINSPECT_DEBUG", raising=False)
     got = cache.read_cache(str(tmp_path))
     assert [s.kernel.kernel for s in got.specializations] == ["good_kernel"]

@@ -1,0 +1,241 @@
+"""What `torch.compile` generates for an Intel GPU, captured in `triton --run` with a CPU build
+of torch: Inductor's own code generation for device `xpu`, on the host XPU (triton.host_xpu).
+
+How a command's `torch.compile` reaches Inductor's XPU code generation here:
+- its model and inputs are on the host XPU (real tensors on `xpu`), so TorchDynamo's fake
+  tensors, its graphs and AOTAutograd's forward and backward are on `xpu`;
+- Inductor asks `torch.xpu` for the device's properties and capability (the stand-in answers
+  as the target, triton.xpu), reads `torch.xpu._is_compiled()` as torch's XPU build answers it,
+  runs on the host XPU what it runs on the device while compiling (constant folding, the
+  pattern matcher's example tensors), and lowers each graph with its XPU heuristics into Triton
+  kernels, each with its autotune configs;
+- every config of every kernel goes to Triton as Inductor sends it (`_precompile_config`:
+  Inductor's signature, constants, divisibility and options for XPU); Triton's own pipeline
+  runs to its first stage and writes the TTIR and metadata into the capture's Triton cache; one
+  line per config names that entry, and zeinspect screens it on every target as a cache entry
+  (triton.cache, triton.library);
+- the backward graph is lowered when the forward is (`force_non_lazy_backward_lowering`), and
+  compiles run in the command's process (`compile_threads=1`), where the capture is;
+- the command goes on with the traced graph run eagerly on the host XPU: values are computed on
+  the CPU, and nothing Inductor generated is run (there is no device).
+
+What needs torch's real XPU build: scaled_dot_product_attention's kernel choice (made in C++
+per device; the frame that calls it runs uncompiled, Dynamo's suppress_errors, and one line says
+so), and anything that times kernels on the device (max-autotune's template benchmarks, runtime
+autotuning between configs): every config is screened instead.  Inductor's caches
+(`TORCHINDUCTOR_CACHE_DIR`) go to the capture's folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .frames import first_frame_outside, own_folders
+
+Write = Callable[[dict], None]
+
+
+def install(torch: Any, write: Write, hosted: bool) -> None:
+    """torch.compile, in the captured command: Inductor's generation for the stand-in XPU.
+    `hosted`: whether the host XPU device is there (triton.host_xpu); without it Dynamo cannot
+    trace for xpu, and a compile says so in one line and runs as the command would without it."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch's own name
+        if hosted:
+            _ready(torch, write)
+        else:
+            write({"error": "torch.compile: Inductor cannot generate for the stand-in XPU here: the host XPU "
+                            "device did not build (a C++ compiler and torch's headers are needed)"})
+        return original(*args, **kwargs)
+
+    torch.compile = compile
+    if hosted:
+        # No device is initialised while torch traces fake tensors (what torch does for CUDA on a
+        # machine without one: `torch.tensor(..., device=...)` made on the CPU, then lifted);
+        # torch's XPU build asks torch.xpu.is_available(), which the stand-in answers yes.
+        FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[method-assign]
+
+
+@functools.cache
+def _ready(torch: Any, write: Write) -> None:
+    """Once, at the command's first torch.compile: Inductor's compile and precompile wrapped."""
+    from torch._inductor.runtime import triton_heuristics
+
+    wrapper = torch._TorchCompileInductorWrapper
+    generate = wrapper.__call__
+
+    def call(self: Any, model: Any, inputs: Any) -> Any:
+        from torch._functorch import config as functorch_config
+        from torch._inductor import config as inductor_config
+
+        try:
+            with inductor_config.patch(compile_threads=1), \
+                    functorch_config.patch(force_non_lazy_backward_lowering=True):
+                generate(self, model, inputs)
+        except Exception as exc:  # noqa: BLE001 - the command goes on; the one line says what stopped
+            write({"error": f"Inductor stopped generating for xpu: {exc.__class__.__name__}: "
+                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]})
+        return model  # the graph runs as traced, on the CPU: nothing generated is run
+
+    wrapper.__call__ = call
+    # A frame Dynamo cannot trace for xpu here runs uncompiled, as torch.compile does with
+    # suppress_errors, and the capture says which and why (one line each): the command goes on.
+    from torch._dynamo import config as dynamo_config
+
+    dynamo_config.suppress_errors = True
+    logging.getLogger("torch._dynamo.convert_frame").addHandler(_Uncompiled(write))
+    precompile = triton_heuristics.CachingAutotuner.precompile
+
+    def record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self.device_props, "type", None) != "xpu":
+            return precompile(self, *args, **kwargs)
+        kernel = self.inductor_meta.get("kernel_name") or self.fn.__name__
+        where = {"kernel": kernel, "graph": _graph(), "site": _site(torch), "devices": ["xpu"]}
+        for config in self.configs or ():
+            values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+            try:
+                with _first_stage_only() as entry:
+                    self._precompile_config(config)
+            except _Written:
+                write({"inductor": entry.get("path"), **where, "config": values})
+            except Exception as exc:  # noqa: BLE001 - one config's front end failing is its line, the rest go on
+                write({"error": f"{kernel} ({values}): Triton's front end for xpu: {exc.__class__.__name__}: "
+                                f"{(str(exc).strip().splitlines() or [''])[0]}"[:300]})
+        return None  # no launchers: nothing generated is run
+
+    triton_heuristics.CachingAutotuner.precompile = record
+
+
+class _Uncompiled(logging.Handler):
+    """Dynamo's warning that a frame's compile failed and it runs uncompiled: one capture line
+    per reason, naming the first frame it stopped (the same reason stops every frame around it)."""
+
+    def __init__(self, write: Write) -> None:
+        super().__init__(logging.WARNING)
+        self.write = write
+        self.said: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            return
+        why = _reason(exc)
+        if why in self.said:
+            return
+        self.said.add(why)
+        frame = re.search(r"WON'T CONVERT (\S+) (\S+) line (\d+)", record.getMessage())
+        where = f"{frame[1]} ({frame[2]}:{frame[3]})" if frame else "a frame"
+        self.write({"error": f"torch.compile: {where} and the frames around it ran uncompiled: {why}"[:500]})
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    if "unexpected device type was provided xpu" in text:
+        op = re.search(r"call_function <(?:built-in )?function (\w+)", text)
+        return (f"{op[1] if op else 'an operator'}: its kernel for xpu is chosen inside torch's XPU build (a "
+                "per-device DispatchStub), which this CPU torch does not have")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return f"{exc.__class__.__name__}: {first}"
+
+
+class _Written(BaseException):  # noqa: N818 - not an error: the compile's end, once its TTIR is written
+    """Raised once Triton has written a kernel's TTIR and metadata: nothing more is compiled.
+    Not an Exception: Inductor logs every Exception of a compile as its failure."""
+
+
+def _site(torch: Any) -> str | None:
+    """The line of the command's code that ran what torch.compile compiled: its line in the
+    command's own script (`python train.py`: where train.py called the model), else the first
+    frame outside torch, Triton, zeinspect and Inductor's own modules (a library's wrapper)."""
+    import sys
+
+    main = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    frame = sys._getframe(2)
+    while frame is not None:
+        if main and frame.f_code.co_filename == main:
+            return f"{main}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    skip = (*own_folders(), os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+            *((os.path.abspath(cache) + os.sep,) if cache else ()))
+    return first_frame_outside(skip, sys._getframe(2))
+
+
+def _graph() -> str | None:
+    """Which of the command's compiled graphs Inductor is generating (Dynamo's compile id, as
+    Inductor's own logs name it: `0/0`); its backward is generated with it, under the same id."""
+    import torch
+
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    return str(compile_id) if compile_id is not None else None
+
+
+@contextlib.contextmanager
+def _first_stage_only() -> Iterator[dict]:
+    """triton.compile, while Inductor precompiles one config: Triton's own pipeline to its TTIR,
+    written to Triton's cache (the capture's) as Triton writes its entries, then _Written.
+
+    Triton's compile() runs (its options, hash and files are its own) with the Intel backend's
+    stages after `ttir` removed; the TTIR stage also names the kernel in the metadata (later
+    stages do that).  Each compile runs (TRITON_ALWAYS_COMPILE: a cache hit would not say
+    where its entry is), and keeps its TTIR (not TRITON_STORE_BINARY_ONLY)."""
+    import dataclasses
+
+    import triton
+    from triton.backends import backends
+    from triton.runtime.cache import get_cache_manager
+
+    saved_compile, saved_backend = triton.compile, backends["intel"]
+    entry: dict[str, Any] = {}
+
+    class FirstStage(saved_backend.compiler):  # type: ignore[misc, name-defined]
+        def add_stages(self, stages: dict, options: Any, *rest: Any) -> None:
+            super().add_stages(stages, options, *rest)
+            for later in [k for k in stages if k != "ttir"]:
+                del stages[later]
+            make_ttir = stages["ttir"]
+
+            def ttir(module: Any, metadata: dict) -> Any:
+                out = make_ttir(module, metadata)
+                metadata["name"] = entry["name"]
+                entry["hash"] = metadata["hash"]
+                return out
+
+            stages["ttir"] = ttir
+
+    def first_stage(src: Any, target: Any = None, options: Any = None) -> Any:
+        entry.clear()
+        entry["name"] = src.name
+        try:
+            saved_compile(src, target=target, options=options)
+        except Exception:
+            if "hash" not in entry:
+                raise  # the front end failed: the config's own error
+            # Past its TTIR, Triton reads a full binary back (CompiledKernel): there is none.
+        name = entry["name"][:150] + ".json"  # Triton's own file name (compiler.py)
+        entry["path"] = (get_cache_manager(entry["hash"]).get_group(name) or {}).get(name)
+        raise _Written
+
+    environ = {k: os.environ.get(k) for k in ("TRITON_ALWAYS_COMPILE", "TRITON_STORE_BINARY_ONLY")}
+    os.environ.update(TRITON_ALWAYS_COMPILE="1", TRITON_STORE_BINARY_ONLY="0")
+    backends["intel"] = dataclasses.replace(saved_backend, compiler=FirstStage)
+    triton.compile = first_stage
+    try:
+        yield entry
+    finally:
+        triton.compile, backends["intel"] = saved_compile, saved_backend
+        for key, value in environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
