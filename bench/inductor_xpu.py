@@ -68,6 +68,23 @@ def cuda_kernels(tmp: Path) -> set[str]:
     return {s.kernel.kernel for s in read_cache(str(tmp / "ind_gpt2" / "triton")).specializations}
 
 
+def command_alone(script: Path, env: dict, targets: str) -> float:
+    """The command's own time under the capture, nothing screened: Dynamo, Inductor and Triton's
+    first stage for every config, and the step itself, on the CPU (triton.library.capture)."""
+    from zeinspect.app.gate import settings
+    from zeinspect.triton.library import capture, capture_target
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        started = time.monotonic()
+        capture([sys.executable, str(script)], target=capture_target(settings({"targets": tuple(targets.split(","))})))
+        return time.monotonic() - started
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--targets", default="bmg-g21,arl-s")
@@ -90,6 +107,7 @@ def main() -> None:
         started = time.monotonic()
         subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
         warm = time.monotonic() - started
+        alone = command_alone(script, env, args.targets)
         cuda = cuda_kernels(tmp)
     specs = [s for s in doc["capture"]["specializations"] if s["inductor_graph"]]
     kernels = {s["kernel"] for s in specs}
@@ -99,6 +117,7 @@ def main() -> None:
            "spilling (configs x targets)": sum(1 for r in reports if r.get("scratch_bytes")),
            "failed builds": sum(1 for r in reports if r["status"] == "build_failed"),
            "seconds cold (command and screen)": round(seconds, 1), "seconds warm": round(warm, 1),
+           "seconds of the command alone under the capture": round(alone, 1),
            "peak RSS MiB (zeinspect)": round(doc["stats"]["peak_rss_bytes"] / 2**20),
            "CUDA run's kernels": len(cuda), "the same kernels (by name)": len(kernels & cuda),
            "exit": doc["capture"]["exit_code"]}

@@ -41,7 +41,7 @@ from ..toolchain.knowledge import device_extensions, remembered, sub_group_sizes
 from ..toolchain.targets import TargetPlan
 from . import loader
 from .discover import Launch
-from .kernel import LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, known_grf_mode, signature_for
+from .kernel import IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, known_grf_mode, signature_for
 from .memo import Memo, file_key
 from .staging import StagingResult
 
@@ -335,9 +335,6 @@ def launches(path: str, caps: dict, target_name: str, threads_per_warp: int) -> 
 DISCOVER_VERSION = 1
 
 
-IR_SUFFIX = ".ttir"
-"""A request whose file is Triton's IR (a cache entry's TTIR, triton.cache) is built from it:
-the IR already holds the signature, the constexprs' values and the specialization attributes."""
 
 
 def compile_kernel(kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
@@ -450,7 +447,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
     builds = []
     for group in target_groups(plan):
         caps, name = group.caps, group.targets[0]
-        k = warm.key(kernel, caps, name) if cache is not None and not kernel.file.endswith(IR_SUFFIX) else None
+        k = warm.key(kernel, caps, name) if cache is not None else None
         kept = warm.get(cache, k)
         if kept is None:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
@@ -458,6 +455,8 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
         else:
             ttgir, spirv, meta = kept
         built = meta.pop("kernel", kernel)
+        if kernel.file.endswith(IR_SUFFIX):  # kept by its TTIR's content: this file is the one asked for
+            built = dataclasses.replace(built, file=kernel.file)
         b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))
         if stage:

@@ -30,6 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
 
+from ..cache import BuildCache
 from ..errors import ZeinspectError
 from ..malloc import limit_arenas
 from ..toolchain.run import SLOTS
@@ -73,7 +74,7 @@ class FrontEnds:
     before a worker's replacement is due.)"""
 
     def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
-                 recycle: int = RECYCLE) -> None:
+                 recycle: int = RECYCLE, cache: BuildCache | None = None) -> None:
         self.workers = 0
         self.from_workers = 0
         """Results a worker gave (the rest were compiled in this process)."""
@@ -85,7 +86,9 @@ class FrontEnds:
             groups = target_groups(plan)
         except ZeinspectError:
             return  # each build meets the error itself, as its kernel's
-        self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups]
+        # What the build cache already holds is taken from it (triton.warm), not compiled again.
+        self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
+                     if not _kept(cache, k, g.caps, g.targets[0])]
         self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
         self.workers = worker_count(workers, len(self.todo))
         self.size = self.workers * recycle
@@ -141,3 +144,9 @@ class FrontEnds:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str) -> bool:
+    from . import warm
+
+    return cache is not None and warm.get(cache, warm.key(kernel, caps, target_name)) is not None

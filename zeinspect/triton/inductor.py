@@ -22,8 +22,8 @@ How a command's `torch.compile` reaches Inductor's XPU code generation here:
 What needs torch's real XPU build: scaled_dot_product_attention's kernel choice (made in C++
 per device; the frame that calls it runs uncompiled, Dynamo's suppress_errors, and one line says
 so), and anything that times kernels on the device (max-autotune's template benchmarks, runtime
-autotuning between configs): every config is screened instead.  Inductor's caches
-(`TORCHINDUCTOR_CACHE_DIR`) go to the capture's folder.
+autotuning between configs): every config is screened instead.  Inductor's caches are off;
+the code it writes goes to a folder of zeinspect's build cache (`TORCHINDUCTOR_CACHE_DIR`).
 """
 
 from __future__ import annotations
@@ -79,8 +79,10 @@ def _ready(torch: Any, write: Write) -> None:
         from torch._inductor import config as inductor_config
 
         try:
-            with inductor_config.patch(compile_threads=1), \
-                    functorch_config.patch(force_non_lazy_backward_lowering=True):
+            # Inductor's own caches off: a graph taken from them may load its backward only when it
+            # runs (never, here), and every run must show Triton every kernel it generates.
+            with inductor_config.patch(compile_threads=1, fx_graph_cache=False, autotune_local_cache=False), \
+                    functorch_config.patch(force_non_lazy_backward_lowering=True, enable_autograd_cache=False):
                 generate(self, model, inputs)
         except Exception as exc:  # noqa: BLE001 - the command goes on; the one line says what stopped
             write({"error": f"Inductor stopped generating for xpu: {exc.__class__.__name__}: "

@@ -255,6 +255,10 @@ def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | N
     return signature, constexprs, notes
 
 
+IR_SUFFIX = ".ttir"
+"""A request whose file is Triton's IR (a cache entry's TTIR, triton.cache) is built from it:
+the IR already holds the signature, the constexprs' values and the specialization attributes."""
+
 CARRIED_OPTIONS = ("enable_fp_fusion", "default_dot_input_precision")
 """Options beside the launch options that a re-screen of a Triton cache entry keeps: they change
 the lowering and mean the same to every backend."""

@@ -199,9 +199,14 @@ def capture_target(config: Settings) -> dict:
 def capture_environment(folder: Path, target: dict) -> dict[str, str]:
     """The variables a captured process runs with (triton.capture reads them): where its launches
     go, what the offline driver answers for, and a Triton cache of its own in `folder`, so that
-    the user's cache is never written."""
+    the user's cache is never written.  Inductor's code for the stand-in XPU goes to a folder of
+    zeinspect's build cache, the same each run: the TTIR of a kernel it generates names its
+    source file, and the same file each run keeps the same kernel the same key (triton.warm)."""
+    from ..paths import build_cache_dir
+
     return {CAPTURE_ENV: str(folder / "launches.jsonl"), TARGET_ENV: json.dumps(target),
-            "TRITON_CACHE_DIR": str(folder / "triton-cache"), "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor-cache")}
+            "TRITON_CACHE_DIR": str(folder / "triton-cache"),
+            "TORCHINDUCTOR_CACHE_DIR": str(build_cache_dir() / "inductor-code")}
 
 
 def capture(command: list[str], *, target: dict, timeout: float | None = None,
@@ -517,7 +522,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     # Every front end a cache's TTIR needs, started at once in workers (triton.front_ends): the
     # batches below take them in order while ocloc audits the batch before.
     front_ends = FrontEnds([s.kernel for s in todo], screener.session.plan(screener.config.targets),
-                           screener.config.triton_workers)
+                           screener.config.triton_workers, cache=screener.session.cache)
 
     def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
         nonlocal count

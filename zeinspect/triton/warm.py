@@ -33,7 +33,7 @@ from pathlib import Path
 from .. import __version__
 from ..cache import BuildCache, make_key
 from . import loader
-from .kernel import TritonKernel
+from .kernel import IR_SUFFIX, TritonKernel
 
 KIND = "triton-front-end/1"
 
@@ -126,11 +126,22 @@ every warm result of theirs a miss."""
 
 
 def key(kernel: TritonKernel, caps: dict, target_name: str) -> str | None:
-    """The cache key of one front-end compile, or None when it must not be cached."""
+    """The cache key of one front-end compile, or None when it must not be cached.  A kernel
+    built from a TTIR file (a cache entry's, or one torch.compile generated in a capture: its
+    folder is new each run) is keyed by the TTIR's content, not where the file is."""
     if not _same_after_json(kernel) or not Path(kernel.file).is_file():
         return None
-    return make_key(kind=KIND, zeinspect=__version__, request=request_json(kernel), caps=caps, target=target_name,
-                    source=source_digest(kernel.file), installed=installed(),
+    request = request_json(kernel)
+    if kernel.file.endswith(IR_SUFFIX):
+        try:
+            source = hashlib.sha256(Path(kernel.file).read_bytes()).hexdigest()
+        except OSError:
+            return None
+        request["file"] = ""
+    else:
+        source = source_digest(kernel.file)
+    return make_key(kind=KIND, zeinspect=__version__, request=request, caps=caps, target=target_name,
+                    source=source, installed=installed(),
                     environment=sorted((k, v) for k, v in os.environ.items()
                                        if k.startswith("TRITON_") and k not in WHERE_FILES_GO))
 

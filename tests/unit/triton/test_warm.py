@@ -69,3 +69,21 @@ def test_a_request_that_does_not_survive_json_is_never_cached(package):
     assert warm.key(odd, CAPS, "bmg-g21") is None
     assert warm.request_from_json(warm.request_json(_kernel(package / "ops" / "kernels.py"))) == \
         _kernel(package / "ops" / "kernels.py")
+
+
+def test_a_ttir_is_keyed_by_its_content_wherever_its_file_is(tmp_path):
+    """A kernel built from a TTIR file (a cache entry, or one torch.compile generated in a
+    capture, whose folder is new each run): the same IR elsewhere is the same key, other IR or
+    other launch options a new one."""
+    ir = 'module {\n  tt.func public @k() attributes {noinline = false} {\n    tt.return\n  }\n}\n'
+    one, two = tmp_path / "run1" / "k.ttir", tmp_path / "run2" / "k.ttir"
+    for path in (one, two):
+        path.parent.mkdir()
+        path.write_text(ir)
+    keys = [warm.key(TritonKernel(file=str(p), kernel="k", signature={}, constexprs={}), CAPS, "bmg-g21")
+            for p in (one, two)]
+    assert keys[0] == keys[1] is not None
+    assert warm.key(TritonKernel(file=str(one), kernel="k", signature={}, constexprs={}, num_warps=8), CAPS,
+                    "bmg-g21") != keys[0]
+    two.write_text(ir.replace("noinline = false", "noinline = true"))
+    assert warm.key(TritonKernel(file=str(two), kernel="k", signature={}, constexprs={}), CAPS, "bmg-g21") != keys[0]
