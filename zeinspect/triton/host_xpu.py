@@ -165,7 +165,9 @@ extern "C" int zeinspect_host_xpu_composites() {
   static const std::set<std::string> moves = {"aten::_to_copy", "aten::_to_cpu", "aten::copy_", "aten::to",
       "aten::empty_like", "aten::new_empty", "aten::new_empty_strided", "aten::resize_", "aten::set_",
       "aten::_copy_from", "aten::_copy_from_and_resize", "aten::clone", "aten::contiguous"};
-  static std::map<std::string, std::unique_ptr<torch::Library>> libraries;
+  // Kept for the life of the process and never destroyed: a registration undone while the
+  // process exits (static destructors, after torch's own may have run) has nothing to undo it in.
+  static auto* libraries = new std::map<std::string, std::unique_ptr<torch::Library>>();
   auto& dispatcher = c10::Dispatcher::singleton();
   int registered = 0;
   for (const auto& name : dispatcher.getAllOpNames()) {
@@ -180,7 +182,7 @@ extern "C" int zeinspect_host_xpu_composites() {
     const auto cut = name.name.find("::");
     if (view || cut == std::string::npos) continue;
     const std::string ns = name.name.substr(0, cut);
-    auto& library = libraries[ns];
+    auto& library = (*libraries)[ns];
     if (!library) library = std::make_unique<torch::Library>(torch::Library::IMPL, ns, c10::DispatchKey::XPU, __FILE__, __LINE__);
     const std::string qualified = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
     library->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&on_the_cpu>());
