@@ -11,7 +11,7 @@ PYTHON_ONLY=0
 [ "${1:-}" = "--python-only" ] && PYTHON_ONLY=1
 cd "$(dirname "$0")/.."
 
-PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc make
+PACKAGES="intel-opencl-icd ocl-icd-libopencl1 libze1 libze-dev spirv-tools clang-tools-15 binutils gcc g++ make
           python3 python3-venv python3-dev zstd ca-certificates procps git chromium chromium-driver
           libusb-1.0-0"
 missing=""
