@@ -44,8 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import InputError, debugging, internal_incident
-from .backend import IR_SUFFIX
-from .kernel import TritonKernel, entry_kernel
+from .kernel import IR_SUFFIX, TritonKernel, entry_kernel
 from .library import Specialization
 
 GROUP_PREFIX = "__grp__"

@@ -1,5 +1,6 @@
 """Where a captured command's code asked for something: the first frame of its own, outside
-the packages that carry the request (Triton, zeinspect, torch, code generated at run time)."""
+the packages that carry the request (Triton, zeinspect; torch and code generated at run time
+for what torch.compile generates)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ def own_folders() -> tuple[str, ...]:
                  for m in (triton, sys.modules[__name__.rsplit(".", 2)[0]]))
 
 
-def first_frame_outside(folders: tuple[str, ...], frame: FrameType | None) -> str | None:
-    """`FILE:LINE` of the first frame from `frame` outwards that is in none of `folders` and is
-    not code generated at run time (`<string>`, `<eval_with_key>`)."""
+def first_frame_outside(folders: tuple[str, ...], frame: FrameType | None, *, generated: bool = True) -> str | None:
+    """`FILE:LINE` of the first frame from `frame` outwards that is in none of `folders`; with
+    `generated` False, not code generated at run time either (`<string>`, `<eval_with_key>`)."""
     while frame is not None:
         where = frame.f_code.co_filename
-        if not where.startswith(folders) and not where.startswith("<"):
+        if not where.startswith(folders) and (generated or not where.startswith("<")):
             return f"{where}:{frame.f_lineno}"
         frame = frame.f_back
     return None

@@ -35,8 +35,8 @@ from ..errors import ZeinspectError
 from ..malloc import limit_arenas
 from ..toolchain.run import SLOTS
 from ..toolchain.targets import TargetPlan
-from .backend import IR_SUFFIX, compile_kernel, target_groups
-from .kernel import TritonKernel
+from .backend import compile_kernel, target_groups
+from .kernel import IR_SUFFIX, TritonKernel
 
 RECYCLE = 64
 """Compiles a worker makes before it is replaced (FrontEnds: by generations of pools): its native

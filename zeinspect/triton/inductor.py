@@ -41,29 +41,23 @@ from .frames import first_frame_outside, own_folders
 Write = Callable[[dict], None]
 
 
-def install(torch: Any, write: Write, hosted: bool) -> None:
-    """torch.compile, in the captured command: Inductor's generation for the stand-in XPU.
-    `hosted`: whether the host XPU device is there (triton.host_xpu); without it Dynamo cannot
-    trace for xpu, and a compile says so in one line and runs as the command would without it."""
+def install(torch: Any, write: Write) -> None:
+    """torch.compile, in the captured command: Inductor's generation for the stand-in XPU, on the
+    host XPU (without it Dynamo cannot trace for xpu: triton.xpu says so and installs nothing)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     original = torch.compile
 
     @functools.wraps(original)
     def compile(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch's own name
-        if hosted:
-            _ready(torch, write)
-        else:
-            write({"error": "torch.compile: Inductor cannot generate for the stand-in XPU here: the host XPU "
-                            "device did not build (a C++ compiler and torch's headers are needed)"})
+        _ready(torch, write)
         return original(*args, **kwargs)
 
     torch.compile = compile
-    if hosted:
-        # No device is initialised while torch traces fake tensors (what torch does for CUDA on a
-        # machine without one: `torch.tensor(..., device=...)` made on the CPU, then lifted);
-        # torch's XPU build asks torch.xpu.is_available(), which the stand-in answers yes.
-        FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[method-assign]
+    # No device is initialised while torch traces fake tensors (what torch does for CUDA on a
+    # machine without one: `torch.tensor(..., device=...)` made on the CPU, then lifted);
+    # torch's XPU build asks torch.xpu.is_available(), which the stand-in answers yes.
+    FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[method-assign]
 
 
 @functools.cache
@@ -103,16 +97,16 @@ def _ready(torch: Any, write: Write) -> None:
             return precompile(self, *args, **kwargs)
         kernel = self.inductor_meta.get("kernel_name") or self.fn.__name__
         where = {"kernel": kernel, "graph": _graph(), "site": _site(torch), "devices": ["xpu"]}
-        for config in self.configs or ():
-            values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-            try:
-                with _first_stage_only() as entry:
+        with _first_stage_only() as entry:
+            for config in self.configs or ():
+                values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+                try:
                     self._precompile_config(config)
-            except _Written:
-                write({"inductor": entry.get("path"), **where, "config": values})
-            except Exception as exc:  # noqa: BLE001 - one config's front end failing is its line, the rest go on
-                write({"error": f"{kernel} ({values}): Triton's front end for xpu: {exc.__class__.__name__}: "
-                                f"{(str(exc).strip().splitlines() or [''])[0]}"[:300]})
+                except _Written:
+                    write({"inductor": entry.get("path"), **where, "config": values})
+                except Exception as exc:  # noqa: BLE001 - one config's front end failing is its line, the rest go on
+                    write({"error": f"{kernel} ({values}): Triton's front end for xpu: {exc.__class__.__name__}: "
+                                    f"{(str(exc).strip().splitlines() or [''])[0]}"[:300]})
         return None  # no launchers: nothing generated is run
 
     triton_heuristics.CachingAutotuner.precompile = record
@@ -170,7 +164,7 @@ def _site(torch: Any) -> str | None:
     cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     skip = (*own_folders(), os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
             *((os.path.abspath(cache) + os.sep,) if cache else ()))
-    return first_frame_outside(skip, sys._getframe(2))
+    return first_frame_outside(skip, sys._getframe(2), generated=False)
 
 
 def _graph() -> str | None:
@@ -184,8 +178,9 @@ def _graph() -> str | None:
 
 @contextlib.contextmanager
 def _first_stage_only() -> Iterator[dict]:
-    """triton.compile, while Inductor precompiles one config: Triton's own pipeline to its TTIR,
-    written to Triton's cache (the capture's) as Triton writes its entries, then _Written.
+    """triton.compile, while Inductor precompiles one kernel's configs: for each, Triton's own
+    pipeline to its TTIR, written to Triton's cache (the capture's) as Triton writes its entries,
+    then _Written (`entry` says where the last one went).
 
     Triton's compile() runs (its options, hash and files are its own) with the Intel backend's
     stages after `ttir` removed; the TTIR stage also names the kernel in the metadata (later

@@ -25,9 +25,8 @@ from typing import Any, BinaryIO, ClassVar, Protocol
 
 from ..probes.results import Collection, Progress
 from ..settings import Settings
-from .backend import IR_SUFFIX
 from .capture import CAPTURE_ENV, TARGET_ENV
-from .kernel import DTYPE_PREFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, entry_kernel
+from .kernel import DTYPE_PREFIX, IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, entry_kernel
 
 SITECUSTOMIZE = "import zeinspect.triton.capture as _zeinspect_capture\n_zeinspect_capture.install()\n"
 
@@ -420,7 +419,6 @@ def _generated(found: dict[str, Specialization], record: dict) -> Specialization
     """A kernel config Inductor generated for xpu in the command (triton.inductor): its Triton
     cache entry (TTIR and metadata), screened as a cache entry is; named by the command's line
     that ran the compiled code, its graph and its config."""
-
     meta_path = Path(record["inductor"])
     key = repr(("inductor", str(meta_path)))
     spec = found.get(key)

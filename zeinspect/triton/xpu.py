@@ -279,9 +279,10 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     for key in getattr(torch.xpu, "__all__", ()):
         if key not in STOOD_IN and callable(getattr(torch.xpu, key, None)):
             setattr(torch.xpu, key, _refused(key, write))
-    from .inductor import install as generate_for_xpu
+    if hosted:
+        from .inductor import install as generate_for_xpu
 
-    generate_for_xpu(torch, write, hosted)
+        generate_for_xpu(torch, write)
     write({"xpu_target": spec.get("name"), "xpu_name": figures["name"], "xpu_tensors": "host" if hosted else "cpu"})
 
 
