@@ -44,7 +44,6 @@ from __future__ import annotations
 # ruff: noqa: ARG002
 import importlib.abc
 import importlib.util
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -227,12 +226,6 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     try:
         register(torch)  # tensors on xpu are real, in host memory (triton.host_xpu)
         run_attention_as_math(torch)
-        # A backward pass on xpu runs on autograd's thread for the device.  Told to end while
-        # Python itself ends (torch's engine stops at exit, after Python's finalization began),
-        # that thread can reach for the GIL too late and abort the process ("terminate called
-        # without an active exception"); with no wait at its stop, torch leaves it asleep
-        # and the process ends around it (torch's own knob for threads that hang at exit).
-        os.environ.setdefault("TORCH_AUTOGRAD_SHUTDOWN_WAIT_LIMIT", "0")
         hosted = True
     except (OSError, subprocess.SubprocessError) as exc:
         write({"error": f"zeinspect's host XPU device did not build ({exc.__class__.__name__}: {exc}); tensors "
