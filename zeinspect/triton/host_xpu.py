@@ -221,6 +221,17 @@ def register(torch: Any) -> None:
     ctypes.CDLL(str(built), mode=ctypes.RTLD_GLOBAL).zeinspect_host_xpu_composites()
 
 
+def backward_on_the_calling_thread(torch: Any) -> None:
+    """Backward passes run on the thread that asks for them, as AOTAutograd has them run while it
+    traces.  Otherwise autograd hands a node on the XPU to its worker thread for the device, which
+    lets go of the node's tensors after the caller has its gradients; when the command ends right
+    then, that thread asks for the GIL while Python finalizes, Python ends the thread
+    (pthread_exit) inside code that may not unwind, and the process aborts ("terminate called
+    without an active exception", about 1 run in 50 of a backward pass on two busy cores).  It is
+    a thread's own setting: this is the main thread's, where a command's backward passes run."""
+    torch.autograd.set_multithreading_enabled(False)
+
+
 def run_attention_as_math(torch: Any) -> None:
     """scaled_dot_product_attention on the host XPU, run eagerly: its math kernel (the one every
     device has).  Its own choice between kernels is made per device in C++ (a DispatchStub that a

@@ -221,10 +221,11 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     figures = properties(spec)
 
     xpu_device = torch.device("xpu", 0)
-    from .host_xpu import register, run_attention_as_math
+    from .host_xpu import backward_on_the_calling_thread, register, run_attention_as_math
 
     try:
         register(torch)  # tensors on xpu are real, in host memory (triton.host_xpu)
+        backward_on_the_calling_thread(torch)
         run_attention_as_math(torch)
         hosted = True
     except (OSError, subprocess.SubprocessError) as exc:

@@ -122,14 +122,20 @@ torch.compile(block)(torch.randn(2, 16, 64, device="xpu")).backward()
 
 def test_the_host_xpu_computes_what_the_cpu_does(tmp_path, cli):
     """A tensor put on xpu is a real tensor there (the host XPU), its values the CPU's: the same
-    seed gives the same numbers, and torch.manual_seed (which seeds every device) returns."""
+    seed gives the same numbers, and torch.manual_seed (which seeds every device) returns.  The
+    backward pass runs on the thread that asked for it (a hook on the xpu tensor says where):
+    a device worker thread still holding the graph's tensors when the command ends aborts it."""
     script = tmp_path / "values.py"
     script.write_text('''
+import threading
 import torch
 torch.manual_seed(0)
 x = torch.randn(64, 32, device="xpu")
 w = torch.randn(32, 8).to("xpu").requires_grad_()
+ran_on = []
+w.register_hook(lambda grad: ran_on.append(threading.get_ident()))
 (x @ w).relu().sum().backward()
+assert ran_on == [threading.get_ident()], "the backward pass ran on another thread"
 torch.manual_seed(0)
 x0 = torch.randn(64, 32)
 w0 = torch.randn(32, 8).requires_grad_()
