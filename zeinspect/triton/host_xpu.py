@@ -24,6 +24,7 @@ launches), and nothing Inductor generates runs (triton.inductor).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -200,25 +201,36 @@ def register(torch: Any) -> None:
 
     root = Path(torch.__file__).parent
     lib = root / "lib" / "libc10.so"
-    key = hashlib.sha256(f"{torch.__version__}|{lib}|{lib.stat().st_mtime_ns}|{SOURCE}".encode()).hexdigest()[:16]
-    built = toolchain_dir() / "xpu-device" / key / "libzeinspect_xpu_device.so"
+    # The build is torch's (its version and library) with this compiler ($CXX, as make has it).
+    compiler = os.environ.get("CXX", "c++")
+    key = hashlib.sha256(f"{torch.__version__}|{lib}|{lib.stat().st_mtime_ns}|{compiler}|{SOURCE}".encode())
+    built = toolchain_dir() / "xpu-device" / key.hexdigest()[:16] / "libzeinspect_xpu_device.so"
     if not built.exists():
         built.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=built.parent) as tmp:
-            source, out = Path(tmp) / "host_xpu.cpp", Path(tmp) / built.name
-            source.write_text(SOURCE)
-            compiler = os.environ.get("CXX", "c++")
-            proc = subprocess.run([compiler, "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{root / 'include'}",
-                                   f"-I{root / 'include' / 'torch' / 'csrc' / 'api' / 'include'}", str(source),
-                                   f"-L{lib.parent}", "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib.parent}", "-o",
-                                   str(out)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-            if proc.returncode:
-                said = [line for line in proc.stderr.splitlines() if "error" in line] or proc.stderr.splitlines()
-                raise OSError(f"{compiler} exit {proc.returncode}: {said[0].strip() if said else 'no output'}"[:300])
-            os.replace(out, built)  # whole or not at all: another capture may be loading it
+        try:
+            _build(compiler, root, lib, built)
+        finally:
+            if not built.exists():  # nothing left where the next run looks (another may be building)
+                with contextlib.suppress(OSError):
+                    built.parent.rmdir()
     # Loaded for good (its kernels and hooks stay registered with torch); the operators whose
     # one kernel serves every device are registered once torch has all of its own.
     ctypes.CDLL(str(built), mode=ctypes.RTLD_GLOBAL).zeinspect_host_xpu_composites()
+
+
+def _build(compiler: str, root: Path, lib: Path, built: Path) -> None:
+    """SOURCE compiled by `compiler` against the headers and libraries of the torch in `root`."""
+    with tempfile.TemporaryDirectory(dir=built.parent) as tmp:
+        source, out = Path(tmp) / "host_xpu.cpp", Path(tmp) / built.name
+        source.write_text(SOURCE)
+        proc = subprocess.run([compiler, "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{root / 'include'}",
+                               f"-I{root / 'include' / 'torch' / 'csrc' / 'api' / 'include'}", str(source),
+                               f"-L{lib.parent}", "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib.parent}", "-o",
+                               str(out)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        if proc.returncode:
+            said = [line for line in proc.stderr.splitlines() if "error" in line] or proc.stderr.splitlines()
+            raise OSError(f"{compiler} exit {proc.returncode}: {said[0].strip() if said else 'no output'}"[:300])
+        os.replace(out, built)  # whole or not at all: another capture may be loading it
 
 
 def backward_on_the_calling_thread(torch: Any) -> None:

@@ -120,13 +120,7 @@ torch.compile(block)(torch.randn(2, 16, 64, device="xpu")).backward()
     assert any("backward" in k for k in generated), generated
 
 
-def test_the_host_xpu_computes_what_the_cpu_does(tmp_path, cli):
-    """A tensor put on xpu is a real tensor there (the host XPU), its values the CPU's: the same
-    seed gives the same numbers, and torch.manual_seed (which seeds every device) returns.  The
-    backward pass runs on the thread that asked for it (a hook on the xpu tensor says where):
-    a device worker thread still holding the graph's tensors when the command ends aborts it."""
-    script = tmp_path / "values.py"
-    script.write_text('''
+VALUES = '''
 import threading
 import torch
 torch.manual_seed(0)
@@ -142,9 +136,34 @@ w0 = torch.randn(32, 8).requires_grad_()
 (x0 @ w0).relu().sum().backward()
 assert x.device.type == "xpu" and w.grad.device.type == "xpu"
 assert torch.equal(x.cpu(), x0) and torch.equal(w.grad.cpu(), w0.grad)
-''')
+'''
+
+
+def test_the_host_xpu_computes_what_the_cpu_does(tmp_path, cli):
+    """A tensor put on xpu is a real tensor there (the host XPU), its values the CPU's: the same
+    seed gives the same numbers, and torch.manual_seed (which seeds every device) returns.  The
+    backward pass runs on the thread that asked for it (a hook on the xpu tensor says where):
+    a device worker thread still holding the graph's tensors when the command ends aborts it."""
+    script = tmp_path / "values.py"
+    script.write_text(VALUES)
     res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable, str(script),
               env={"PYTHONPATH": str(TORCH)})
     doc = json.loads(res.out)
     assert doc["capture"]["exit_code"] == 0, doc["notes"]
     assert doc["capture"]["xpu"]["tensors"] == "host"
+
+
+def test_without_a_cxx_compiler_tensors_on_xpu_are_cpu_tensors_and_it_says_so(tmp_path, cli):
+    """Where the host XPU cannot be built (no C++ compiler: $CXX names none, and its build is
+    keyed by the compiler, so no earlier build is taken), the capture says so in one line and
+    goes on: a tensor put on xpu is a CPU tensor that says it is there, with the CPU's values."""
+    script = tmp_path / "values.py"
+    script.write_text(VALUES)
+    missing = tmp_path / "no-such-compiler" / "c++"
+    res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable, str(script),
+              env={"PYTHONPATH": str(TORCH), "CXX": str(missing)})
+    doc = json.loads(res.out)
+    assert doc["capture"]["exit_code"] == 0, doc["notes"]
+    assert doc["capture"]["xpu"]["tensors"] == "cpu"
+    said = [n for n in doc["notes"] if "host XPU" in n]
+    assert len(said) == 1 and str(missing) in said[0] and "\n" not in said[0], doc["notes"]
