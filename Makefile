@@ -17,7 +17,7 @@ audit: setup
 # module's fixtures in one process): about half the wall time on 2 cores (README, Performance).
 # The longest modules start first (tests/conftest.py LONG_FIRST; --no-loadscope-reorder keeps
 # that order instead of xdist's, by number of tests).
-# The tests of real libraries and real runs' caches at full scale (`slow`: oneMKL, vLLM, Open3D,
+# The tests of real libraries and real runs' caches at full scale (`slow`: oneMKL, vLLM, Open3D, xpu-kernels,
 # Liger-Kernel, the GPT-2 step's Inductor cache) run in `make slow`, which CI runs after `make
 # test` (.ci/run): the default run stays under ten minutes on 2 cores (README, Performance).
 test: setup check docs

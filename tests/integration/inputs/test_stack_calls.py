@@ -25,6 +25,7 @@ def wheel():
     return wheels.wheel("xpu-kernels", "0.3.0")
 
 
+@pytest.mark.slow  # a real library's image built whole: `make slow`
 def test_kernels_that_make_stack_calls_are_said_as_such_with_the_compilers_figures(cli, sid_compiler, wheel,
                                                                                     tmp_path):
     member = f"{wheel}!{MEMBER}"

@@ -73,6 +73,9 @@ def _capture(cli, script, *args, env=None, extra=()):
     return json.loads(res.out)
 
 
+# Every kernel of a real library on four targets: `make slow` (the default run keeps this module's
+# other captures of the same library, on fewer kernels).
+@pytest.mark.slow
 def test_every_kernel_a_real_library_launches_is_screened_on_every_target(cli, library, tmp_path):
     script = tmp_path / "ops.py"
     script.write_text(OPS)
