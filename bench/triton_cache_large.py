@@ -5,8 +5,8 @@ realworld GPT-2 step).
 
 The cache is one that real torch.compile runs write here: transformers' GPT-2 (random weights,
 eager attention) at several widths, forward and backward, compiled for xpu under zeinspect's
-capture (triton.inductor; each width is its own model, Dynamo reset between them, so each gives
-kernels of its own sizes), and the capture's Triton cache kept: every autotune config of every
+capture (triton.inductor; each width is a command of its own, whose kernels have sizes of their
+own), and the capture's Triton cache kept: every autotune config of every
 kernel Inductor generated is an entry (its TTIR and metadata, as Triton writes them).  That
 cache is then screened cold by `zeinspect triton --from-cache` on two targets.
 Goal (issue 47): the screening process's own peak RSS (VmHWM) at most 250 MB for 500 entries.
@@ -34,20 +34,17 @@ import record  # noqa: E402
 import wheels  # noqa: E402
 from triton_cache import PEAK, PYTHON, peak_mb, timed  # noqa: E402
 
-MODELS = '''
+MODEL = '''
 import sys
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-for width in [int(w) for w in sys.argv[1].split(",")]:
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    config = GPT2Config(n_layer=2, n_embd=width, n_head=4, n_positions=256, vocab_size=4096,
-                        attn_implementation="eager")
-    model = GPT2LMHeadModel(config).to("xpu")
-    ids = torch.randint(0, config.vocab_size, (2, 128), device="xpu")
-    torch.compile(model)(input_ids=ids, labels=ids).loss.backward()
-    print("width", width, "done", file=sys.stderr)
+torch.manual_seed(0)
+config = GPT2Config(n_layer=2, n_embd=int(sys.argv[1]), n_head=4, n_positions=256, vocab_size=4096,
+                    attn_implementation="eager")
+model = GPT2LMHeadModel(config).to("xpu")
+ids = torch.randint(0, config.vocab_size, (2, 128), device="xpu")
+torch.compile(model)(input_ids=ids, labels=ids).loss.backward()
 '''
 WIDTHS = (128, 192, 256, 320, 384, 448, 512, 576, 640, 704)
 
@@ -67,23 +64,23 @@ def main() -> int:
     library = wheels.installed("transformers", "5.25.0")
     with tempfile.TemporaryDirectory(prefix="zeinspect-bench-large-cache-") as name:
         tmp = Path(name)
-        script, kept = tmp / "models.py", tmp / "capture"
-        script.write_text(MODELS)
+        script, kept = tmp / "model.py", tmp / "capture"
+        script.write_text(MODEL)
         kept.mkdir()
         os.environ.update(PYTHONPATH=os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library))),
                           ZEINSPECT_CACHE_DIR=str(tmp / "capture-cache"))
         target = capture_target(settings({"targets": tuple(args.targets.split(","))}))
-        cache, widths, started = kept / "triton-cache", [], time.monotonic()
+        cache, widths, count, started = kept / "triton-cache", [], 0, time.monotonic()
         for width in WIDTHS:  # one width per command, until the cache holds enough entries
             got = capture([sys.executable, str(script), str(width)], target=target, folder=kept)
             if got.exit_code:
                 raise SystemExit(f"the torch.compile run at width {width} ended with {got.exit_code}: {got.problems}")
             widths.append(width)
-            print(f"width {width}: {entries(cache)} entries", file=sys.stderr)
-            if entries(cache) >= args.entries:
+            count = entries(cache)
+            print(f"width {width}: {count} entries", file=sys.stderr)
+            if count >= args.entries:
                 break
         made = time.monotonic() - started
-        count = entries(cache)
         command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
         cold, said, workers = timed(command, tmp / "screen-cache")
     rows = [

@@ -139,16 +139,21 @@ assert torch.equal(x.cpu(), x0) and torch.equal(w.grad.cpu(), w0.grad)
 '''
 
 
+def _values(cli, tmp_path, **env):
+    """VALUES run under `triton --run` (its JSON document), with `env` beside the CPU torch."""
+    script = tmp_path / "values.py"
+    script.write_text(VALUES)
+    res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable, str(script),
+              env={"PYTHONPATH": str(TORCH), **env})
+    return json.loads(res.out)
+
+
 def test_the_host_xpu_computes_what_the_cpu_does(tmp_path, cli):
     """A tensor put on xpu is a real tensor there (the host XPU), its values the CPU's: the same
     seed gives the same numbers, and torch.manual_seed (which seeds every device) returns.  The
     backward pass runs on the thread that asked for it (a hook on the xpu tensor says where):
     a device worker thread still holding the graph's tensors when the command ends aborts it."""
-    script = tmp_path / "values.py"
-    script.write_text(VALUES)
-    res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable, str(script),
-              env={"PYTHONPATH": str(TORCH)})
-    doc = json.loads(res.out)
+    doc = _values(cli, tmp_path)
     assert doc["capture"]["exit_code"] == 0, doc["notes"]
     assert doc["capture"]["xpu"]["tensors"] == "host"
 
@@ -157,12 +162,8 @@ def test_without_a_cxx_compiler_tensors_on_xpu_are_cpu_tensors_and_it_says_so(tm
     """Where the host XPU cannot be built (no C++ compiler: $CXX names none, and its build is
     keyed by the compiler, so no earlier build is taken), the capture says so in one line and
     goes on: a tensor put on xpu is a CPU tensor that says it is there, with the CPU's values."""
-    script = tmp_path / "values.py"
-    script.write_text(VALUES)
     missing = tmp_path / "no-such-compiler" / "c++"
-    res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable, str(script),
-              env={"PYTHONPATH": str(TORCH), "CXX": str(missing)})
-    doc = json.loads(res.out)
+    doc = _values(cli, tmp_path, CXX=str(missing))
     assert doc["capture"]["exit_code"] == 0, doc["notes"]
     assert doc["capture"]["xpu"]["tensors"] == "cpu"
     said = [n for n in doc["notes"] if "host XPU" in n]
