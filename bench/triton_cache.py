@@ -5,9 +5,11 @@ the same specializations one by one.
 
 - one by one: each specialization built by triton-xpu's own compile (its TTIR through the
   offline backend to SPIR-V, per group of targets) and its SPIR-V by one ocloc process per
-  target, as a first launch would; this is zeinspect's per-specialization path (Screener.screen);
+  target, as a first launch would; this is zeinspect's per-specialization path (Screener.screen)
+  with triton-xpu's own libdevice link for every kernel (triton.link off);
 - cold: `zeinspect triton --from-cache` with an empty build cache: Triton's front end in
-  worker processes (triton.front_ends), every SPIR-V of a target group built in one batch
+  worker processes (triton.front_ends), libdevice's metadata alone linked where a kernel calls
+  nothing in it (triton.link), every SPIR-V of a target group built in one batch
   (triton.probe.build_many, audit_many); and the same with the front end in the screening
   process (ZEINSPECT_TRITON_WORKERS=0);
 - warm: the same command again.
@@ -40,6 +42,8 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ONE_BY_ONE = """
 import sys
 from zeinspect.app.gate import settings
+from zeinspect.triton import link
+link.ENABLED = False  # triton-xpu's own libdevice link for every kernel: what it spends
 from zeinspect.triton.cache import read_cache
 from zeinspect.triton.library import Screener
 screener = Screener(settings({"targets": tuple(sys.argv[2].split(","))}))

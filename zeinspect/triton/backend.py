@@ -42,6 +42,7 @@ from ..toolchain.targets import TargetPlan
 from . import loader
 from .discover import Launch
 from .kernel import IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, known_grf_mode, signature_for
+from .link import LinkingLlvm
 from .memo import Memo, file_key
 from .staging import StagingResult
 
@@ -78,16 +79,21 @@ _saved: dict[str, Any] = {}
 @contextlib.contextmanager
 def offline() -> Iterator[Any]:
     """Triton with the offline Intel backend and zeinspect's cache folder, for the duration;
-    the outermost exit restores the backends registry, TRITON_CACHE_DIR and the modules the
-    loader put in sys.modules."""
+    the outermost exit restores the backends registry, the backend's `llvm` (triton.link),
+    TRITON_CACHE_DIR and the modules the loader put in sys.modules."""
     global _offline_depth
     triton = triton_module()
     from triton.backends import backends
 
     with _offline_lock:
         if _offline_depth == 0:
-            _saved.update(backend=backends["intel"], cache=os.environ.get("TRITON_CACHE_DIR"))
+            from triton.backends.intel import compiler as intel_compiler
+
+            _saved.update(backend=backends["intel"], cache=os.environ.get("TRITON_CACHE_DIR"),
+                          llvm=intel_compiler.llvm)
             backends["intel"] = dataclasses.replace(backends["intel"], compiler=offline_backend_class())
+            # make_llir's libdevice link, without parsing libdevice where it brings no function (triton.link)
+            intel_compiler.llvm = LinkingLlvm(intel_compiler.llvm)
             # zeinspect's own Triton cache, always: the user's is never written unless they ask.
             os.environ["TRITON_CACHE_DIR"] = str(build_cache_dir() / "triton")
             loader.register_modules()
@@ -98,7 +104,10 @@ def offline() -> Iterator[Any]:
         with _offline_lock:
             _offline_depth -= 1
             if _offline_depth == 0:
+                from triton.backends.intel import compiler as intel_compiler
+
                 backends["intel"] = _saved.pop("backend")
+                intel_compiler.llvm = _saved.pop("llvm")
                 cache = _saved.pop("cache")
                 if cache is None:
                     os.environ.pop("TRITON_CACHE_DIR", None)

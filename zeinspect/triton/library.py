@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -498,11 +498,18 @@ and a stopped run keeps nearly all it did, large enough that each target group's
 fills several `ocloc multi` processes (probes.executor.pack)."""
 
 
+AUDITS_AT_ONCE = 2
+"""Batches whose compiles may run at once: a batch's last compiles (and the rebuilds Triton's
+policy asks for once its first builds are read) leave cores idle that the next batch's first
+compiles take.  The process-wide bound on compiles (toolchain.run.SLOTS) holds across them."""
+
+
 def _screen_all(screener: Screener, specs: list[Specialization], progress: Progress | None) -> None:
     """Every specialization not screened yet, batch by batch (SCREEN_BATCH): Triton builds a
     batch on this thread while ocloc audits the one before on another (triton.probe.build_many,
-    audit_many), so the front end and the compiler overlap.  Progress moves batch by batch, and a
-    run stopped by Ctrl-C or SIGTERM keeps every batch done (`screener.stopped` says where)."""
+    audit_many), so the front end and the compiler overlap, and ocloc audits two batches at once
+    (AUDITS_AT_ONCE).  Progress moves batch by batch, and a run stopped by Ctrl-C or SIGTERM
+    keeps every batch done (`screener.stopped` says where)."""
     from concurrent.futures import Future, ThreadPoolExecutor
     from functools import partial
 
@@ -510,7 +517,9 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     from .front_ends import FrontEnds
     from .probe import audit_many, build_many
 
-    todo = [s for s in specs if id(s) not in screener.done]
+    # The largest IR first: its compiles take longest, and the last batch's compiles are the run's
+    # tail, on fewer cores than there are (the reports keep the order of `specs`).
+    todo = sorted((s for s in specs if id(s) not in screener.done), key=_ir_size, reverse=True)
     if not todo:
         return
     if screener.session is None:
@@ -530,29 +539,44 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
         if progress:
             progress(count, len(todo))
 
-    back = ThreadPoolExecutor(1, thread_name_prefix="zeinspect-triton-audit")
-    pending: tuple[list[Specialization], Future] | None = None
+    back = ThreadPoolExecutor(AUDITS_AT_ONCE, thread_name_prefix="zeinspect-triton-audit")
+    pending: deque[tuple[list[Specialization], Future]] = deque()
+
+    def take_oldest() -> None:
+        done, future = pending.popleft()
+        keep(done, _contained(done, future.result))
+
     try:
         for batch in batches:
             built = _contained(batch, partial(build_many, [s.kernel for s in batch], screener.config,
                                               screener.session, front_ends))
-            if pending is not None:
-                keep(pending[0], _contained(pending[0], pending[1].result))
-                pending = None
+            while pending and (len(pending) >= AUDITS_AT_ONCE or pending[0][1].done()):
+                take_oldest()
             if isinstance(built, list):  # the batch's front end failed as a whole: its incidents
                 keep(batch, built)
             else:
-                pending = (batch, back.submit(audit_many, built))
-        if pending is not None:
-            keep(pending[0], _contained(pending[0], pending[1].result))
+                pending.append((batch, back.submit(audit_many, built)))
+        while pending:
+            take_oldest()
     except KeyboardInterrupt:
-        if pending is not None and pending[1].done():  # audited while Triton built the next batch
-            keep(pending[0], _contained(pending[0], pending[1].result))
+        for done, future in pending:  # audited while Triton built the batches after them
+            if future.done():
+                keep(done, _contained(done, future.result))
         screener.stopped = f"after {count} of {len(todo)} specializations (their reports are kept; a re-run " \
                            "reads them back from the build cache)"
     finally:
         front_ends.close()
         back.shutdown(wait=screener.stopped == "", cancel_futures=True)
+
+
+def _ir_size(spec: Specialization) -> int:
+    """The size of the specialization's IR file (a cache's TTIR); 0 for a source kernel."""
+    if not spec.kernel.file.endswith(IR_SUFFIX):
+        return 0
+    try:
+        return os.path.getsize(spec.kernel.file)
+    except OSError:
+        return 0  # its build says what is wrong with it
 
 
 def _contained(batch: list[Specialization], work: Callable[[], Any]) -> Any:
