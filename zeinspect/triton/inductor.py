@@ -168,12 +168,22 @@ def _site(torch: Any) -> str | None:
 
 
 def _graph() -> str | None:
-    """Which of the command's compiled graphs Inductor is generating (Dynamo's compile id, as
-    Inductor's own logs name it: `0/0`); its backward is generated with it, under the same id."""
+    """Which of the command's compiled graphs Inductor is generating: Dynamo's compile id, as
+    Inductor's own logs name it (`0/0`), and which of AOTAutograd's graphs under it (`0/0
+    forward`, `0/0 backward`, `1/0 inference`).  The backward is lowered with the forward, under
+    the same id, and numbers its kernels from 0 as the forward does: without its role, a
+    forward and a backward kernel of one graph can have the same name."""
     import torch
+    from torch._inductor.virtualized import V
 
     compile_id = torch._guards.CompileContext.current_compile_id()
-    return str(compile_id) if compile_id is not None else None
+    if compile_id is None:
+        return None
+    lowering = V.graph  # the GraphLowering whose module is loading (its kernels precompile as it loads)
+    if getattr(lowering, "is_backward", None) is None:
+        return str(compile_id)
+    role = "backward" if lowering.is_backward else "inference" if lowering.is_inference else "forward"
+    return f"{compile_id} {role}"
 
 
 @contextlib.contextmanager

@@ -98,7 +98,8 @@ class Capture:
                 "not the screen's)")
         if generated:
             graphs = len({s.graph for s in generated})
-            text += (f"; torch.compile: Inductor generated {len({s.kernel.kernel for s in generated})} Triton kernels "
+            text += (f"; torch.compile: Inductor generated {len({(s.graph, s.kernel.kernel) for s in generated})} "
+                     "Triton kernels "
                      f"({len(generated)} autotune configs) for xpu in {graphs} graph{'s' if graphs > 1 else ''}, "
                      "all screened (nothing generated runs here)")
         if self.specializations and "xpu" not in self.devices:
@@ -600,7 +601,7 @@ def row_names(specs: list[Specialization]) -> dict[int, str]:
     pointers' types where those are what differ (a kernel launched on fp32 and on bf16), and a
     count where nothing Triton was given tells them apart (their alignment, say)."""
     def base(spec: Specialization) -> str:
-        return f"{spec.kernel.file}:{spec.kernel.kernel}[{spec.describe}]"
+        return f"{_shown_file(spec)}:{spec.kernel.kernel}[{spec.describe}]"
 
     def typed(spec: Specialization) -> str:
         return f"{spec.kernel.kernel}[{spec.describe}, {spec.types}]"
@@ -609,11 +610,17 @@ def row_names(specs: list[Specialization]) -> dict[int, str]:
     label = {id(s): typed(s) if seen[base(s)] > 1 else f"{s.kernel.kernel}[{s.describe}]" for s in specs}
     alike: dict[tuple[str, str], list[Specialization]] = {}
     for s in specs:
-        alike.setdefault((s.kernel.file, label[id(s)]), []).append(s)
+        alike.setdefault((_shown_file(s), label[id(s)]), []).append(s)
     for members in alike.values():
         for n, s in enumerate(members if len(members) > 1 else [], 1):
             label[id(s)] = f"{label[id(s)][:-1]}, #{n}]"
     return label
+
+
+def _shown_file(spec: Specialization) -> str:
+    """The file a specialization's rows name (screen_captured): the line of the command that ran
+    it where it has one (an Inductor kernel), else its kernel's file."""
+    return spec.origin or spec.kernel.file
 
 
 def screen_captured(got: Source, config: Settings, *, progress: Progress | None = None,
@@ -635,7 +642,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
             out.collection.notes.append(f"{spec.title}: not screened: {collection}")
             continue
         named = names[id(spec)]
-        file = spec.origin or spec.kernel.file
+        file = _shown_file(spec)
         collection.reports = [r.replace(kernel=named, input=file) if r.kernel == spec.kernel.kernel
                               else r for r in collection.reports]
         collection.notes = [f"{file}:{named}: {got.where(spec)}"]

@@ -207,10 +207,10 @@ def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
 @pytest.mark.slow
 def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_compiler):
     """A cache screened batch by batch (triton.library.SCREEN_BATCH), stopped by SIGTERM once
-    Triton builds the third batch (by then the first one is audited and kept): exit 130, a line
-    saying where it stopped, and a JSON document whose reports are those of the specializations
-    done, with the figures the whole screen gave them."""
-    from zeinspect.triton.library import SCREEN_BATCH
+    Triton builds the batch after the ones ocloc audits at once (AUDITS_AT_ONCE: by then the first
+    is audited and kept): exit 130, a line saying where it stopped, and a JSON document whose
+    reports are those of the specializations done, with the figures the whole screen gave them."""
+    from zeinspect.triton.library import AUDITS_AT_ONCE, SCREEN_BATCH
 
     tmp, _, whole = gpt2
     cache = tmp / "stopped"
@@ -221,7 +221,7 @@ def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_com
     built = cache / "triton-artifacts"
     deadline = time.monotonic() + 600
     while proc.poll() is None and time.monotonic() < deadline and \
-            len(list(built.glob("*.spv")) if built.is_dir() else []) <= 2 * SCREEN_BATCH:
+            len(list(built.glob("*.spv")) if built.is_dir() else []) <= (AUDITS_AT_ONCE + 1) * SCREEN_BATCH:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=600)
