@@ -85,18 +85,23 @@ def link_extern_libs(llvm: Any, module: Any, paths: list[str]) -> None:
     functions = [(f.name, f.is_declaration()) for f in module.get_functions()]
     declared = {name for name, decl in functions if decl}
     defined = {name for name, decl in functions if not decl}
-    if lib.defines_none_of(declared, defined):
-        llvm.link_extern_libs(module, [metadata_only(llvm, lib)])
-        lib.shortcuts += 1
+    with _lock:  # what the process learnt, read and grown by one compile at a time
+        metadata = metadata_only(llvm, lib) if lib.defines_none_of(declared, defined) else None
+        lib.shortcuts += metadata is not None
+    if metadata is not None:
+        llvm.link_extern_libs(module, [metadata])
         return
     llvm.link_extern_libs(module, paths)
-    lib.learn(declared, {f.name for f in module.get_functions() if f.is_declaration()})
+    still = {f.name for f in module.get_functions() if f.is_declaration()}
+    with _lock:
+        lib.learn(declared, still)
 
 
-def metadata_only(llvm: Any, lib: _Library) -> str:
+def metadata_only(llvm: Any, lib: _Library) -> str | None:
     """The libraries linked into an empty module (LLVM text, in the build cache by its hash):
-    what a link that needs no function brings."""
-    if lib.metadata_file is None:
+    what a link that needs no function brings.  None where it cannot be written (the full link
+    is made)."""
+    if lib.metadata_file is None and lib.usable:
         from triton._C.libtriton import intel, ir
 
         context = ir.context()
@@ -107,8 +112,12 @@ def metadata_only(llvm: Any, lib: _Library) -> str:
         llvm.link_extern_libs(empty, list(lib.paths))
         text = str(empty)
         path = build_cache_dir() / "triton-link" / f"{hashlib.sha256(text.encode()).hexdigest()}.ll"
-        if not path.is_file():
-            atomic_write(path, text.encode(), durable=False)
+        try:
+            if not path.is_file():
+                atomic_write(path, text.encode(), durable=False)
+        except OSError:  # a cache folder that cannot be written: every link the full one
+            lib.usable = False
+            return None
         lib.metadata_file = str(path)
     return lib.metadata_file
 
