@@ -21,7 +21,8 @@ When a link would bring a function, the full link is made:
 - a definition whose name libdevice also defines would be made internal by the link (Triton
   marks every function the library defines internal): a kernel whose name is anywhere in the
   file takes the full link.
-The file test is checked against what full links resolve: a resolved name that is not in the
+The file test is checked before it is used (a function Triton's libdevice.py calls is found in
+the file's bytes) and against what full links resolve: a resolved name that is not in the
 file's bytes (a bitcode without a string table) turns the shortcut off for that library.
 """
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from ..fileio import atomic_write
 from ..paths import build_cache_dir
+from .libdevice import intel_symbols
 
 ENABLED = True
 """Off: every link is Triton's own (bench/triton_cache.py's one-by-one anchor: triton-xpu's cost)."""
@@ -49,7 +51,9 @@ class _Library:
         self.data = b"".join(Path(p).read_bytes() for p in paths)
         self.left_declared: set[str] = set()
         """Names a full link left as declarations: the libraries do not define them."""
-        self.usable = True
+        # The bytes test stands on names being stored raw: a function Intel's libdevice defines
+        # (one Triton's libdevice.py calls) is found so, or the shortcut is never taken.
+        self.usable = any(symbol.encode() in self.data for symbol in intel_symbols())
         self.metadata_file: str | None = None
         self.shortcuts = 0
 
