@@ -7,6 +7,7 @@ from zeinspect.inputs import Input
 from zeinspect.levers import DEFAULT_SHAPE
 from zeinspect.probes.executor import (
     MULTI_ALONE_BYTES,
+    MULTI_MAX_BYTES,
     MULTI_MAX_JOBS,
     CachedExecutor,
     Job,
@@ -76,3 +77,17 @@ def test_what_cannot_be_a_line_of_a_multi_list_is_built_alone():
 def test_a_multi_line_quotes_values_with_spaces_as_ocloc_reads_them():
     argv = ["ocloc", "compile", "-file", "m0.spv", "-device", "12.55.8", "-options", "-a -b", "-internal_options", ""]
     assert _multi_line(argv) == '-file m0.spv -device 12.55.8 -options "-a -b" -internal_options ""'
+
+
+def test_batches_are_a_whole_number_per_worker_and_of_about_the_same_size():
+    """A module's compile time grows with its size: the batches of one compiler are balanced by
+    SPIR-V bytes (within the largest module), each job in one, a whole number per worker."""
+    sizes = [1000 + (n * 7919) % 200_000 for n in range(108)]
+    jobs = [spirv_job(n, size=size) for n, size in enumerate(sizes)]
+    batches = pack(list(range(108)), jobs, workers=2)
+    assert sorted(i for b in batches for i in b) == list(range(108))
+    assert len(batches) % 2 == 0 and len(batches) >= 4
+    totals = [sum(sizes[i] for i in b) for b in batches]
+    assert max(totals) - min(totals) <= max(sizes)
+    assert totals == sorted(totals, reverse=True)  # the largest batch starts first
+    assert all(t <= MULTI_MAX_BYTES for t in totals) and all(len(b) <= MULTI_MAX_JOBS for b in batches)
