@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import math
 import os
 import queue
 import re
@@ -317,10 +318,10 @@ def pack(indices: list[int], jobs: list[Job], workers: int) -> list[list[int]]:
     for members in by_compiler.values():
         # One worker (a Dask task's own pool) needs no balance: full batches.
         if workers > 1:
-            least = max(2 * workers, -(-len(members) // MULTI_MAX_JOBS),
-                        -(-sum(len(jobs[i].module) for i in members) // MULTI_MAX_BYTES))
-            rounds = -(-least // workers)
-            out += _balanced(members, jobs, rounds * workers, max(1, -(-len(members) // (rounds * workers))))
+            total = sum(len(jobs[i].module) for i in members)
+            least = max(2 * workers, math.ceil(len(members) / MULTI_MAX_JOBS), math.ceil(total / MULTI_MAX_BYTES))
+            count = math.ceil(least / workers) * workers  # a whole number per worker
+            out += _balanced(members, jobs, count, math.ceil(len(members) / count))
             continue
         batch: list[int] = []
         size = 0
@@ -344,19 +345,20 @@ def _balanced(members: list[int], jobs: list[Job], count: int, cap: int) -> list
     first, each into the lightest batch that has room (the modules come largest first: where
     the lightest batch has no room for one, none has)."""
     batches: list[list[int]] = [[] for _ in range(count)]
+    sizes = [0] * count
     lightest = [(0, k) for k in range(count)]  # a heap of (size, batch) of the batches not full
     for i in sorted(members, key=lambda i: len(jobs[i].module), reverse=True):
-        size = len(jobs[i].module)
-        if lightest and lightest[0][0] + size <= MULTI_MAX_BYTES:
-            held, k = heapq.heappop(lightest)
+        if lightest and lightest[0][0] + len(jobs[i].module) <= MULTI_MAX_BYTES:
+            _, k = heapq.heappop(lightest)
         else:
-            held, k = 0, len(batches)
+            k = len(batches)
             batches.append([])
+            sizes.append(0)
         batches[k].append(i)
+        sizes[k] += len(jobs[i].module)
         if len(batches[k]) < cap:
-            heapq.heappush(lightest, (held + size, k))
-    sizes = [sum(len(jobs[i].module) for i in b) for b in batches]
-    return [b for _, b in sorted(zip(sizes, batches), key=lambda pair: -pair[0]) if b]
+            heapq.heappush(lightest, (sizes[k], k))
+    return [batches[k] for k in sorted(range(len(batches)), key=lambda k: -sizes[k]) if batches[k]]
 
 
 def _multi_line(argv: list[str]) -> str:
