@@ -48,9 +48,10 @@ if [ ! -f zeinspect/_ze.py ] || [ native/ze_build.py -nt zeinspect/_ze.py ]; the
   .venv/bin/python native/ze_build.py
 fi
 
-# Byte-compile once: start-up matters for a tool run on every commit (and some environments
-# set PYTHONDONTWRITEBYTECODE, which would make every run compile the sources again).
-.venv/bin/python -m compileall -q zeinspect >/dev/null || true
+# Byte-compile once what every command imports (zeinspect and its run-time dependencies):
+# start-up matters for a tool run on every commit, and some environments set
+# PYTHONDONTWRITEBYTECODE, which would make every run compile the sources again.
+.venv/bin/python scripts/byte_compile.py || true
 
 # A CPU build of torch beside the .venv, not in it (the rest of the suite tests zeinspect without
 # torch, as most users of `zeinspect triton FILE.py` run it): `triton --run`'s tests run a real

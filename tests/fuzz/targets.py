@@ -72,7 +72,9 @@ def spirv(data: bytes) -> None:
 
 
 def sycl_cache(data: bytes) -> None:
-    """A SYCL persistent cache entry (seed: the `.src` files of a real SYCL_CACHE_DIR)."""
+    """A SYCL persistent cache entry.  Seeds: the runtime's framing and the device and options
+    items of a real entry (intel-sycl-rt 2026.2 on the OpenCL CPU device, as
+    tests/integration/inputs/test_sycl_cache.py makes them) around the spirv target's seeds."""
     from zeinspect.inputs import sycl_cache as reader
 
     reader.may_be_entry(data[:4096])

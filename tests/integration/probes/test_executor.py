@@ -14,8 +14,21 @@ from pathlib import Path
 import pytest
 from conftest import KERNELS, ROOT
 
-FUZZ_TARGETS = ["zebin", "zeinfo", "patchtokens", "fatbin", "offload", "spirv", "buildlog", "ratchet", "gate",
-                "shapes", "package", "profile"]
+FUZZ_TARGETS = ["zebin", "zeinfo", "patchtokens", "fatbin", "offload", "spirv", "sycl_cache", "buildlog", "ratchet",
+                "gate", "shapes", "package", "profile"]
+
+
+def test_every_fuzz_target_is_run_and_has_seeds():
+    """A reader's fuzz target that no test runs, or that starts from no seed, is not fuzzed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_targets", ROOT / "tests" / "fuzz" / "targets.py")
+    assert spec is not None and spec.loader is not None
+    targets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(targets)
+    assert sorted(FUZZ_TARGETS) == sorted(targets.TARGETS)
+    for name in targets.TARGETS:
+        assert any((ROOT / "tests" / "fuzz" / "corpus" / name).iterdir()), name
 
 
 @pytest.mark.parametrize("target", FUZZ_TARGETS)
