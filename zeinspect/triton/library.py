@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Protocol
 
+from ..model import Status
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .capture import CAPTURE_ENV, TARGET_ENV
@@ -634,6 +635,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     names = row_names(got.specializations)
     _screen_all(screener, got.specializations, progress)
     out.stopped = screener.stopped
+    quiet = 0
     for spec in got.specializations:
         if out.stopped and id(spec) not in screener.done:
             continue  # counted in the stop's line (LibraryScreen.outcome)
@@ -645,8 +647,19 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
         file = _shown_file(spec)
         collection.reports = [r.replace(kernel=named, input=file) if r.kernel == spec.kernel.kernel
                               else r for r in collection.reports]
-        collection.notes = [f"{file}:{named}: {got.where(spec)}"]
+        # Where a specialization came from is said for those that need a look (scratch, a failed
+        # or unlaunchable build): a cache of 500 clean entries would otherwise print 500 notes.
+        # The JSON keeps every one's entries or launch sites (`cache` / `capture`).
+        if not collection.reports or any(r.uses_scratch or r.status not in (Status.OK, Status.NOT_APPLICABLE)
+                                         for r in collection.reports):
+            collection.notes = [f"{file}:{named}: {got.where(spec)}"]
+        else:
+            collection.notes, quiet = [], quiet + 1
         out.collection.extend(collection)
+    if quiet:
+        out.collection.notes.append(
+            f"{quiet} {'specialization' if quiet == 1 else 'specializations'} clean on every target: where each came "
+            f"from is in the JSON document ({got.KIND}.specializations)")
     return out
 
 

@@ -205,6 +205,24 @@ def test_the_inductor_cache_of_a_gpt2_training_step_is_screened_whole(gpt2):
 
 
 @pytest.mark.slow
+def test_only_the_rows_that_need_a_look_name_their_entries_and_the_clean_are_counted(gpt2):
+    """A cache's text output names where a specialization came from for those with scratch or a
+    failed build on some target; the others are one count, and the JSON keeps every entry."""
+    _, _, doc = gpt2
+    look: set[str] = set()
+    for r in doc["reports"]:
+        if r["status"] not in ("ok", "not_applicable") or r["scratch_bytes"] or r["scratch_space_bytes"] \
+                or r["log_spilled_regs"]:
+            look.add(r["kernel"])
+    assert look and len(look) < len(doc["cache"]["specializations"])  # both kinds, or the test says nothing
+    named = {n.split(": ")[0].rsplit(":", 1)[1] for n in doc["notes"] if " cache entr" in n and ":" in n}
+    assert named == look
+    [count] = [n for n in doc["notes"] if "clean on every target" in n]
+    assert count.startswith(f"{len(doc['cache']['specializations']) - len(look)} specializations ")
+    assert all(s["entries"] for s in doc["cache"]["specializations"])
+
+
+@pytest.mark.slow
 def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_compiler):
     """A cache screened batch by batch (triton.library.SCREEN_BATCH), stopped by SIGTERM once
     Triton builds the batch after the ones ocloc audits at once (AUDITS_AT_ONCE: by then the first
