@@ -134,3 +134,82 @@ def log_spills(log: str) -> dict[str, int]:
 
 def log_overflows(log: str) -> dict[str, tuple[int, int]]:
     return {(m.group(1) or m.group(2)): (int(m.group(3)), int(m.group(4))) for m in PTSS_LINE.finditer(log)}
+
+
+LABEL = re.compile(r"^\s*([A-Za-z_][\w.$]*):\s*(//.*)?$")
+SIZE = re.compile(r"\b(hword|oword)\b[^/]*? x(\d+)")
+VISA_STATS = "-dumpVISAJsonStats"
+"""The vISA option that writes IGC's own statistics beside each dump (`<dump>.stats.json`)."""
+
+
+def final_dump(compiler, source: Path, target: str, *, options: str = "", spirv: bool = False, kernel: str | None = None,
+               stats: bool = False) -> tuple[str, list | None]:
+    """A kernel's final ISA from IGC's own dump (IGC_ShaderDumpEnable) of a plain ocloc build:
+    of its dumps (a retry writes a second), the one whose spill size is the zebin's; `kernel`:
+    which kernel's, where the module has several; with `stats`, also vISA's JSON statistics of
+    that same compile (IGC 2.x)."""
+    import json
+    import os
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "IGC_ShaderDumpEnable": "1", "IGC_DumpToCustomDir": tmp}
+        if stats:
+            env["IGC_VISAOptions"] = VISA_STATS
+        subprocess.run([compiler.path, "compile", "-file", str(source), "-device", target, "-out_dir", tmp,
+                        "-output", "k", *(["-spirv_input"] if spirv else []), *(["-options", options] if options else [])],
+                       check=True, capture_output=True, env=env, cwd=tmp, timeout=600)
+        paths = sorted(Path(tmp).rglob("*_entry_*.asm"))
+        dumps = [p.read_text(errors="replace") for p in paths]
+        found = [json.loads(p.with_suffix(".stats.json").read_text()) if stats else None for p in paths]
+    if kernel is not None:
+        mine = [i for i, d in enumerate(dumps) if re.search(rf'^(//)?\.kernel "?{re.escape(kernel)}"?\s*$', d, re.M)]
+        dumps, found = [dumps[i] for i in mine], [found[i] for i in mine]
+    spill = driver_figures(ocloc(compiler, source, target, options=options, spirv=spirv).binary, True)
+    want = spill[kernel]["spill"] if kernel is not None else next(iter(spill.values()))["spill"]
+    sizes = [int(m.group(1)) if (m := re.search(r"^//\.spill size (\d+)", d, re.M)) else 0 for d in dumps]
+    # IGC 1.0 rounds the spill space its zebin asks for up to a power of two.
+    matching = [i for i, s in enumerate(sizes) if s == want or (s and 1 << (s - 1).bit_length() == want)]
+    last = (matching or list(range(len(dumps))))[-1]
+    return dumps[last], found[last]
+
+
+def isa_traffic(asm: str) -> dict:
+    """Spill and fill messages of an ISA dump by their comments, and the bytes of those inside a
+    loop (a branch back to a label above it), sized from the message descriptors."""
+    rows = asm.splitlines()
+    labels: dict[str, int] = {}
+    loops = []
+    for i, row in enumerate(rows):
+        m = LABEL.match(row)
+        if m:
+            labels[m.group(1)] = i
+            continue
+        code = row.partition("//")[0]
+        if re.search(r"\b(while|goto|jmpi)\b", code):
+            loops += [(labels[t], i) for t in re.findall(r"\b([A-Za-z_][\w.$]*)\b", code) if t in labels]
+    spills = fills = in_loops = 0
+    for i, row in enumerate(rows):
+        comment = row.partition("//")[2]
+        kind = ("spill" if "scratch space spill" in comment or "spill to offset" in comment else
+                "fill" if "scratch space fill" in comment or "fill from offset" in comment else None)
+        if kind is None:
+            continue
+        spills += kind == "spill"
+        fills += kind == "fill"
+        size = SIZE.search(comment)
+        if size and any(a <= i <= b for a, b in loops):
+            in_loops += {"hword": 32, "oword": 16}[size.group(1)] * int(size.group(2))
+    return {"spills": spills, "fills": fills, "loop_bytes": in_loops}
+
+
+def check_triton_cost(report: dict, compiler, kernel: str) -> None:
+    """A measured Triton report's cost (zeinspect's JSON) is what IGC's dump of a plain build of
+    its own SPIR-V, with its own options, on its target says: the spill and fill messages, the
+    bytes inside loops, whether there are any."""
+    spirv = Path(report["extra"]["triton"]["artifacts"]["spirv"])
+    asm, _ = final_dump(compiler, spirv, report["target"], options=report["options"] or "", spirv=True, kernel=kernel)
+    truth = isa_traffic(asm)
+    cost = report["cost"]
+    assert (cost["messages"]["spill"], cost["messages"]["fill"]) == (truth["spills"], truth["fills"]), report["kernel"]
+    assert sum(b for d, b in cost["bytes_by_depth"].items() if d != "0") == truth["loop_bytes"], report["kernel"]
+    assert cost["in_loops"] == (truth["loop_bytes"] > 0), report["kernel"]

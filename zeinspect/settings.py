@@ -61,7 +61,7 @@ GROUPS = {
     "select": "which kernels to report: kernel, inspect, explain, occupancy and diff",
     "gate": "the gate's records: audit and ratchet update",
     "verdict": "how the gate judges: audit",
-    "measure": "the scratch traffic measure: kernel, inspect, explain, audit and ratchet update",
+    "measure": "the scratch traffic measure: kernel, inspect, explain, triton, audit and ratchet update",
     "triton": "how a Triton kernel is built: triton (zeinspect.triton registers these settings)",
     "profile": "a profile of the user's run joined with the reports: inspect, kernel, explain, triton, audit, diff",
 }

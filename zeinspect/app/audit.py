@@ -82,6 +82,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     ratchet = _ratchet(config)
     session = open_session(config, backend=backend)
     collection = Collection()
+    measure = _measures_cost(config, ratchet)
     if request.paths and (request.runtime or request.simulate):
         from ..inputs import collect
         from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig
@@ -94,7 +95,6 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
         collection.reports += got.reports
         collection.incidents += got.incidents
     elif request.paths:
-        measure = _measures_cost(config, ratchet)
         if config.shapes_file:
             from ..judge.shapes_file import load as load_shapes
             from ..probes.shaped import collect_in_chosen_shapes
@@ -115,7 +115,10 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
     for name, entries in request.sources.items():
         source = plugins.source(name)
         for entry in entries:
-            collection.extend(source.audit(entry, config, session, config.shapes_file, progress))
+            got = source.audit(entry, config, session, config.shapes_file, progress)
+            if measure and source.costs is not None:
+                source.costs(got, config, session)
+            collection.extend(got)
     compilers = collection.compilers
     if request.logs and not compilers:
         try:

@@ -31,6 +31,9 @@ class GateSource:
     """(label, record) -> the lines `zeinspect fix` prints for the decision."""
     schema: dict | None = None
     """The JSON Schema of its entries in the gate configuration (docs/schemas/gate-1.json)."""
+    costs: Callable[..., None] | None = None
+    """(collection, config, session) -> None: each scratch user's loop traffic set (`cost`),
+    when the audit measures it (`cost`, the loop rule, a ratchet entry's `loop=`)."""
 
 
 SOURCES: dict[str, GateSource] = {}

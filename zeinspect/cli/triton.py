@@ -56,7 +56,7 @@ def _triton_options(f: Callable) -> Callable:
 @cli.command()
 @click.argument("spec", metavar="FILE.py:KERNEL|FILE.py|DIR|-- CMD...", nargs=-1)
 @_triton_options
-@compile_options(groups=("triton", "profile"))
+@compile_options(groups=("triton", "measure", "profile"))
 def triton(spec: tuple, as_json: bool, compile: CompileOptions, **given: Any) -> None:
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it;
     with FILE.py or DIR, every kernel the modules launch.

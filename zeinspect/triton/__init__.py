@@ -68,6 +68,12 @@ def _probe(path: str, config: Any, progress: Any) -> Any:
     return module_reports(path, config, progress)
 
 
+def _costs(collection: Any, config: Any, session: Any) -> None:
+    from .cost import attach_costs
+
+    attach_costs(collection, config, session)
+
+
 def _describe_fix(label: str, record: dict) -> list[str]:
     """A Triton kernel's decision, as `zeinspect fix` prints it."""
     shape = record["shape"]
@@ -94,7 +100,7 @@ SCHEMA = {"type": "array", "description": "Triton kernels to build offline and a
 """The JSON Schema of a gate configuration's `triton:` entries (triton.gate reads them)."""
 
 plugins.register(plugins.GateSource(name="triton", parse=_parse, audit=_audit, fix=_fix,
-                                    describe_fix=_describe_fix, schema=SCHEMA))
+                                    describe_fix=_describe_fix, schema=SCHEMA, costs=_costs))
 SETTINGS.register(policy.SETTING)
 plugins.register_input(plugins.InputSource(name="triton", claims=_claims, probe=_probe,
                                            default_targets=TRITON_TARGETS))

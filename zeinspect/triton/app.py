@@ -94,11 +94,19 @@ def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, A
 
 def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
     """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
-    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with the
-    run's profile (--profile), its reports joined with it (`profiled`)."""
+    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with
+    `cost` (--cost), its scratch users' loop traffic (triton.cost); with the run's profile
+    (--profile), its reports joined with it (`profiled`)."""
     from ..app.profile import profiled
 
     got = _screened(req, progress)
+    if req.settings.cost and not req.list_only:
+        from ..app.session import open_session
+        from .cost import attach_costs
+
+        session = open_session(req.settings)
+        for collection in _collections(got):
+            attach_costs(collection, req.settings, session)
     got.profiled = profiled(req.settings, [r for c in _collections(got) for r in c.reports])
     return got
 

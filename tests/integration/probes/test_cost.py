@@ -2,14 +2,14 @@
 ISA dump: plain ocloc with IGC_ShaderDumpEnable, the final dump (the one whose spill size is the
 zebin's), its spill and fill messages by their comments, their sizes from the message
 descriptors' `hword`/`oword x N`, and its loops from branches back to a label above them, all
-read here without zeinspect's reader.  On both compiler generations.
+read by the test oracle (tests/oracle.py: final_dump, isa_traffic) without zeinspect's reader.
+On both compiler generations.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -18,60 +18,15 @@ import oracle
 import pytest
 from conftest import KERNELS
 
-LABEL = re.compile(r"^\s*([A-Za-z_][\w.$]*):\s*(//.*)?$")
-SIZE = re.compile(r"\b(hword|oword)\b[^/]*? x(\d+)")
-VISA_STATS = "-dumpVISAJsonStats"
-"""The vISA option that writes IGC's own statistics beside each dump (`<dump>.stats.json`)."""
+VISA_STATS = oracle.VISA_STATS
 
 
 def _final_dump(compiler, source: Path, target: str, *, stats: bool = False) -> tuple[str, list | None]:
-    """The kernel's final ISA: of IGC's dumps (a retry writes a second), the one whose spill size
-    is the zebin's; with `stats`, also vISA's JSON statistics of that same compile (IGC 2.x)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "IGC_ShaderDumpEnable": "1", "IGC_DumpToCustomDir": tmp}
-        if stats:
-            env["IGC_VISAOptions"] = VISA_STATS
-        # -g, as explain builds OpenCL C (for its lines); the report under test was built so too.
-        subprocess.run([compiler.path, "compile", "-file", str(source), "-device", target, "-out_dir", tmp,
-                        "-output", "k", "-options", "-g"], check=True, capture_output=True, env=env, cwd=tmp,
-                       timeout=600)
-        paths = sorted(Path(tmp).rglob("*_entry_*.asm"))
-        dumps = [p.read_text(errors="replace") for p in paths]
-        found = [json.loads(p.with_suffix(".stats.json").read_text()) if stats else None for p in paths]
-    spill = oracle.driver_figures(oracle.ocloc(compiler, source, target, options="-g").binary, True)
-    want = next(iter(spill.values()))["spill"]
-    sizes = [int(m.group(1)) if (m := re.search(r"^//\.spill size (\d+)", d, re.M)) else 0 for d in dumps]
-    # IGC 1.0 rounds the spill space its zebin asks for up to a power of two.
-    matching = [i for i, s in enumerate(sizes) if s == want or (s and 1 << (s - 1).bit_length() == want)]
-    last = (matching or list(range(len(dumps))))[-1]
-    return dumps[last], found[last]
+    # -g, as explain builds OpenCL C (for its lines); the report under test was built so too.
+    return oracle.final_dump(compiler, source, target, options="-g", stats=stats)
 
 
-def _independent(asm: str) -> dict:
-    rows = asm.splitlines()
-    labels: dict[str, int] = {}
-    loops = []
-    for i, row in enumerate(rows):
-        m = LABEL.match(row)
-        if m:
-            labels[m.group(1)] = i
-            continue
-        code = row.partition("//")[0]
-        if re.search(r"\b(while|goto|jmpi)\b", code):
-            loops += [(labels[t], i) for t in re.findall(r"\b([A-Za-z_][\w.$]*)\b", code) if t in labels]
-    spills = fills = in_loops = 0
-    for i, row in enumerate(rows):
-        comment = row.partition("//")[2]
-        kind = ("spill" if "scratch space spill" in comment or "spill to offset" in comment else
-                "fill" if "scratch space fill" in comment or "fill from offset" in comment else None)
-        if kind is None:
-            continue
-        spills += kind == "spill"
-        fills += kind == "fill"
-        size = SIZE.search(comment)
-        if size and any(a <= i <= b for a, b in loops):
-            in_loops += {"hword": 32, "oword": 16}[size.group(1)] * int(size.group(2))
-    return {"spills": spills, "fills": fills, "loop_bytes": in_loops}
+_independent = oracle.isa_traffic
 
 
 @pytest.mark.parametrize("kernel", ["sg32_accumulate.cl", "fma_tile.cl"])

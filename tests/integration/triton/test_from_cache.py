@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+import oracle
 import pytest
 from conftest import ROOT, realworld
 
@@ -182,7 +183,7 @@ def gpt2(tmp_path_factory, sid_compiler):
     tmp = tmp_path_factory.mktemp("gpt2")
     subprocess.run(["tar", "xJf", INDUCTOR, "-C", tmp], check=True)
     proc = _zeinspect(tmp / "zc", "--from-cache", tmp / "ind_gpt2", "-t", TARGETS, "--compiler", sid_compiler.id,
-                      "--profile", tmp / "trace_gpt2.json", "--json")
+                      "--profile", tmp / "trace_gpt2.json", "--cost", "--json")
     assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
     return tmp, proc, json.loads(proc.stdout)
 
@@ -306,6 +307,33 @@ def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2
     assert trace["deviceProperties"][0]["name"] in joined["proxy"]
     # the text view: the headline per target, from the same join (a re-run reads the build cache)
     proc = _zeinspect(tmp / "zc", "--from-cache", tmp / "ind_gpt2", "-t", TARGETS, "--compiler", sid_compiler.id,
-                      "--profile", tmp / "trace_gpt2.json")
+                      "--profile", tmp / "trace_gpt2.json", "--cost")
     for target in TARGETS.split(","):
         assert joined["headline"][target]["text"] in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_step_s_scratch_traffic_in_loops_is_measured_and_weighs_in_the_headline(gpt2, sid_compiler):
+    """With --cost every Triton scratch user of the step is measured from IGC's dump of its own
+    build (the oracle reads the same dump of a plain build: checked on one with traffic inside a
+    loop, where there is one, and one without), and each target's headline share "with scratch
+    traffic inside loops" is the trace time of the kernels with such a report there."""
+    tmp, _, doc = gpt2
+    users = [r for r in doc["reports"] if r["status"] == "ok" and (r["scratch_bytes"] or r["scratch_space_bytes"])]
+    assert users and all(r["cost"] is not None for r in users), [r["kernel"] for r in users if r["cost"] is None]
+    assert all(r["cost"] is None for r in doc["reports"] if r not in users)
+    looping = [r for r in users if r["cost"]["in_loops"]]
+    outside = [r for r in users if not r["cost"]["in_loops"]]
+    for r in looping[:1] + outside[:1]:
+        oracle.check_triton_cost(r, sid_compiler, r["extra"]["triton"]["metadata"]["name"])
+    trace = json.loads((tmp / "trace_gpt2.json").read_text())
+    times: dict[str, float] = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            times[e["name"]] = times.get(e["name"], 0.0) + e["dur"] / 1e6
+    for target in TARGETS.split(","):
+        in_loops = {r["kernel"].split("[", 1)[0] for r in looping if r["target"] == target}
+        want = sum(times.get(n, 0.0) for n in in_loops) / sum(times.values())
+        headline = doc["profile"]["headline"][target]
+        assert headline["share_in_loops"] == pytest.approx(want)
+        assert "with scratch traffic inside loops" in headline["text"]
