@@ -138,10 +138,16 @@ def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
     return config.cost or config.loop_bound is not None or any(e.loop is not None for e in ratchet.entries)
 
 
-def judge_collection(collection: Collection, config: Settings) -> AuditRun:
+def judge_collection(collection: Collection, config: Settings, *,
+                     costs: Callable[[Collection, Settings, Any], None] | None = None) -> AuditRun:
     """Reports collected some other way (the kernels a test suite launched, pytest
-    --zeinspect-triton), judged against the ratchet as an audit's are."""
-    return _judged(collection, collection.compilers, _ratchet(config), config)
+    --zeinspect-triton), judged against the ratchet as an audit's are; `costs` sets their
+    scratch users' loop traffic when the audit would measure it (`cost`, the loop rule, a
+    ratchet entry's `loop=`)."""
+    ratchet = _ratchet(config)
+    if costs is not None and _measures_cost(config, ratchet):
+        costs(collection, config, open_session(config))
+    return _judged(collection, collection.compilers, ratchet, config)
 
 
 def _judged(collection: Collection, compilers: list[Compiler], ratchet: ratchet_mod.Ratchet, config: Settings) -> AuditRun:

@@ -72,6 +72,7 @@ class TritonSuite:
         if self.worker or self.folder is None:
             return
         from ..app.audit import judge_collection
+        from .cost import attach_costs
         from .library import read_launches, screen_captured
 
         out = Path(os.environ[CAPTURE_ENV])
@@ -83,7 +84,7 @@ class TritonSuite:
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
         self.screen = screen_captured(got, self.settings)
-        self.run = judge_collection(self.screen.collection, self.settings)
+        self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands
         if not got.specializations:
