@@ -49,6 +49,28 @@ def test_a_bare_event_list_and_unitrace_s_device_events(tmp_path):
     assert profile.kernels["k"].seconds == pytest.approx(8e-6)
 
 
+def test_an_xpu_trace_as_torch_writes_it_counts_its_kernels_not_its_runtime_calls(tmp_path):
+    """torch 2.13's exporter (torch/profiler/_chrome_trace_export.py) writes each Kineto activity
+    as one line `{"ph":"X","cat":<type>,"name",...,"ts","dur"}`; on XPU a launch is an
+    `xpu_runtime` event on the host and the kernel a `kernel` event (Kineto's ActivityType.h has
+    no XPU kernel type of its own).  Only the kernels are GPU time."""
+    lines = ['{"deviceProperties":[{"id":0,"name":"Intel(R) Arc(TM) B580 Graphics"}],"traceEvents":[']
+    for n, (cat, name, dur) in enumerate([("cpu_op", "aten::add", "40.000"),
+                                          ("xpu_runtime", "urEnqueueKernelLaunch", "12.500"),
+                                          ("kernel", "triton_poi_fused_add_0", "3.250"),
+                                          ("xpu_runtime", "urEnqueueKernelLaunch", "11.000"),
+                                          ("kernel", "triton_poi_fused_add_0", "2.750")]):
+        lines.append(f'{{"ph":"X","cat":"{cat}","name":"{name}","pid":0,"tid":1,"ts":{100 + 50 * n}.000,'
+                     f'"dur":{dur},"args":{{"External id": {n}}}}},')
+    lines.append('{"name": "PyTorch Profiler", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 0}]}')
+    path = tmp_path / "xpu_trace.json"
+    path.write_text("\n".join(lines))
+    profile = read_profile(str(path))
+    assert profile.source == "pytorch" and not profile.foreign
+    assert list(profile.kernels) == ["triton_poi_fused_add_0"] and profile.kernels["triton_poi_fused_add_0"].launches == 2
+    assert profile.total == pytest.approx(6e-6)
+
+
 def test_an_intel_device_is_not_a_proxy(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"deviceProperties": [{"name": "Intel(R) Arc(TM) B580 Graphics"}],
