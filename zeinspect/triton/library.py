@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Protocol
 
-from ..model import Status
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .capture import CAPTURE_ENV, TARGET_ENV
@@ -628,6 +627,8 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
                     backend: Callable[..., Any] | None = None, screener: Screener | None = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart.  `screener`: one that screened some of them already."""
+    from ..app.outcome import failing
+
     screener = screener or Screener(config, backend=backend)
     out = LibraryScreen(got)
     out.collection.notes += got.problems
@@ -650,8 +651,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
         # Where a specialization came from is said for those that need a look (scratch, a failed
         # or unlaunchable build): a cache of 500 clean entries would otherwise print 500 notes.
         # The JSON keeps every one's entries or launch sites (`cache` / `capture`).
-        if not collection.reports or any(r.uses_scratch or r.status not in (Status.OK, Status.NOT_APPLICABLE)
-                                         for r in collection.reports):
+        if not collection.reports or failing(collection.reports) or any(r.uses_scratch for r in collection.reports):
             collection.notes = [f"{file}:{named}: {got.where(spec)}"]
         else:
             collection.notes, quiet = [], quiet + 1

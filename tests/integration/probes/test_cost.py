@@ -26,9 +26,6 @@ def _final_dump(compiler, source: Path, target: str, *, stats: bool = False) -> 
     return oracle.final_dump(compiler, source, target, options="-g", stats=stats)
 
 
-_independent = oracle.isa_traffic
-
-
 @pytest.mark.parametrize("kernel", ["sg32_accumulate.cl", "fma_tile.cl"])
 def test_the_cost_is_what_the_dump_says(cli, compiler, kernel):
     target = "dg2-g10"
@@ -36,7 +33,7 @@ def test_the_cost_is_what_the_dump_says(cli, compiler, kernel):
     res = cli("kernel", source, "-t", target, "--compiler", compiler.id, "--cost", "--json", "-q", "--options", "-g")
     [report] = json.loads(res.out)["reports"]
     cost = report["cost"]
-    truth = _independent(_final_dump(compiler, source, target)[0])
+    truth = oracle.isa_traffic(_final_dump(compiler, source, target)[0])
     assert (cost["messages"]["spill"], cost["messages"]["fill"]) == (truth["spills"], truth["fills"])
     assert truth["loop_bytes"] > 0 and cost["in_loops"]
     assert sum(b for d, b in cost["bytes_by_depth"].items() if d != "0") == truth["loop_bytes"]
@@ -62,7 +59,7 @@ def test_igcs_own_statistics_are_not_the_isas_count(compiler):
         return
     asm, stats = _final_dump(compiler, source, target, stats=True)
     [figures] = stats
-    truth = _independent(asm)
+    truth = oracle.isa_traffic(asm)
     want = next(iter(oracle.driver_figures(oracle.ocloc(compiler, source, target, options="-g").binary,
                                            True).values()))["spill"]
     assert figures["name"] == "fma_tile" and figures["GRFSpillSize"] == want > 0

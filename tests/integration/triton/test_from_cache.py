@@ -270,6 +270,15 @@ def test_cuda_s_libdevice_calls_are_read_as_intel_s(gpt2):
             assert not r["stack_calls"], (r["kernel"], r["target"])
 
 
+def _kernel_seconds(trace: dict) -> dict[str, float]:
+    """Each kernel's GPU seconds, summed straight from the trace's JSON (not zeinspect's reader)."""
+    times: dict[str, float] = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            times[e["name"]] = times.get(e["name"], 0.0) + e["dur"] / 1e6
+    return times
+
+
 @pytest.mark.slow
 def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2, sid_compiler):
     """The trace's kernel events, summed by name straight from its JSON: each Triton kernel
@@ -278,10 +287,7 @@ def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2
     shares add up to the trace's kernel time; the figures shown are the reports' own."""
     tmp, _, doc = gpt2
     trace = json.loads((tmp / "trace_gpt2.json").read_text())
-    times: dict[str, float] = {}
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") == "kernel":
-            times[e["name"]] = times.get(e["name"], 0.0) + e["dur"] / 1e6
+    times = _kernel_seconds(trace)
     joined = doc["profile"]
     rows = {k["name"]: k for k in joined["kernels"]}
     assert set(rows) == set(times)
@@ -327,10 +333,7 @@ def test_the_step_s_scratch_traffic_in_loops_is_measured_and_weighs_in_the_headl
     for r in looping[:1] + outside[:1]:
         oracle.check_triton_cost(r, sid_compiler, r["extra"]["triton"]["metadata"]["name"])
     trace = json.loads((tmp / "trace_gpt2.json").read_text())
-    times: dict[str, float] = {}
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") == "kernel":
-            times[e["name"]] = times.get(e["name"], 0.0) + e["dur"] / 1e6
+    times = _kernel_seconds(trace)
     for target in TARGETS.split(","):
         in_loops = {r["kernel"].split("[", 1)[0] for r in looping if r["target"] == target}
         want = sum(times.get(n, 0.0) for n in in_loops) / sum(times.values())
