@@ -78,7 +78,12 @@ def _row(name: str, version: str, code: int, doc: dict | None, err: str, seconds
                                                                           n.split("compute kernel: ", 1)[-1])})
     files = {(r.get("origin") or {}).get("file") or r["input"] for r in reports}
     incidents = doc.get("incidents", [])
-    return {"input": name, "version": version, "exit": code, "read": len(files),
+    total = (doc.get("coverage") or {}).get("total") or {}
+    ledger = {"declared": total.get("declared"), "reported": total.get("reported"),
+              "excluded": sum((total.get("excluded") or {}).values()),
+              "unread": (total.get("unread") or 0) + (total.get("unread_parts") or 0)} if total else \
+        {"declared": "-", "reported": "-", "excluded": "-", "unread": "-"}
+    return {"input": name, "version": version, "exit": code, **ledger, "read": len(files),
             "skipped": f"{counted}: {'; '.join(whys)[:200]}" if counted else "0",
             "kernels": len({(r["input"], r["kernel"]) for r in reports}), "incidents": len(incidents),
             "internal errors": sum(1 for i in incidents if "internal error" in i), "aborted": "no",
@@ -149,10 +154,12 @@ def main() -> int:
             rows += caches(args.target, env, Path(tmp))
     aborted = sum(1 for r in rows if str(r.get("aborted", "")).startswith("yes"))
     internal = sum(r.get("internal errors", 0) for r in rows)
+    unread = sum(r["unread"] for r in rows if isinstance(r.get("unread"), int))
     record.write("first_contact", f"First contact: packages and caches read as a new user would, on {args.target}",
-                 rows, note=f"{len(rows)} inputs: {aborted} whole-input aborts, {internal} internal errors "
-                            "(goal: 0 and 0). `skipped`: members named in a note as holding no compute kernel, and "
-                            "why.")
+                 rows, note=f"{len(rows)} inputs: {aborted} whole-input aborts, {internal} internal errors, {unread} "
+                            "declared kernels unread (goal: 0, 0 and 0; declared = reported + excluded on every "
+                            "input: the ledger, docs/how-it-works.md#the-ledger). `skipped`: members named in a note "
+                            "as holding no compute kernel, and why.")
     return 0
 
 

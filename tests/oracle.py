@@ -213,3 +213,33 @@ def check_triton_cost(report: dict, compiler, kernel: str) -> None:
     assert (cost["messages"]["spill"], cost["messages"]["fill"]) == (truth["spills"], truth["fills"]), report["kernel"]
     assert sum(b for d, b in cost["bytes_by_depth"].items() if d != "0") == truth["loop_bytes"], report["kernel"]
     assert cost["in_loops"] == (truth["loop_bytes"] > 0), report["kernel"]
+
+
+def entry_points(spirv: bytes) -> list[str]:
+    """A SPIR-V module's kernels, as spirv-dis (SPIRV-Tools) prints its OpEntryPoint Kernel lines."""
+    with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+        fh.write(spirv)
+        fh.flush()
+        text = subprocess.run(["spirv-dis", fh.name], capture_output=True, text=True, check=True).stdout
+    return re.findall(r'OpEntryPoint Kernel %\S+ "([^"]+)"', text)
+
+
+def zstd_frames(section: bytes) -> list[bytes]:
+    """The zstd frames laid end to end in a bundle section (with zero padding between them),
+    each decompressed: the zstd library's own frame ends, nothing of zeinspect's."""
+    import zstandard
+
+    out, rest = [], section.lstrip(b"\0")
+    while rest:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        out.append(obj.decompress(rest))
+        assert obj.eof, "a truncated frame"
+        rest = obj.unused_data.lstrip(b"\0")
+    return out
+
+
+def compressed_spirv_kernels(library: Path, section: str = "__CLANG_OFFLOAD_BUNDLE__sycl-spir64") -> set[str]:
+    """Every kernel the compressed SPIR-V images of a SYCL library's bundle section declare, read
+    with binutils, the zstd library and SPIRV-Tools: the second reading a ledger is checked with."""
+    return {name for image in zstd_frames(section_bytes(Path(library).read_bytes(), section))
+            for name in entry_points(image)}

@@ -157,20 +157,29 @@ def spirv_of(compiler, source: Path, tmp: Path, device: str = "bmg-g21") -> byte
     return next(out.glob("*.spv")).read_bytes()
 
 
-def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl") -> Path:
+def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl", compress: bool = False) -> Path:
     """A shared object laid out as the SYCL toolchain lays out an old-model library: SPIR-V
     images in a bundle section, a .tgtimg record each, and the runtime's device-binary
     descriptor of each image (version 3, 80 bytes: kind 4, target spec, compile and link
     options, binary start/end, offload entries, property sets) in .data.rel.ro, linked by
     the system compiler so every pointer is an R_X86_64_RELATIVE relocation.
 
+    With `compress`, as clang-offload-wrapper's --offload-compress writes them
+    (ClangOffloadWrapper.cpp createBinDesc, docs/how-it-works.md#compressed-images): each
+    image one zstd frame with its content size, the descriptor's BinaryStart..BinaryEnd around
+    the compressed bytes, its Format 4 (compressed_none), and its .tgtimg record giving the
+    image's size *before* compression.
+
     Each image is a dict: data (bytes), entries (kernel names), compile_options,
-    link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`)."""
+    link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`); `stored`: the
+    bytes to store in its place (a damaged frame), its record still giving len(data)."""
     lines = ['.section .rodata', 'spec: .asciz "spir64"', 'set_req: .asciz "SYCL/device requirements"',
              'set_misc: .asciz "SYCL/misc properties"', 'p_aspects: .asciz "aspects"', 'p_opt: .asciz "optLevel"']
     for i, img in enumerate(images):
         path = tmp / f"{name}-{i}.spv"
-        path.write_bytes(img["data"])
+        stored = img.get("stored") or (zstandard.ZstdCompressor(level=10).compress(img["data"]) if compress
+                                       else img["data"])
+        path.write_bytes(stored)
         copts = img.get("compile_options", "").replace('"', '\\"')
         lopts = img.get("link_options", "").replace('"', '\\"')
         lines += [f'copts{i}: .asciz "{copts}"', f'lopts{i}: .asciz "{lopts}"']
@@ -181,7 +190,8 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl") -> Path:
     lines += ['.section .data.rel.ro,"aw"', ".p2align 4"]
     for i, img in enumerate(images):
         aspects = img.get("aspects", [])
-        lines += [f"desc{i}:", ".short 3", ".byte 4", ".byte 2", ".long 0", ".quad spec", f".quad copts{i}",
+        lines += [f"desc{i}:", ".short 3", ".byte 4", f".byte {4 if compress else 2}", ".long 0", ".quad spec",
+                  f".quad copts{i}",
                   f".quad lopts{i}", f".quad img{i}", f".quad img{i}_end", f".quad ent{i}", f".quad ent{i}_end",
                   f".quad sets{i}", f".quad sets{i}_end"]
         lines += [f"ent{i}:"] + [x for j in range(len(img["entries"]))
@@ -192,8 +202,8 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl") -> Path:
                   f"req{i}_end:", f"misc{i}:", ".quad p_opt", ".quad 0", ".long 1", ".long 0", ".quad 2",
                   f"misc{i}_end:", f"aval{i}:", f".quad {32 * len(aspects)}"] + [f".long {a}" for a in aspects]
     lines += ['.section .tgtimg,"aw"', ".p2align 3"]
-    for i in range(len(images)):
-        lines += [f".quad img{i}", f".quad img{i}_end - img{i}"]
+    for i, img in enumerate(images):
+        lines += [f".quad img{i}", f".quad {len(img['data'])}" if compress else f".quad img{i}_end - img{i}"]
     lines += ['.section .note.GNU-stack,"",@progbits']
     asm = tmp / f"{name}.s"
     asm.write_text("\n".join(lines) + "\n")

@@ -22,8 +22,8 @@ from typing import Any
 from . import envvars
 from .fileio import atomic_write
 
-CACHE_FORMAT = 5  # bumped when cached figures or keys change shape (4: work-group, threads per EU, code size;
-#                  5: the compiler's environment in every compile's key)
+CACHE_FORMAT = 6  # bumped when cached figures or keys change shape (4: work-group, threads per EU, code size;
+#                  5: the compiler's environment in every compile's key; 6: each kernel's calls)
 _MAGIC = b"ZEICACHE"
 _warned = threading.Event()
 

@@ -291,6 +291,9 @@ class KernelFigures:
     code_bytes: int | None = None
     """The size of the kernel's code (its `.text.<kernel>` section): what `diff` compares as
     the instruction count's stand-in (16 bytes an instruction, 8 compacted)."""
+    calls: tuple[str, ...] = ()
+    """Functions outside the kernel its code calls, as the zebin's symbol table names them
+    (inputs.zebin: the targets of its relocations): with stack calls, their callees."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +351,8 @@ class KernelReport:
     stack_calls: bool = False
     """It makes calls IGC did not inline (.ze_info has_stack_calls): IGC reserves a call stack in
     scratch, which the driver's spill figure includes."""
+    callees: tuple[str, ...] = ()
+    """The functions it calls outside its own code, as the zebin names them (KernelFigures.calls)."""
     cost: dict | None = field(default=None, compare=False, hash=False)
     """What its scratch traffic costs (inputs.isa.ScratchCost's JSON), where measured (--cost)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
@@ -492,6 +497,7 @@ class KernelReport:
             "eu_thread_count": self.eu_thread_count,
             "code_bytes": self.code_bytes,
             "stack_calls": self.stack_calls,
+            "callees": list(self.callees),
             "cause": self.cause,
             "cost": self.cost,
             "environment": dict(self.environment),

@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..fileio import atomic_write
 from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
+from ..judge.coverage import Coverage
 from ..judge.profile import ProfileJoin
 from ..judge.update import UpdatePlan, update
 from ..model import Compiler
@@ -26,6 +27,7 @@ from ..probes.logs import read_log, reports_from_log
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from . import plugins
+from .coverage import ledger_of
 from .gate import gate_entries, load_gate, settings
 from .outcome import Outcome
 from .profile import apply_time_share, profiled
@@ -68,10 +70,18 @@ class AuditRun:
     """The run's `strict` setting: IMPROVED and STALE fail too."""
     profiled: ProfileJoin | None = None
     """The reports joined with the run's profile (`profile`)."""
+    coverage: Coverage | None = None
+    """The ledger: every kernel the inputs declare, reported, excluded (the ratchet's
+    `unreadable` lines among the reasons) or unread."""
+
+    @property
+    def incidents(self) -> list[str]:
+        """The collection's incidents and every part left unread (judge.coverage)."""
+        return self.collection.incidents + (self.coverage.incidents() if self.coverage is not None else [])
 
     @property
     def outcome(self) -> Outcome:
-        return Outcome.of(len(self.result.failures(self.strict)), self.collection.incidents)
+        return Outcome.of(len(self.result.failures(self.strict)), self.incidents)
 
 
 def run(request: AuditRequest, *, progress: Progress | None = None,
@@ -155,7 +165,8 @@ def _judged(collection: Collection, compilers: list[Compiler], ratchet: ratchet_
     result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
     joined = profiled(config, collection.reports)
     apply_time_share(result, joined, config)
-    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined)
+    return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined,
+                    coverage=ledger_of(collection, config, accepts=ratchet.accepts))
 
 
 def _ratchet(config: Settings) -> ratchet_mod.Ratchet:

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import UsageError
 from ..inputs import Reading, collect, read_input
 from ..judge.audit import AuditResult, audit
+from ..judge.coverage import Coverage
 from ..judge.profile import ProfileJoin
 from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport
@@ -29,6 +30,7 @@ from ..probes.explain import ExplainResult, users_costs
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..settings import Settings
+from .coverage import ledger_of
 from .outcome import Outcome, of_reports
 from .profile import profiled
 from .session import open_session
@@ -41,11 +43,14 @@ class InspectResult:
     seconds: float = 0.0
     profiled: ProfileJoin | None = None
     """The reports joined with the run's profile (--profile)."""
+    coverage: Coverage | None = None
+    """The ledger: every kernel the inputs declare, reported, excluded or unread."""
 
     @property
     def outcome(self) -> Outcome:
         incidents = self.collection.incidents + (self.explained.incidents if self.explained else [])
-        return of_reports(self.collection.reports, incidents)
+        unread = self.coverage.incidents() if self.coverage is not None else []
+        return of_reports(self.collection.reports, incidents + unread)
 
     def judged(self) -> AuditResult:
         """The reports against an empty ratchet (what the HTML report draws)."""
@@ -61,7 +66,8 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     if config.cost:
         attach_costs(got, paths, config, session)
     explained = explain_paths(paths, config, backend=backend).explained if explain else None
-    return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports))
+    return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports),
+                         ledger_of(got, config))
 
 
 def attach_costs(got: Collection, paths: list[str], config: Settings, session: Any, *,

@@ -166,7 +166,10 @@ def _member(image: str, found: ModuleSearch, search: object) -> Member:
         if cause == "private_arrays":
             member.private_arrays = private_arrays(found.spirv, search.kernel)
         elif cause == "stack_calls":
-            member.callees = kept_calls(found.spirv, search.kernel)
+            # The module's own word first (DontInline, recursion, a pointer, an import); else what
+            # IGC kept as calls, as the zebin's symbol table names them (KernelReport.callees).
+            member.callees = kept_calls(found.spirv, search.kernel) or sorted(
+                {c for r in as_written.values() for c in r.callees})
     return member
 
 

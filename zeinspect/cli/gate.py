@@ -73,9 +73,10 @@ def ratchet_update(compile: CompileOptions, config: str | None, allow_grow: bool
     from ..app.audit import update_ratchet
 
     _, got = _run_audit(compile, config, **given)
-    if got.collection.incidents:
-        show_incidents(got.collection.incidents)
-        fatal("not updating the ratchet: some compiles crashed or hung", EXIT_TOOLCHAIN)
+    if got.incidents:
+        show_incidents(got.incidents)
+        fatal("not updating the ratchet: some compiles crashed or hung, or declared kernels were not read",
+              EXIT_TOOLCHAIN)
     done = update_ratchet(got, allow_grow=allow_grow)
     for line in done.plan.changes + done.plan.grew + done.plan.kept:
         click.echo(line)

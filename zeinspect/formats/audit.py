@@ -26,15 +26,27 @@ def grouped_findings(result: AuditResult, *, strict: bool) -> list[str]:
     return grouped(failing) if len({r.identity for r in failing}) > GROUPED_FROM else []
 
 
-def text(result: AuditResult, *, strict: bool, verbose: bool = False) -> str:
-    """The summary first, then the findings; passing pairs only with `verbose`."""
-    lines = [result.summary, counts(result), *grouped_findings(result, strict=strict)]
+def verdict_line(result: AuditResult, *, strict: bool, unread: int = 0) -> str:
+    """`gate passed`, or why it failed: findings, and kernels the inputs declare that were not
+    read (judge.coverage: an unread kernel fails the gate whatever the ratchet's scratch lines say)."""
+    why = []
+    if not result.passed(strict):
+        why.append(f"{len(result.failures(strict))} findings")
+    if unread:
+        why.append(f"{unread} declared {'kernel' if unread == 1 else 'kernels'} unread")
+    return f"gate failed ({', '.join(why)})" if why else "gate passed"
+
+
+def text(result: AuditResult, *, strict: bool, verbose: bool = False, ledger: str | None = None,
+         unread: int = 0) -> str:
+    """The summary (and the ledger's line) first, then the findings; passing pairs only with `verbose`."""
+    lines = [result.summary, *([ledger] if ledger else []), counts(result), *grouped_findings(result, strict=strict)]
     for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE] if verbose else []):
         for j in result.judgements:
             if j.verdict is verdict:
                 tag = "FAIL" if j.fails(strict) else "NOTE" if verdict in (Verdict.IMPROVED, Verdict.STALE) else "ok"
                 lines.append(f"{tag}: {verdict.label}: {safe(j.message)}")
-    lines.append("gate passed" if result.passed(strict) else f"gate failed ({len(result.failures(strict))} findings)")
+    lines.append(verdict_line(result, strict=strict, unread=unread))
     return "\n".join(lines) + "\n"
 
 
@@ -66,14 +78,14 @@ MARKDOWN_LIMIT = 65_000
 """The most characters a markdown report holds (a GitHub comment's limit is 65,536)."""
 
 
-def markdown(result: AuditResult, *, strict: bool) -> str:
-    """The gate as a pull-request comment or a CI job summary: the verdict and the summary, then
-    the findings in a table (kernel, target, verdict, scratch, the finding), names as code."""
+def markdown(result: AuditResult, *, strict: bool, ledger: str | None = None, unread: int = 0) -> str:
+    """The gate as a pull-request comment or a CI job summary: the verdict and the summary (with
+    the ledger's line), then the findings in a table (kernel, target, verdict, scratch, the
+    finding), names as code."""
     from .. import names
 
-    passed = result.passed(strict)
-    head = [f"**zeinspect audit**: {'gate passed' if passed else f'gate failed ({len(result.failures(strict))} findings)'}",
-            "", md_text(result.summary), "", md_text(counts(result)), ""]
+    head = [f"**zeinspect audit**: {verdict_line(result, strict=strict, unread=unread)}",
+            "", md_text(result.summary), "", *([md_text(ledger), ""] if ledger else []), md_text(counts(result)), ""]
     shown = [j for verdict in _ORDER for j in result.judgements if j.verdict is verdict]
     if not shown:
         return "\n".join(head).rstrip() + "\n"
@@ -100,23 +112,25 @@ def verdict_json(j: Judgement, strict: bool) -> dict:
 
 
 def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
-                    notes: Iterable[str] = (), incidents: Iterable[str] = (), extra: dict | None = None
-                    ) -> Iterator[str]:
-    """`document`, streamed one verdict at a time; `extra`: keys added to it (the profile)."""
+                    notes: Iterable[str] = (), incidents: Iterable[str] = (), extra: dict | None = None,
+                    whole: bool = True) -> Iterator[str]:
+    """`document`, streamed one verdict at a time; `extra`: keys added to it (the profile, the
+    ledger); `whole`: every declared kernel was read (else the gate did not pass)."""
     from .json import streamed
 
-    head = document(result, compilers, strict=strict, stats=stats, notes=notes, incidents=incidents, verdicts=False)
+    head = document(result, compilers, strict=strict, stats=stats, notes=notes, incidents=incidents, verdicts=False,
+                    whole=whole)
     head.update(extra or {})
     return streamed(head, "verdicts", (verdict_json(j, strict) for j in result.judgements))
 
 
 def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
              notes: Iterable[str] = (), incidents: Iterable[str] = (),
-             verdicts: bool = True) -> dict:
+             verdicts: bool = True, whole: bool = True) -> dict:
     doc = {
         "schema": "zeinspect.audit/1",
         "report_schema": SCHEMA,
-        "passed": result.passed(strict),
+        "passed": result.passed(strict) and whole,
         "strict": strict,
         "ratchet": result.ratchet_path,
         "summary": {"kernels": result.kernels, "targets": result.targets, "scratch_kernels": result.scratch_kernels,

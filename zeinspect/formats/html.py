@@ -110,8 +110,13 @@ def _family_rank(ip: str | None) -> tuple[int, ...]:
 
 
 def page(result: AuditResult, compilers: list[Compiler], *, strict: bool, seconds: float | None = None,
-         title: str = "zeinspect audit") -> str:
-    data = json.dumps(_data(result, compilers, strict=strict, seconds=seconds), separators=(",", ":"))
+         title: str = "zeinspect audit", ledger: str | None = None, whole: bool = True) -> str:
+    """The page; `ledger`: the ledger's summary line (formats.coverage), shown under the summary;
+    `whole`: every declared kernel was read (else the gate did not pass)."""
+    found = _data(result, compilers, strict=strict, seconds=seconds)
+    found["summary"]["ledger"] = ledger or ""
+    found["summary"]["passed"] = found["summary"]["passed"] and whole
+    data = json.dumps(found, separators=(",", ":"))
     # JSON inside <script>: only "</" could end the element early.
     data = data.replace("</", "<\\/")
     return _TEMPLATE.replace("@TITLE@", html.escape(title)).replace("@DATA@", data)
@@ -184,7 +189,9 @@ document.getElementById("summary").innerHTML =
        ? [["built under", Object.entries(S.environment).map(e => e[0] + "=" + e[1]).join(", ")]] : []),
    ["time taken", S.seconds == null ? "not recorded" : S.seconds.toFixed(1) + " s"]]
   .map(r => "<tr><td>" + esc(r[0]) + "</td><td>" + esc(r[1]) + "</td></tr>").join("") + "</table><p>" +
-  esc(S.line) + "</p>" + (S.grouped.length ? "<pre class=grouped>" + S.grouped.map(esc).join("\n") + "</pre>" : "");
+  esc(S.line) + "</p>" + (S.ledger ? '<p id="ledger" class="' + (S.ledger.indexOf("UNREAD") < 0 ? "" : "fail") +
+  '">' + esc(S.ledger) + "</p>" : "") +
+  (S.grouped.length ? "<pre class=grouped>" + S.grouped.map(esc).join("\n") + "</pre>" : "");
 document.getElementById("legend").innerHTML = [["#eef7ee","none"],[colour("N",64),"64 B"],[colour("N",4096),"4 KiB"],
   [colour("N",65536),"64 KiB"],[colour("N",CAP),"256 KiB"]].map(x => '<span style="background:' + x[0] + '">' +
   x[1] + "</span>").join("") + '<span class=O style="color:#fff">over the cap</span><span class=F style="color:#fff">' +

@@ -84,9 +84,13 @@ def grouped(reports: list[KernelReport], families: int = 10) -> list[str]:
     if stack:
         low, high = min(r.spill_bytes or 0 for r in stack), max(r.spill_bytes or 0 for r in stack)
         reserved = _kib(low) if low == high else f"{_kib(low)} to {_kib(high)}"
+        callees = sorted({c for r in stack for c in r.callees})
+        named = (f"the callees, as each zebin's symbol table names them: "
+                 f"{', '.join(safe(names.readable(c)) for c in callees[:5])}"
+                 + (f" and {len(callees) - 5} more" if len(callees) > 5 else "")) if callees else \
+            "IGC's log names the kernels, not the callees"
         out.append(f"  stack calls: {len(by_cause['stack_calls'])} kernels make calls IGC did not inline; each "
-                   f"reserves {reserved} of scratch for the call stack (in its spill figure); IGC's log names the "
-                   "kernels, not the callees: `zeinspect explain` shows the calls")
+                   f"reserves {reserved} of scratch for the call stack (in its spill figure); {named}")
     members: dict[str, set] = {}
     users: dict[str, dict] = {}
     for r in reports:
@@ -108,13 +112,15 @@ def grouped(reports: list[KernelReport], families: int = 10) -> list[str]:
     return out
 
 
-def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True) -> str:
+def table(reports: list[KernelReport], *, title: str | None = None, verbose: bool = True,
+          ledger: str | None = None) -> str:
     """Kernels as rows, targets as columns, scratch bytes per hardware thread in the cells.
 
-    Leads with a summary; without `verbose` only kernels with a finding on some target are
-    rows (a library of thousands of clean kernels reads as its findings)."""
+    Leads with a summary (and the ledger's line under it, when given); without `verbose` only
+    kernels with a finding on some target are rows (a library of thousands of clean kernels
+    reads as its findings)."""
     if not reports:
-        return "no kernels\n"
+        return "no kernels\n" + (f"{ledger}\n" if ledger else "")
     targets: list[str] = []
     rows: dict[tuple[str, str], dict[str, KernelReport]] = {}
     for r in reports:
@@ -139,6 +145,8 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
     if title:
         lines.append(title)
     lines.append(summary(reports))
+    if ledger:
+        lines.append(ledger)
     if len(rows) > GROUPED_FROM:
         lines += grouped(reports)
     if rows:

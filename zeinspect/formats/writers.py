@@ -37,10 +37,16 @@ def _notes(notes: list[str]) -> Iterator[str]:
 
 # -- kernel, inspect --------------------------------------------------------------------------
 
+def _ledger(result: Any) -> str | None:
+    from .coverage import line
+
+    return line(getattr(result, "coverage", None))
+
+
 def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
     from .text import table
 
-    yield table(result.collection.reports, verbose=opts.verbose)
+    yield table(result.collection.reports, verbose=opts.verbose, ledger=_ledger(result))
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
     yield from _profile_section(result)
@@ -50,6 +56,9 @@ def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
     from .text import cards
 
     yield cards(result.collection.reports)
+    ledger = _ledger(result)
+    if ledger:
+        yield ledger + "\n"
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
     yield from _profile_section(result)
@@ -91,17 +100,19 @@ def _inspect_json(result: Any, opts: Options) -> Iterator[str]:
     from .json import report_pieces
 
     got = result.collection
+    coverage = getattr(result, "coverage", None)
     extra = {**({"explain": explain.document(result.explained)} if result.explained else {}),
-             **_profile_extra(result)} or None
-    yield from report_pieces(got.reports, got.compilers, stats=opts.stats, notes=got.notes, incidents=got.incidents,
-                             extra=extra)
+             **_profile_extra(result), **_coverage_extra(result)} or None
+    unread = coverage.incidents() if coverage is not None else []
+    yield from report_pieces(got.reports, got.compilers, stats=opts.stats, notes=got.notes,
+                             incidents=got.incidents + unread, extra=extra)
 
 
 def _inspect_html(result: Any, opts: Options) -> Iterator[str]:
     from .html import page
 
-    yield _with_profile_html(page(result.judged(), result.collection.compilers, strict=False, seconds=opts.seconds),
-                             result)
+    yield _with_profile_html(page(result.judged(), result.collection.compilers, strict=False, seconds=opts.seconds,
+                                  ledger=_ledger(result), whole=not _unread(result)), result)
 
 
 INSPECT: dict[str, Writer] = {"table": _inspect_table, "cards": _inspect_cards, "json": _inspect_json,
@@ -110,10 +121,23 @@ INSPECT: dict[str, Writer] = {"table": _inspect_table, "cards": _inspect_cards, 
 
 # -- audit ------------------------------------------------------------------------------------
 
+def _unread(run: Any) -> int:
+    coverage = getattr(run, "coverage", None)
+    if coverage is None:
+        return 0
+    totals = coverage.totals()
+    return totals["unread"] + totals["unread_parts"]
+
+
+def _coverage_extra(run: Any) -> dict:
+    coverage = getattr(run, "coverage", None)
+    return {"coverage": coverage.to_json()} if coverage is not None else {}
+
+
 def _audit_text(run: Any, opts: Options) -> Iterator[str]:
     from .audit import text
 
-    yield text(run.result, strict=opts.strict, verbose=opts.verbose)
+    yield text(run.result, strict=opts.strict, verbose=opts.verbose, ledger=_ledger(run), unread=_unread(run))
     yield from _notes(run.collection.notes)
     yield from _profile_section(run)
 
@@ -123,7 +147,8 @@ def _audit_json(run: Any, opts: Options) -> Iterator[str]:
 
     got = run.collection
     yield from document_pieces(run.result, got.compilers, strict=opts.strict, stats=opts.stats, notes=got.notes,
-                               incidents=got.incidents, extra=_profile_extra(run))
+                               incidents=run.incidents, extra={**_profile_extra(run), **_coverage_extra(run)},
+                               whole=not _unread(run))
 
 
 def _audit_github(run: Any, opts: Options) -> Iterator[str]:
@@ -147,14 +172,14 @@ def _audit_junit(run: Any, opts: Options) -> Iterator[str]:
 def _audit_html(run: Any, opts: Options) -> Iterator[str]:
     from .html import page
 
-    yield _with_profile_html(page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds),
-                             run)
+    yield _with_profile_html(page(run.result, run.collection.compilers, strict=opts.strict, seconds=opts.seconds,
+                                  ledger=_ledger(run), whole=not _unread(run)), run)
 
 
 def _audit_markdown(run: Any, opts: Options) -> Iterator[str]:
     from .audit import markdown
 
-    yield markdown(run.result, strict=opts.strict)
+    yield markdown(run.result, strict=opts.strict, ledger=_ledger(run), unread=_unread(run))
 
 
 AUDIT: dict[str, Writer] = {"text": _audit_text, "json": _audit_json, "github": _audit_github,

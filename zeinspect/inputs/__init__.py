@@ -23,15 +23,16 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..errors import InputError, debugging, internal_incident
+from ..ledger import Exclusion, Part, input_of
 from ..model import InputId
 from . import packages, sycl_cache
 from .fatbin import is_fatbin
 from .files import Buffer, read_or_map
 from .kinds import SOURCE_SUFFIXES, InputKind
-from .offload import carries_device_images, is_host_archive, is_host_elf
+from .offload import BUNDLE_PREFIX, carries_device_images, is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
 from .sycl_image import ImageInfo
@@ -382,8 +383,10 @@ def expand_host(inp: Input) -> tuple[list[Input], list[str], dict]:
 
 
 def host_info() -> dict:
-    """What `iter_host_images` finds out about a host file beside its images."""
-    return {"ips": set(), "spirv": False, "images": 0}
+    """What `iter_host_images` finds out about a host file beside its images: the IP versions
+    native images cover, whether a SPIR-V image exists, how many images, and what each image
+    declares (ledger.Part)."""
+    return {"ips": set(), "spirv": False, "images": 0, "parts": []}
 
 
 def iter_host_images(inp: Input, notes: list[str], info: dict) -> Iterator[Input]:
@@ -403,10 +406,9 @@ def iter_host_images(inp: Input, notes: list[str], info: dict) -> Iterator[Input
 
 def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> Iterator[Input]:
     from ..errors import FormatError
-    from .fatbin import read_members
-    from .zebin import read_zebin
 
     ips: set[str] = info["ips"]
+    parts: list[Part] = info["parts"]
     empty = 0
     try:
         for img in images:
@@ -414,34 +416,44 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
             origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None,
                              inp.origin.package if inp.origin is not None else None)
             where = origin.label
+            entries = img.info.kernels if img.info is not None else None
+            by = "SYCL offload entries" if entries is not None else ""
+            device = _other_device(img)
+            if device is not None:
+                parts.append(Part(input_of(origin), where, entries, by or "nothing (an image for another device)",
+                                  excluded=Exclusion.OTHER_DEVICE, detail=device))
+                notes.append(f"{where}: an image for {device}, not an Intel GPU: not audited")
+                continue
             if img.skipped:
+                parts.append(Part(input_of(origin), where, entries, by or "nothing (no descriptor)", unread=img.skipped))
                 notes.append(f"{where}: skipped: {img.skipped}")
                 continue
             if img.kind in (InputKind.ZEBIN, InputKind.PATCHTOKENS, InputKind.FATBIN):
-                try:
-                    if img.kind == InputKind.ZEBIN:
-                        ip = read_zebin(img.data, where).ip
-                        if ip:
-                            ips.add(ip)
-                    elif img.kind == InputKind.FATBIN:
-                        ips.update(m.ip for m in read_members(img.data, where) if m.ip)
-                except FormatError:
-                    pass
+                found_ips, kernels = _native_contents(img, where, want_kernels=entries is None)
+                ips.update(found_ips)
+                parts.append(Part(input_of(origin), where, entries if entries is not None else kernels,
+                                  by or NATIVE_DECLARED[img.kind], ips=tuple(sorted(found_ips))))
                 yield Input(path=where, kind=img.kind, data=img.data, image=img.info, origin=origin,
                             within=inp.within or inp.path)
             elif img.kind == InputKind.SPIRV:
-                if not _has_entry_points(img.data, where):
+                points = _entry_points(img.data, where)
+                if points == () and not entries:
                     # What a SYCL compiler emits for a translation unit without kernels: not a
                     # kernel, and nothing for the runtime to build.
                     empty += 1
+                    parts.append(Part(input_of(origin), where, (), by or "SPIR-V entry points"))
                     continue
                 info["spirv"] = True
+                parts.append(Part(input_of(origin), where, entries if entries is not None else points,
+                                  by or ("SPIR-V entry points" if points is not None else "nothing (the module does "
+                                         "not read)"), compiled=True))
                 yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin,
                             within=inp.within or inp.path)
-            elif img.kind == InputKind.BITCODE:
-                notes.append(f"{where}: LLVM bitcode image (recognised, not audited)")
             else:
-                notes.append(f"{where}: {img.kind} image (not a device binary zeinspect audits)")
+                why = ("an LLVM bitcode image: zeinspect does not compile LLVM IR" if img.kind == InputKind.BITCODE
+                       else f"a {img.kind} image: not a device binary zeinspect reads")
+                parts.append(Part(input_of(origin), where, entries, by or "nothing (no descriptor)", unread=why))
+                notes.append(f"{where}: {why}")
     except FormatError as exc:  # a static archive read member by member: damaged further on
         raise InputError(str(exc).removeprefix(f"{inp.path} ").removeprefix(f"{inp.path}: "), path=inp.path) from None
     if empty:
@@ -451,11 +463,81 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
         notes.append(f"{inp.path}: no device images found")
 
 
-def _has_entry_points(data: bytes, where: str) -> bool:
+def declared(inp: Input) -> Part | None:
+    """What an input that is not a host file declares: a SPIR-V module its entry points (or, a
+    SYCL cache entry's, its image's entries), a native binary its kernels.  An OpenCL C source
+    has no table: its front end's SPIR-V declares its kernels once it is made (probes.aot),
+    so None here."""
+    origin = inp.identity
+    entries = inp.image.kernels if inp.image is not None and inp.image.kernels else None
+    if inp.kind == InputKind.SPIRV:
+        points = _entry_points(inp.data, inp.path)
+        return Part(input_of(origin), inp.path, entries or points,
+                    "SYCL offload entries" if entries else "SPIR-V entry points" if points is not None
+                    else "nothing (the module does not read)", compiled=True)
+    if inp.kind == InputKind.OPENCL:
+        return None
+    if inp.kind in NATIVE_DECLARED:
+        found_ips, kernels = _native_contents(inp, inp.path, want_kernels=True)
+        return Part(input_of(origin), inp.path, kernels, NATIVE_DECLARED[inp.kind] if kernels is not None
+                    else "nothing (the binary does not read)", ips=tuple(sorted(found_ips)))
+    return Part(input_of(origin), inp.path, None, f"not declared (a {inp.kind} input)")
+
+
+NATIVE_DECLARED = {InputKind.ZEBIN: "zebin kernels", InputKind.FATBIN: "fat binary members' kernels",
+                   InputKind.PATCHTOKENS: "patch-token kernels"}
+
+
+def _native_contents(img: Any, where: str, *, want_kernels: bool) -> tuple[set[str], tuple[str, ...] | None]:
+    """(IP versions, kernels) of a native image: a zebin's, or every member of a fat binary's
+    but its generic_ir; the kernels only when asked (an image with a descriptor has its table)
+    and None where the image does not read (its reader then reports the damage)."""
+    from ..errors import FormatError
+    from .fatbin import read_members
+    from .patchtokens import read_patchtoken_binary
+    from .zebin import read_zebin
+
+    try:
+        if img.kind == InputKind.ZEBIN:
+            zebin = read_zebin(img.data, where)
+            return ({zebin.ip} if zebin.ip else set()), tuple(k.name for k in zebin.kernels)
+        if img.kind == InputKind.PATCHTOKENS:
+            return set(), tuple(k.name for k in read_patchtoken_binary(img.data, where)[1]) if want_kernels else None
+        members = [m for m in read_members(img.data, where) if m.name != "generic_ir"]
+        found = {m.ip for m in members if m.ip}
+        if not want_kernels:
+            return found, None
+        kernels: dict[str, None] = {}
+        for m in members:
+            if is_zebin(m.data):
+                kernels.update(dict.fromkeys(k.name for k in read_zebin(m.data, f"{where}[{m.name}]").kernels))
+        return found, tuple(kernels)
+    except FormatError:
+        return set(), None
+
+
+def _other_device(img: Any) -> str | None:
+    """The device an image is for when it is not an Intel GPU (a CPU's, an FPGA's, another
+    vendor's GPU), from its triple or its descriptor's target: None for an Intel GPU's or
+    when nothing says."""
+    spec = (img.info.target_spec if img.info is not None and img.info.target_spec else None) or img.triple or ""
+    spec = spec.removeprefix(BUNDLE_PREFIX).removeprefix("sycl-").removeprefix("openmp-")
+    if not spec:
+        return None
+    if spec.startswith(("spir64_x86_64", "spir64_fpga", "spir_x86", "spir_fpga")):
+        return spec.split("-")[0]
+    if spec.startswith(("spir", "spirv")):
+        return None
+    return spec
+
+
+def _entry_points(data: bytes, where: str) -> tuple[str, ...] | None:
+    """The kernels a SPIR-V module declares (its OpEntryPoint ... Kernel); None for a module that
+    does not read, left to the compiler to say what is wrong with it."""
     from ..errors import FormatError
     from .spirv import kernel_names
 
     try:
-        return bool(kernel_names(data, where))
+        return tuple(kernel_names(data, where))
     except FormatError:
-        return True  # let the compiler say what is wrong with it
+        return None

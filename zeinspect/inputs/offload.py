@@ -63,6 +63,9 @@ class Image:
     """Why the image cannot be used (out of bounds, a decompression bomb, ...)."""
     info: ImageInfo | None = None
     """The SYCL runtime's descriptor of the image: options and property sets, where found."""
+    expanded_size: int | None = None
+    """A compressed image's size once decompressed, as its `.tgtimg` record gives it: the bound
+    its decompression is held to."""
     backing: Any = field(default=None, repr=False, compare=False)
     """The host file's bytes (or map) `data` is cut from when the image is reached (`load`),
     and its kind told from them then: a large library's images are read one at a time, and
@@ -77,7 +80,8 @@ class Image:
     def manifest(self) -> dict:
         return {"source": self.source, "member": self.member, "offset": self.offset, "size": self.size,
                 "kind": self.kind, "triple": self.triple, "arch": self.arch, "compression": self.compression,
-                "skipped": self.skipped, "sycl": self.info.to_json() if self.info else None}
+                "expanded_size": self.expanded_size, "skipped": self.skipped,
+                "sycl": self.info.to_json() if self.info else None}
 
 
 def classify(data: bytes) -> InputKind:
@@ -163,27 +167,53 @@ def _offload_extent(data: bytes, off: int) -> int | None:
     return size if 16 <= size <= len(data) - off else None
 
 
-def _zstd_frame(data: bytes, off: int) -> tuple[int | None, bytes | None, str | None]:
-    """(compressed length, decompressed bytes, skip reason) of the frame at `off`."""
+def _zstd_frame(data: bytes | Buffer, off: int, limit: int | None = None
+                ) -> tuple[int | None, bytes | None, str | None]:
+    """(compressed length, decompressed bytes, skip reason) of the frame at `off`.  `limit`: the
+    decompressed size the image's record promises (a frame that makes more is refused)."""
     import zstandard
 
     obj = zstandard.ZstdDecompressor().decompressobj()
     out = bytearray()
     pos = off
     chunk = 1 << 16
+    cap = envvars.value("ZEINSPECT_MAX_DECOMPRESSED")
     try:
         while pos < len(data) and not obj.eof:
-            piece = data[pos:pos + chunk]
+            piece = bytes(data[pos:pos + chunk])
             out += obj.decompress(piece)
             pos += len(piece)
-            if len(out) > envvars.value("ZEINSPECT_MAX_DECOMPRESSED"):
-                return None, None, (f"zstd image decompresses to more than {envvars.value('ZEINSPECT_MAX_DECOMPRESSED')} bytes: "
-                                    "refused as a decompression bomb")
+            if limit is not None and len(out) > limit:
+                return None, None, f"zstd image decompresses to more than the {limit} bytes its record gives"
+            if len(out) > cap:
+                return None, None, f"zstd image decompresses to more than {cap} bytes: refused as a decompression bomb"
     except zstandard.ZstdError as exc:
         return None, None, f"damaged zstd frame: {exc}"
     if not obj.eof:
         return None, None, "truncated zstd frame"
     return pos - off - len(obj.unused_data), bytes(out), None
+
+
+def _runtime_refuses(img: Image, length: int | None) -> str | None:
+    """Why the SYCL runtime could not decompress an image its descriptor marks compressed
+    (Format 4), or None.  CompressedRTDeviceBinaryImage sizes its buffer from the frame's
+    content size, which must be there (compression.hpp, GetDecompressedSize), and hands all of
+    BinaryStart..BinaryEnd to one ZSTD_decompressDCtx call (DecompressBlob): one frame, nothing
+    after it."""
+    if img.info is None or img.info.format != "compressed_none":
+        return None
+    import zstandard
+
+    try:
+        size = zstandard.get_frame_parameters(bytes(img.data[:18])).content_size
+    except zstandard.ZstdError as exc:
+        return f"damaged zstd frame header: {exc}"
+    if size == zstandard.CONTENTSIZE_UNKNOWN:
+        return "zstd frame without its content size: the SYCL runtime refuses it (GetDecompressedSize)"
+    if length is not None and length != len(img.data):
+        return (f"BinaryStart..BinaryEnd holds {len(img.data) - length} bytes after its zstd frame: the SYCL "
+                "runtime's one decompression call fails on them")
+    return None
 
 
 def _next_known(data: bytes, start: int) -> int:
@@ -355,17 +385,46 @@ def _tgtimg_images(data: Buffer, elf: Any, sections: list) -> list[Image] | None
                             sycl_abi=_sycl_abi(by_name.get(".dynamic")))
     images = []
     tgt_start, tgt_end = tgt["sh_offset"], tgt["sh_offset"] + len(raw)
-    for i, ((_, size), off) in enumerate(zip(records, file_offsets)):
+    for i, ((_, record_size), off) in enumerate(zip(records, file_offsets)):
         label = f".tgtimg[{i}]"
+        if off is None and not addrs[i] and not record_size:
+            # The linker may pad the records of several wrapper objects with zeros: no image
+            # (clang-offload-extract skips a record whose address is 0); the indices stay.
+            continue
         if off is None:
-            images.append(Image(label, 0, size, InputKind.UNKNOWN, skipped="record address does not resolve into the file"))
-        elif size <= 0 or off < 0 or off + size > len(data) or size > len(data):
-            images.append(Image(label, off, size, InputKind.UNKNOWN, skipped="record points past the end of the file"))
+            images.append(Image(label, 0, record_size, InputKind.UNKNOWN, info=infos[i],
+                                skipped="record address does not resolve into the file"))
+            continue
+        size, expanded = _extent(data, off, record_size, infos[i])
+        if size is None or size <= 0 or off < 0 or off + size > len(data):
+            images.append(Image(label, off, record_size, InputKind.UNKNOWN, info=infos[i],
+                                skipped=expanded or "record points past the end of the file"))
         elif off < tgt_end and off + size > tgt_start:
-            images.append(Image(label, off, size, InputKind.UNKNOWN, skipped="record points into .tgtimg itself"))
+            images.append(Image(label, off, size, InputKind.UNKNOWN, info=infos[i],
+                                skipped="record points into .tgtimg itself"))
         else:
-            images.append(Image(label, off, size, InputKind.UNKNOWN, info=infos[i], backing=data))
+            images.append(Image(label, off, size, InputKind.UNKNOWN, info=infos[i], backing=data,
+                                expanded_size=expanded))
     return images
+
+
+def _extent(data: Buffer, off: int, record_size: int, info: ImageInfo | None) -> tuple[int | None, Any]:
+    """(the image's bytes in the file, the decompressed size its record gives when compressed).
+
+    Where the SYCL runtime takes them (docs/how-it-works.md#compressed-images): the image is
+    BinaryStart..BinaryEnd of its descriptor, compressed or not.  With `--offload-compress` the
+    wrapper compresses each image and its `.tgtimg` record then gives the size *before*
+    compression: a bound on the decompressed image, not on the bytes in the file.  Without a
+    descriptor, a zstd frame's own end says where it stops.  On failure: (None, why)."""
+    compressed = bytes(data[off:off + 4]) == ZSTD_MAGIC if 0 <= off < len(data) else False
+    if info is not None and info.binary_size:
+        return info.binary_size, (record_size if compressed else None)
+    if not compressed:
+        return record_size, None
+    length, _, why = _zstd_frame(data, off, limit=record_size if record_size > 0 else None)
+    if length is None:
+        return None, f"compressed image: {why}"
+    return length, record_size
 
 
 def _object_offsets(rela: Any, sections: list, count: int) -> list[int | None]:
@@ -451,8 +510,9 @@ def _expand(images: Iterable[Image], depth: int) -> Iterator[Image]:
             continue
         img.load()
         if img.kind == InputKind.ZSTD or img.data[:4] == ZSTD_MAGIC:
-            length, payload, why = _zstd_frame(img.data, 0)
-            if payload is None:
+            length, payload, why = _zstd_frame(img.data, 0, limit=img.expanded_size)
+            why = why or _runtime_refuses(img, length)
+            if payload is None or why:
                 img.kind, img.skipped = InputKind.ZSTD, why
                 yield img
                 continue

@@ -253,13 +253,15 @@ def _private_index(data: bytes) -> tuple[dict[str, int], dict[int, dict[int, int
 
 
 _OP_NAME = 5
+_OP_LABEL = 248
 _DONT_INLINE = 0x2
 _OP_FUNCTION_POINTER_CALL = 5601  # OpFunctionPointerCallINTEL (SPV_INTEL_function_pointers)
 
 
 def kept_calls(data: bytes, kernel: str) -> list[str]:
     """The functions a kernel reaches that its module asks to keep as calls (FunctionControl
-    DontInline, a recursive function) and whether it calls through a pointer: what IGC cannot
+    DontInline, a recursive function, a function it imports: declared without a body, `NAME
+    (imported)`) and whether it calls through a pointer: what IGC cannot
     inline and builds as stack calls.  Names as OpName gives them (mangled, as the source
     compiler wrote them); empty when the module asks for none (IGC's own size limit may still
     keep a call: its ISA shows it)."""
@@ -268,6 +270,7 @@ def kept_calls(data: bytes, kernel: str) -> list[str]:
     control: dict[int, int] = {}
     calls: dict[int, set[int]] = {}
     pointer_calls: set[int] = set()
+    bodies: set[int] = set()
     function = None
     for ins in module.instructions:
         op, w = ins.opcode, ins.operands
@@ -277,6 +280,8 @@ def kept_calls(data: bytes, kernel: str) -> list[str]:
             function = w[1]
             control[function] = w[2]
             calls.setdefault(function, set())
+        elif op == _OP_LABEL and function is not None:
+            bodies.add(function)  # a function with a block is defined here; without, it is imported
         elif op == _OP_FUNCTION_END:
             function = None
         elif function is not None and op == _OP_FUNCTION_CALL and len(w) >= 3:
@@ -299,6 +304,8 @@ def kept_calls(data: bytes, kernel: str) -> list[str]:
                 continue
             if control.get(callee, 0) & _DONT_INLINE:
                 out.append(name)
+            elif callee in control and callee not in bodies:
+                out.append(f"{name} (imported)")  # linked in when the module is loaded: never inlined
             if callee not in done:
                 path.append(callee)
                 walk(callee)

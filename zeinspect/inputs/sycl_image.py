@@ -99,6 +99,17 @@ class ImageInfo:
     """{set name: {property name: int | str | bytes}} (byte arrays without their size header)."""
     sycl_abi: int | None = None
     """The major version of the libsycl.so.N the host file needs: the numbering of its aspects."""
+    binary_size: int | None = field(default=None, compare=False)
+    """BinaryEnd - BinaryStart: the bytes of the image in the file, compressed or not (what the
+    runtime hands to its decompressor: device_binary_image.cpp, CompressedRTDeviceBinaryImage)."""
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """The entries that are kernels, as the program manager tells them apart (addImages): a
+        name in `SYCL/exported symbols` is an exported device function, and a name with
+        `__sycl_service_kernel__` a service kernel; neither gets a kernel id."""
+        exported = set(self.properties.get("SYCL/exported symbols", {}))
+        return tuple(e for e in self.entries if e not in exported and "__sycl_service_kernel__" not in e)
 
     @property
     def aspects(self) -> tuple[int, ...]:
@@ -280,8 +291,14 @@ def _descriptor_at(mem: _Memory, binary_start: int, sycl_abi: int | None) -> Ima
         return ImageInfo(target_spec=strings[0], compile_options=strings[1] or "", link_options=strings[2] or "",
                          version=version, format=FORMATS.get(fmt, str(fmt)),
                          entries=tuple(_entries(mem, binary_start + 16)),
-                         properties=_property_sets(mem, binary_start + 32), sycl_abi=sycl_abi)
+                         properties=_property_sets(mem, binary_start + 32), sycl_abi=sycl_abi,
+                         binary_size=_binary_size(mem, binary_start))
     return None
+
+
+def _binary_size(mem: _Memory, binary_start: int) -> int | None:
+    start, end = mem.pointer(binary_start), mem.pointer(binary_start + 8)
+    return end - start if start is not None and end is not None and end > start else None
 
 
 def _array(mem: _Memory, at: int, item: int, limit: int) -> range | None:
@@ -292,10 +309,21 @@ def _array(mem: _Memory, at: int, item: int, limit: int) -> range | None:
 
 
 def _entries(mem: _Memory, at: int) -> list[str]:
-    items = _array(mem, at, 32, MAX_PROPERTIES)
+    """The names of an image's offload entries, in either layout the runtime reads
+    (compiler.hpp, IsNewOffloadEntryType, GetName, Increment): the old 32-byte
+    `{void *addr; char *name; u64 size; i32 flags; i32 reserved}`, or LLVM's 56-byte EntryTy
+    `{u64 Reserved = 0; u16 Version = 1; u16 Kind; u32 Flags; void *Address; char *SymbolName;
+    u64 Size; u64 Data; void *AuxAddr}` (Kind 8, OFK_SYCL; 4 in a wrapper written before the
+    kinds became a bit mask)."""
+    begin = mem.pointer(at)
+    head = mem.raw(begin, 16) if begin else None
+    new_layout = head is not None and struct.unpack("<QHHI", head)[:2] == (0, 1) \
+        and struct.unpack("<QHHI", head)[2] in (4, 8) and struct.unpack("<QHHI", head)[3] == 0
+    stride, name_at = (56, 24) if new_layout else (32, 8)
+    items = _array(mem, at, stride, MAX_PROPERTIES)
     names = []
     for entry in items or ():
-        name = mem.cstr(mem.pointer(entry + 8) or 0)
+        name = mem.cstr(mem.pointer(entry + name_at) or 0)
         if name:
             names.append(name)
     return names

@@ -167,6 +167,43 @@ def _zebin_sections(data: bytes, what: str) -> list[tuple[str, int | str, bytes]
     return [(s.name, s["sh_type"], s.data()) for s in sections]
 
 
+SHT_SYMTAB, SHT_REL = 2, 9
+
+
+def _called(sections: list, kernels: set[str]) -> dict[str, tuple[str, ...]]:
+    """Kernel -> the functions outside it its code calls, as the zebin's symbol table names them:
+    the symbols the relocations of its `.rel.text.<kernel>` section point at that are functions
+    or undefined (an imported function, such as the SYCL device library's, which the runtime
+    links in at load time), but for the kernels and IGC's own (`_entry`, `__INTEL_PATCH_*`).
+    What IGC kept as calls: with `has_stack_calls`, the callees of its call stack."""
+    symtab = next((c for n, k, c in sections if k == SHT_SYMTAB or n == ".symtab"), None)
+    strtab = next((c for n, _, c in sections if n == ".strtab"), None)
+    if symtab is None or strtab is None:
+        return {}
+    symbols = []
+    for at in range(0, len(symtab) - len(symtab) % 24, 24):
+        name_at, info, _other, shndx = struct.unpack_from("<IBBH", symtab, at)
+        end = strtab.find(b"\0", name_at)
+        name = strtab[name_at:end if end >= 0 else None].decode("utf-8", "replace") if name_at < len(strtab) else ""
+        symbols.append((name, info & 0xF, shndx))
+    out: dict[str, tuple[str, ...]] = {}
+    for name, kind, content in sections:
+        if not (kind == SHT_REL or kind == "SHT_REL") or not name.startswith(".rel.text."):
+            continue
+        found: dict[str, None] = {}
+        for at in range(0, len(content) - len(content) % 16, 16):
+            index = struct.unpack_from("<Q", content, at + 8)[0] >> 32
+            if index >= len(symbols):
+                continue
+            symbol, sym_type, shndx = symbols[index]
+            if symbol and symbol not in kernels and symbol != "_entry" and not symbol.startswith("__INTEL_PATCH") \
+                    and (sym_type == 2 or shndx == 0):  # STT_FUNC, or SHN_UNDEF
+                found[symbol] = None
+        if found:
+            out[name[len(".rel.text."):]] = tuple(found)
+    return out
+
+
 @elf_errors_as_format_errors
 def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None) -> Zebin:
     """Parse a zebin.  `target_ip` (when we compiled it ourselves) wins over the notes."""
@@ -176,7 +213,8 @@ def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None
     has_spirv = False
     text_sections = 0
     code: dict[str, int] = {}
-    for name, kind, content in _zebin_sections(data, what):
+    sections = _zebin_sections(data, what)
+    for name, kind, content in sections:
         if name == ".ze_info" or kind == SHT_ZEBIN_ZEINFO:
             zeinfo_text = content
         elif name == ".note.intelgt.compat":
@@ -215,13 +253,15 @@ def read_zebin(data: bytes, what: str = "zebin", *, target_ip: str | None = None
 
     document = load_yaml_strictly(zeinfo_text, f"{what}: .ze_info")
     version, kernels = derive_kernels(document, xe_hp_or_later=xe_hp)
+    called = _called(sections, {k.name for k in kernels})
     return Zebin(
         ip=ip,
         family_label=family_label,
         xe_hp_or_later=xe_hp,
         zebin_version=zebin_version,
         zeinfo_version=version,
-        kernels=tuple(dataclasses.replace(k, code_bytes=code[k.name]) if k.name in code else k for k in kernels),
+        kernels=tuple(dataclasses.replace(k, code_bytes=code.get(k.name), calls=called.get(k.name, ()))
+                      if k.name in code or k.name in called else k for k in kernels),
         build_options=build_options,
         has_spirv=has_spirv,
     )

@@ -182,11 +182,19 @@ class Family:
         if self.cause == "stack_calls":
             callees = sorted({c for m in self.members for c in m.callees})
             named = f"calls to {', '.join(names.readable(c) for c in callees[:3])}" if callees else "calls"
+            imported = [c for c in callees if c.endswith(IMPORTED)]
+            if imported and len(imported) == len(callees):
+                return (f"{named} IGC keeps as stack calls: functions the module imports, linked when it is loaded, "
+                        "which IGC cannot inline; no shape removes them")
             return (f"{named} IGC keeps as stack calls: no shape removes them; always_inline on the callee "
                     "(or a larger IGC SubroutineThreshold) would")
         if self.cause == "failed":
             return "does not build in any shape"
         return f"{CAUSES.get(self.cause, self.cause)}: no shape removes it"
+
+
+IMPORTED = " (imported)"
+"""How inputs.spirv.kept_calls marks a function the module declares without a body."""
 
 
 def group(members: list[Member]) -> list[Family]:

@@ -60,6 +60,16 @@ class Entry:
     recorded, its loop traffic is not judged."""
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """`KERNEL  *  unreadable  # reason`: a declared kernel zeinspect cannot read, accepted with
+    its reason (judge.coverage counts it excluded instead of unread)."""
+
+    lineno: int
+    kernel: str
+    reason: str
+
+
 @dataclass
 class Ratchet:
     path: str
@@ -67,9 +77,14 @@ class Ratchet:
     lines: list[str] = field(default_factory=list)
     """The file's lines with their line endings, exactly as read."""
     entries: list[Entry] = field(default_factory=list)
+    unreadable: list[Unreadable] = field(default_factory=list)
 
     def render(self) -> str:
         return "".join(self.lines)
+
+    def accepts(self, kernel: str) -> str | None:
+        """The reason of the first `unreadable` line that names this kernel, or None."""
+        return next((u.reason for u in self.unreadable if kernel_matches(u.kernel, kernel)), None)
 
 
 def _split_comment(line: str) -> tuple[str, str | None]:
@@ -88,6 +103,9 @@ def parse(text: str, path: str, dialect: Dialect | None = None) -> Ratchet:
             continue
         if "\x00" in line:
             raise InputError(f"line {lineno}: contains a NUL byte", path=path)
+        if _is_unreadable(line):
+            ratchet.unreadable.append(_unreadable(line, lineno, path))
+            continue
         kind = _line_dialect(line)
         if kind is None:
             raise InputError(f"line {lineno}: {_what_is_wrong(line)}", path=path)
@@ -101,6 +119,25 @@ def parse(text: str, path: str, dialect: Dialect | None = None) -> Ratchet:
         # No entry yet: a tab-separated header comment, or a .tsv name, says which dialect to write.
         ratchet.dialect = TAB
     return ratchet
+
+
+UNREADABLE = "unreadable"
+
+
+def _is_unreadable(line: str) -> bool:
+    words = _split_comment(line)[0].split()
+    return len(words) == 3 and words[2] == UNREADABLE
+
+
+def _unreadable(line: str, lineno: int, path: str) -> Unreadable:
+    body, reason = _split_comment(line)
+    kernel, targets, _ = body.split()
+    if targets != "*":
+        raise InputError(f"line {lineno}: an unreadable line is for every target (`*`), not {targets!r}: a kernel "
+                         "zeinspect cannot read is unread on all of them", path=path)
+    if not reason:
+        raise InputError(f"line {lineno}: an unreadable line needs its reason after '#'", path=path)
+    return Unreadable(lineno, kernel, reason)
 
 
 def _looks_tabbed(lines: list[str], path: str) -> bool:

@@ -22,6 +22,7 @@ from ..inputs.buildlog import LogEvent, LogEventKind, compiler_lines, kernel_mat
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
 from ..inputs.sycl_image import ImageInfo, options_for_target
+from ..ledger import Part, input_of
 from ..levers import MODULE_LEVERS, How, module_rewrites
 from ..levers.register_file import CANDIDATES, grf_spelling
 from ..levers.spirv_rewrite import Rewrite
@@ -195,7 +196,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
         options=merge_options(job.options, job.internal_options), work_group_size=work_group,
         eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes, environment=job.environment,
-        input_digest=job.module_digest, stack_calls=fig.has_stack_calls,
+        input_digest=job.module_digest, stack_calls=fig.has_stack_calls, callees=fig.calls,
     )
 
 
@@ -270,6 +271,14 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
     return out
 
 
+def _source_declares(inp: Input, kernels: list[str] | None) -> Part:
+    """An OpenCL C source's kernels, as the SPIR-V its front end made declares them (a source
+    whose front end failed declares none: its failure is the finding)."""
+    return Part(input_of(inp.identity), inp.path, tuple(kernels) if kernels else None,
+                "SPIR-V entry points of its front end" if kernels else "not declared (its front end made no SPIR-V)",
+                compiled=True)
+
+
 def probe(inputs: list[Input], config: Settings, session: Session, *, progress: Progress | None = None,
           plan: TargetPlan | None = None) -> Collection:
     """Compile every compilable input for every planned IP; reports in input, kernel, target order."""
@@ -305,10 +314,14 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
     executor = session.executor()
     per_job: list[list[KernelReport]] = [[] for _ in jobs]
     failures: dict[int, str] = {}
+    front_end: dict[str, list[str]] = {}
+    """OpenCL C source -> the kernels its front end's SPIR-V declares (the ledger's table for it)."""
 
     def take(i: int, compiled: Compiled) -> None:
         """Each result becomes reports as it arrives: no zebin or log outlives its job."""
         job, targets = jobs[i]
+        if job.input.kind == InputKind.OPENCL and compiled.kernel_names:
+            front_end.setdefault(job.input.path, compiled.kernel_names)
         if any(names.is_internal(f.name) for f in compiled.figures or ()):
             result.internal_kernels.add(job.input.path)
         if compiled.run_failure:
@@ -319,6 +332,7 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
 
     executor.run([job for job, _ in jobs], progress=progress, on_result=take)
     result.stats = executor.stats()
+    result.parts += [_source_declares(inp, front_end.get(inp.path)) for inp in inputs if inp.kind == InputKind.OPENCL]
     result.incidents += [failures[i] for i in sorted(failures)]
     if (trouble := session.cache.take_incident()) is not None:
         result.notes.append(trouble)  # a shared cache that failed is no finding: the run compiled instead

@@ -63,11 +63,11 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
         needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason, notes=notes + fig.notes,
         work_group_size=work_group, eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
-        stack_calls=fig.has_stack_calls,
+        stack_calls=fig.has_stack_calls, callees=fig.calls,
     )
 
 
-ZEBIN_READ = 1
+ZEBIN_READ = 2
 """The version of what a zebin's read figures are cached as (bumped when the reader's output changes)."""
 
 
@@ -97,7 +97,7 @@ def _zebin_json(z: Zebin) -> dict:
 
 
 def _zebin_from_json(d: dict) -> Zebin:
-    kernels = tuple(KernelFigures(**{**k, "notes": tuple(k["notes"]),
+    kernels = tuple(KernelFigures(**{**k, "notes": tuple(k["notes"]), "calls": tuple(k.get("calls", ())),
                                      "required_work_group_size": tuple(k["required_work_group_size"])
                                      if k.get("required_work_group_size") is not None else None})
                     for k in d["kernels"])

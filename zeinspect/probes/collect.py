@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from .. import names
-from ..inputs import Input
+from ..inputs import Input, declared
 from ..inputs.kinds import InputKind
 from ..model import Compiler
 from ..settings import Settings
@@ -58,11 +58,11 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     for inp in source:
         if inp.kind == InputKind.HOST:
             contained(inp, reading, lambda: read_host(inp))  # noqa: B023 - called at once
+            out.parts += hosts.get(inp.path, {}).get("parts", [])
             del inp  # a large library's map is closed here (nothing else holds it)
-        elif inp.compilable:
-            compilable.append(inp)
         else:
-            binaries.append(inp)
+            out.parts += filter(None, [declared(inp)])
+            (compilable if inp.compilable else binaries).append(inp)
     if compilable or (explicit_targets and found is None):
         found = session.compilers
     if compilable:
@@ -78,6 +78,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
+    out.plan = out.plan or plan
     out.notes += counts.notes() + reading.notes()
     out.incidents += reading.incidents
     if hosts and explicit_targets:

@@ -132,7 +132,8 @@ def _figures_json(figures: list[KernelFigures] | None) -> list[dict] | None:
 def _figures_from_json(data: Any) -> list[KernelFigures] | None:
     if data is None:
         return None
-    return [KernelFigures(**{**d, "notes": tuple(d.get("notes", ()))}) for d in data]
+    return [KernelFigures(**{**d, "notes": tuple(d.get("notes", ())), "calls": tuple(d.get("calls", ()))})
+            for d in data]
 
 
 def _from_cache(meta: dict, payload: bytes) -> Compiled:

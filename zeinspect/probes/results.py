@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
+from ..ledger import Part
 from ..model import Compiler, KernelReport
 from ..toolchain.targets import TargetPlan
 
@@ -55,6 +56,8 @@ class Collection:
     plan: TargetPlan | None = None
     internal_kernels: set[str] = field(default_factory=set)
     """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
+    parts: list[Part] = field(default_factory=list)
+    """What each part of the inputs declares (the ledger: judge.coverage accounts for it)."""
 
     def extend(self, other: Collection, reports: list[KernelReport] | None = None) -> None:
         """Add `other` (with `reports` in place of its own, when given: relabelled, filtered)."""
@@ -64,4 +67,5 @@ class Collection:
         self.incidents += other.incidents
         self.stats = self.stats + other.stats
         self.internal_kernels |= other.internal_kernels
+        self.parts += other.parts
         self.plan = self.plan or other.plan

@@ -12,8 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import Input, Reading, collect, host_info, iter_host_images
+from ..inputs import Input, Reading, collect, declared, host_info, iter_host_images
 from ..inputs.kinds import InputKind
+from ..ledger import Part
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..model import KernelReport
 from ..settings import Settings
@@ -36,9 +37,9 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     user's loop traffic measured from IGC's ISA of that very build (the same options and
     rewrites); the inputs without recorded shapes are left to the caller (app.inspect.attach_costs)."""
     reading = Reading()
-    inputs = _with_decided_images(collect(paths, reading), decisions)
-    plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out = Collection()
+    inputs = _with_decided_images(collect(paths, reading), decisions, out.parts)
+    plain = [i for i in inputs if os.path.normpath(i.path) not in decisions or not i.compilable]
     out.notes += reading.notes()
     out.incidents += reading.incidents
     if plain:
@@ -49,6 +50,7 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     plan = session.plan(config.targets)
     option_levers = MODULE_LEVERS.of(How.BUILD_OPTION)
     for inp in shaped:
+        out.parts += filter(None, [declared(inp)])
         chosen = decisions[os.path.normpath(inp.path)]
         written = as_written(inp, config, session, plan).shapes
         names = [n for n in written if kernel_wanted(n, config.kernels)]
@@ -73,14 +75,19 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     return out
 
 
-def _with_decided_images(inputs: list[Input], decisions: Decisions) -> list[Input]:
+def _with_decided_images(inputs: list[Input], decisions: Decisions, parts: list[Part]) -> list[Input]:
     """The inputs, a host file whose images have recorded shapes (`zeinspect fix LIB`) opened
-    into its images: each built in its shape, or as the audit builds it."""
+    into its images: each built in its shape, or as the audit builds it.  `parts` receives
+    what the images that are no input declare (the ledger: unread, excluded, empty)."""
     out: list[Input] = []
     for inp in inputs:
         prefix = os.path.normpath(inp.path) + "["
         if inp.kind == InputKind.HOST and any(d.startswith(prefix) for d in decisions):
-            out += list(iter_host_images(inp, [], host_info()))
+            info = host_info()
+            images = list(iter_host_images(inp, [], info))
+            given = {i.path for i in images}
+            parts += [p for p in info["parts"] if p.label not in given]  # the others are declared as inputs
+            out += images
         else:
             out.append(inp)
     return out

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..judge.shapes_file import load_section
+from ..ledger import Part
 from ..levers.base import How
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
@@ -186,13 +187,21 @@ def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_
         kernel, staged = _decided(shapes_path, kernel)
         stage = stage if staged is None else staged
     sub = replace(config, targets=entry.targets or config.targets)
+    # The ledger: the entry declares its kernel (each config of its autotune), needed on every
+    # target it names.
+    targets = tuple(t.name for t in session.plan(sub.targets).targets) if session is not None else None
+    declared = Part(kernel.file, kernel.label, (kernel.kernel,), "the gate configuration's triton: entry",
+                    targets=targets)
     if entry.autotune:
         out = Collection()
         for n, (tuned, got) in enumerate(screen_autotune(kernel, sub, session, progress=progress), start=1):
             label = f"{kernel.label}[config {n}: {tuned.describe()}]"
             out.extend(got, reports=[r.replace(input=label) for r in got.reports])
+            out.parts.append(replace(declared, label=label))
         return out
-    return probe_triton(kernel, sub, session, stage=stage, progress=progress)
+    out = probe_triton(kernel, sub, session, stage=stage, progress=progress)
+    out.parts.append(declared)
+    return out
 
 
 def gate_fix(entry: TritonEntry, config: Settings, session: Session, progress: Progress | None) -> dict:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import InputError, debugging, internal_incident
+from ..ledger import Exclusion, Part
 from .kernel import IR_SUFFIX, TritonKernel, entry_kernel
 from .library import Specialization
 
@@ -67,6 +68,14 @@ class CacheRead:
     """The Triton versions that wrote them."""
     from_ir: int = 0
     """Entries Triton compiled from an IR file (`@NAME.json`): no TTIR kept, not screened."""
+    parts: list[Part] = field(default_factory=list)
+    """The entries that are no specialization: unread (cut short, no TTIR) or compiled from IR."""
+    DECLARED_BY: ClassVar[str] = "Triton cache entries"
+
+    @property
+    def label(self) -> str:
+        """The ledger's input: the cache folder."""
+        return self.root
 
     @property
     def entries(self) -> int:
@@ -135,7 +144,9 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
     try:
         meta = json.loads(meta_path.read_bytes())
     except (OSError, ValueError):
+        # A kernel's metadata that does not read is an entry lost: unread, its kernel unknown.
         out.problems.append(f"{where}: not JSON (cut short?): skipped")
+        out.parts.append(Part(out.root, str(meta_path), None, "a cache entry's metadata", unread="not JSON (cut short?)"))
         return
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or "num_warps" not in meta:
         # Triton keeps other JSON beside its kernels (the autotuner's results): not a kernel.
@@ -146,9 +157,14 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
     except OSError:
         if meta_path.name.startswith("@"):
             out.from_ir += 1
+            out.parts.append(Part(out.root, str(meta_path), (meta["name"],), out.DECLARED_BY,
+                                  excluded=Exclusion.FROM_IR))
             return
         out.problems.append(f"{where}: no {ttir.name} beside it (the entry was cut, or written by a Triton "
                             "that does not keep its TTIR): skipped")
+        out.parts.append(Part(out.root, str(meta_path), (meta["name"],), out.DECLARED_BY,
+                              unread=f"no {ttir.name} beside it (the entry was cut, or written by a Triton that does "
+                                     "not keep its TTIR)"))
         return
     kernel = entry_kernel(ttir, meta)
     out.written_for.add(_target(meta.get("target")))

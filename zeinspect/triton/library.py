@@ -19,10 +19,11 @@ import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Protocol
 
+from ..ledger import Part
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .capture import CAPTURE_ENV, TARGET_ENV
@@ -78,6 +79,14 @@ class Capture:
     incidents: list[str] = field(default_factory=list)
     xpu: StandIn | None = None
     """What the stand-in XPU device answered (triton.xpu), if the command imported torch."""
+    parts: list[Part] = field(default_factory=list)
+    """What the capture declares beside its specializations (each declared as it is screened)."""
+    DECLARED_BY: ClassVar[str] = "launches the command made"
+
+    @property
+    def label(self) -> str:
+        """The ledger's input: the command."""
+        return " ".join(self.command)[:200]
 
     @property
     def launches(self) -> int:
@@ -176,6 +185,12 @@ class Source(Protocol):
     problems: list[str]
     incidents: list[str]
     """Internal errors, each kept to the part of the source it happened on."""
+    parts: list[Part]
+    """What it declares beside its specializations (a cache's entries that did not read)."""
+    DECLARED_BY: ClassVar[str]
+
+    @property
+    def label(self) -> str: ...
 
     def summary(self) -> str: ...
 
@@ -452,11 +467,19 @@ class LibraryScreen:
         return self.collection.stats
 
     @property
+    def coverage(self) -> Any:
+        """The ledger: every specialization the source declares (a cache's entries, a capture's
+        launches), screened, left out for a reason, or unread (judge.coverage)."""
+        from ..judge.coverage import account
+
+        return account(self.collection.parts, self.collection.reports)
+
+    @property
     def outcome(self) -> Any:
-        """The screen's Outcome (app.outcome)."""
+        """The screen's Outcome (app.outcome): a specialization not screened is unread (exit 3)."""
         from ..app.outcome import of_reports
 
-        got = of_reports(self.collection.reports, self.collection.incidents)
+        got = of_reports(self.collection.reports, self.collection.incidents + self.coverage.incidents())
         return got.stopped_at(self.stopped) if self.stopped else got
 
 
@@ -633,19 +656,23 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     out = LibraryScreen(got)
     out.collection.notes += got.problems
     out.collection.incidents += got.incidents
+    out.collection.parts += got.parts
     names = row_names(got.specializations)
     _screen_all(screener, got.specializations, progress)
     out.stopped = screener.stopped
     quiet = 0
     for spec in got.specializations:
+        named = names[id(spec)]
+        file = _shown_file(spec)
+        part = Part(got.label, file, (named,), got.DECLARED_BY, copies=max(1, spec.launches))
         if out.stopped and id(spec) not in screener.done:
+            out.collection.parts.append(replace(part, unread="stopped before it was screened"))
             continue  # counted in the stop's line (LibraryScreen.outcome)
         collection = screener.screen(spec)
         if isinstance(collection, str):
-            out.collection.notes.append(f"{spec.title}: not screened: {collection}")
+            out.collection.parts.append(replace(part, unread=f"not screened: {collection}"))
             continue
-        named = names[id(spec)]
-        file = _shown_file(spec)
+        out.collection.parts.append(part)
         collection.reports = [r.replace(kernel=named, input=file) if r.kernel == spec.kernel.kernel
                               else r for r in collection.reports]
         # Where a specialization came from is said for those that need a look (scratch, a failed

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..app.outcome import Outcome, of_reports
 from ..errors import InputError, ToolchainError, UsageError
+from ..ledger import Part
 from ..model import KernelReport
 from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
@@ -41,6 +42,11 @@ class Unscreened:
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "reason": self.reason, "needs": self.needs}
+
+    @property
+    def why(self) -> str:
+        """Why it was not screened, as the ledger says it."""
+        return f"needs values: {', '.join(self.needs)}" if self.needs else f"cannot build here: {self.reason}"
 
 
 @dataclass
@@ -63,11 +69,20 @@ class PackageScreen:
         return self.collection.stats
 
     @property
+    def coverage(self) -> Any:
+        """The ledger: every launched kernel of the modules screened, or unread with why (it
+        needs values, this Triton cannot build it, its module did not load)."""
+        from ..judge.coverage import account
+
+        return account(self.collection.parts, self.reports)
+
+    @property
     def outcome(self) -> Outcome:
-        """1 when a screened kernel did not build or cannot launch, 2 when no module loaded."""
+        """1 when a screened kernel did not build or cannot launch, 2 when no module loaded, 3 when
+        a launched kernel was left unscreened (judge.coverage)."""
         if self.load_errors and not self.modules:
             return Outcome.untrusted(self.collection.incidents, notes=self.load_errors)
-        return of_reports(self.reports, self.collection.incidents)
+        return of_reports(self.reports, self.collection.incidents + self.coverage.incidents())
 
 
 def modules_under(path: Path) -> list[Path]:
@@ -147,6 +162,8 @@ def screen_package(path: str, base: TritonKernel, config: Settings, *, progress:
             loaded.append((file, loaded_module(str(file), caps, first.name, base.threads_per_warp)))
         except InputError as exc:
             out.load_errors.append(exc.one_line())
+            if build:
+                out.collection.parts.append(Part(path, str(file), None, DECLARED_BY, unread=exc.one_line()))
     out.modules = len(loaded)
     for (file, _), kernels in zip(loaded, launched([m for _, m in loaded])):
         for name, obj in kernels:
@@ -176,7 +193,15 @@ def screen_package(path: str, base: TritonKernel, config: Settings, *, progress:
                 continue
             out.screened.append(kernel.label)
             out.collection.extend(got)
+            out.collection.parts += [Part(path, label, (name,), DECLARED_BY)
+                                     for label in dict.fromkeys(r.input for r in got.reports)]
+    if build:  # `--list` says what each kernel needs; it screens none
+        out.collection.parts += [Part(path, u.kernel, (u.kernel.rpartition(":")[2],), DECLARED_BY, unread=u.why)
+                                 for u in out.unscreened]
     return out
+
+
+DECLARED_BY = "kernels the modules launch"
 
 
 def _list(out: PackageScreen, kernel: TritonKernel, obj: Any, caps: dict, target: str) -> None:

@@ -104,7 +104,11 @@ class TritonSuite:
         if not self.screen.source.specializations:
             tr.write_line("no test launched a Triton kernel: nothing was gated (exit status 5)")
         else:
-            tr.write(text(self.run.result, strict=self.settings.strict))
+            totals = self.run.coverage.totals() if self.run.coverage is not None else {}
+            tr.write(text(self.run.result, strict=self.settings.strict,
+                          unread=totals.get("unread", 0) + totals.get("unread_parts", 0)))
+            for line in self.run.coverage.incidents() if self.run.coverage is not None else []:
+                tr.write_line(f"unread: {line}")
         if self.not_judged:
             tests = "test" if self.not_judged == 1 else "tests"
             tr.write_line(f"{self.not_judged} failed {tests} reported as xfailed: their kernels were captured, not run")

@@ -147,20 +147,26 @@ def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:
 
 def package_text(found: Any, path: str) -> str:
     """`zeinspect triton FILE.py|DIR`: the summary, then the findings as `inspect` lists them."""
+    from ..formats.coverage import line
     from ..formats.text import table
     from .package import summary
 
     out = summary(found, path)
+    ledger = line(found.coverage)
     if found.reports:
-        out += table(found.reports, verbose=False)
+        out += table(found.reports, verbose=False, ledger=ledger)
+    elif ledger:
+        out += ledger + "\n"
     return out
 
 
 def package_document(found: Any, stats: dict) -> str:
     from ..formats.json import dumps
 
+    coverage = found.coverage
     doc = report_document(found.reports, found.collection.compilers, stats=stats, notes=found.collection.notes,
-                          incidents=found.collection.incidents)
+                          incidents=found.collection.incidents + coverage.incidents())
+    doc["coverage"] = coverage.to_json()
     doc["screened"] = found.screened
     doc["unscreened"] = [u.to_json() for u in found.unscreened]
     doc["load_errors"] = found.load_errors
@@ -170,19 +176,23 @@ def package_document(found: Any, stats: dict) -> str:
 def library_text(screen: Any) -> str:
     """`triton --run` and `--from-cache`: the source's summary, then the kernels x
     specializations x targets table."""
+    from ..formats.coverage import line
     from ..formats.text import table
 
     head = screen.source.summary()
+    ledger = line(screen.coverage, unit="specializations")
     if not screen.collection.reports:
-        return head + "\n" + "".join(f"note: {n}\n" for n in screen.collection.notes)
-    body = table(screen.collection.reports, title=head)
+        return head + "\n" + (f"{ledger}\n" if ledger else "") + "".join(f"note: {n}\n" for n in screen.collection.notes)
+    body = table(screen.collection.reports, title=head, ledger=ledger)
     return body + "".join(f"note: {n}\n" for n in screen.collection.notes)
 
 
 def library_document(screen: Any, stats: dict) -> str:
+    coverage = screen.coverage
     doc = report_document(screen.collection.reports, screen.collection.compilers, stats=stats,
-                          notes=screen.collection.notes, incidents=screen.collection.incidents)
+                          notes=screen.collection.notes, incidents=screen.collection.incidents + coverage.incidents())
     doc[screen.source.KIND] = screen.source.to_json()
+    doc["coverage"] = coverage.to_json()
     from ..formats.json import dumps
 
     return dumps(doc)

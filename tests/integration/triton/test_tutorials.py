@@ -100,12 +100,19 @@ def test_a_kernel_this_triton_cannot_build_says_why_in_one_line(session_cache, s
 
 
 def test_the_tutorials_folder_ends_every_launched_kernel_one_of_three_ways(session_cache, sid_compiler):
-    doc = _triton(session_cache, TUTORIALS, "--compiler", sid_compiler.id)
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(session_cache), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "zeinspect", "triton", str(TUTORIALS), "--compiler", sid_compiler.id,
+                           "-t", TARGET, "-q", "--json"], capture_output=True, text=True, env=env, timeout=900)
+    doc = json.loads(proc.stdout)
     ended = len(doc["screened"]) + len(doc["unscreened"])
     assert ended > 0 and not doc["load_errors"]
+    # A launched kernel left unscreened fails the run (exit 3), each named in an incident with why.
+    assert doc["unscreened"] and proc.returncode == 3, proc.stderr
+    assert doc["coverage"]["total"]["unread"] == len({u["kernel"] for u in doc["unscreened"]})
     for u in doc["unscreened"]:
         assert u["reason"] and "\n" not in u["reason"] and ("internal error" not in u["reason"])
         assert u["needs"] or "Triton could not compile it" not in u["reason"]
+        assert any(i.startswith(f"{u['kernel']}: 1 declared kernel unread") for i in doc["incidents"]), u
     screened = {r["input"].split("[")[0] for r in doc["reports"]}
     assert screened == set(doc["screened"])
     assert f"{TUTORIALS / '01-vector-add.py'}:add_kernel" in doc["screened"]
