@@ -6,12 +6,16 @@ the Triton and Inductor caches, read as a new user would (`zeinspect inspect WHE
 Goal: 0 internal errors and 0 whole-input aborts.  Per input: how it ended (exit code), the
 inputs read, the members skipped and why (each named in a note), the kernels, the incidents.
 
-The packages: the candidates below, each downloaded with pip at its newest release (the
-system's pip settings apply; nothing is vendored) and kept if it holds device code (SPIR-V,
-zebins, ocloc fat binaries, SYCL offload images: what `zeinspect inspect` finds in it).  The
-list was assembled by hand from the packages the Intel GPU software stack publishes and from
-those that ship kernels for it (no index search service was at hand: a package found later is
-a line here).  Its versions are what pip resolved on the day of the run, in the table.
+The packages: every package on the index found to ship Intel GPU device code (SYCL images,
+SPIR-V, zebins, ocloc fat binaries), each downloaded with pip at the release in its line (the
+system's pip settings apply; nothing is vendored).  The list was made on 2026-12-04 by grepping
+the index's package list (the env entry's packages/pypi.tsv) for names and summaries that say
+XPU, SYCL, oneAPI, DPC++, ESIMD, OpenCL, oneMKL/oneDAL/oneCCL/oneDNN, bigdl, and searching for
+what names do not say; each candidate's wheel was then opened (its offload sections and zstd
+frames read), and only those holding device code are here.  Each line says how it was found.
+Candidates that held none (OpenVINO's OpenCL C source, CPU builds, meta-packages, pure
+Python) are listed in docs/benchmarks.md, not run.  A release with `--offload-compress`
+(zstd images) is marked: oneMKL's from 2025.2.0, bitsandbytes from 0.48.0, torchcodec-xpu.
 
 The caches: the Triton cache Triton wrote while zeinspect screened Triton's own tutorials (as
 tests/integration/triton/test_from_cache.py makes it), and ../shared/realworld/inductor-gpt2/
@@ -41,16 +45,62 @@ import record  # noqa: E402
 import wheels  # noqa: E402
 
 ZEINSPECT = [str(ROOT / ".venv" / "bin" / "zeinspect")]
-CANDIDATES = (
-    # oneMKL's SYCL domains (SPIR-V images, old offload model), the SYCL runtime and its device
-    # libraries, dpctl and dpnp (SYCL libraries), the kernels of vLLM and of xpu-kernels (native
-    # images and SPIR-V), Open3D's SYCL build (lambda-heavy, with Vulkan shaders as resources).
-    "onemkl-sycl-blas", "onemkl-sycl-lapack", "onemkl-sycl-sparse", "onemkl-sycl-dft", "onemkl-sycl-rng",
-    "onemkl-sycl-stats", "onemkl-sycl-vm", "onemkl-sycl-datafitting", "intel-sycl-rt", "intel-opencl-rt",
-    "dpctl", "dpnp", "vllm-xpu-kernels", "xpu-kernels", "open3d-xpu", "oneccl-bind-pt", "onednn",
+CANDIDATES: tuple[tuple[str, str | None, str], ...] = (
+    # (package, release: None for the newest, how it was found; `compressed` where its images are zstd)
+    ("onemkl-sycl-blas", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-lapack", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-sparse", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-dft", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-rng", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-stats", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-vm", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-datafitting", None, "the Intel GPU stack's own packages; compressed"),
+    ("onemkl-sycl-distributed-dft", None, "package list: `onemkl`; compressed"),
+    ("onemkl-sycl-blas", "2025.1.0", "the last uncompressed oneMKL release, beside the compressed one"),
+    ("mkl-dpcpp", "2023.2.0", "package list: `dpcpp` (oneMKL's single SYCL library before the split)"),
+    ("intel-sycl-rt", "2025.3.0", "the Intel GPU stack's own packages (its last release with SPIR-V device libraries)"),
+    ("dpcpp-cpp-rt", "2024.0.2", "package list: `dpcpp`"),
+    ("intel-cmplr-lib-rt", "2024.1.2", "package list: `oneapi`"),
+    ("dpctl", None, "the Intel GPU stack's own packages"),
+    ("dpctl", "0.21.1", "the Intel GPU stack's own packages (its last release with dpctl.tensor)"),
+    ("dpnp", None, "the Intel GPU stack's own packages"),
+    ("oneccl", None, "package list: `oneccl`"),
+    ("impi-rt", None, "package list: `impi`"),
+    ("onednn", None, "the Intel GPU stack's own packages"),
+    ("onednn-cpu-dpcpp-gpu-dpcpp", None, "package list: `onednn`"),
+    ("daal-gpu", None, "package list: `daal`"),
+    ("daal", "2025.11.0", "package list: `daal` (its last release with the GPU library)"),
+    ("scikit-learn-intelex-gpu", None, "package list: `intelex`"),
+    ("daal4py", "2024.7.0", "package list: `daal`"),
+    ("vllm-xpu-kernels", "0.1.16.2", "kernels for Intel GPUs (known)"),
+    ("xpu-kernels", "0.3.0", "kernels for Intel GPUs (known)"),
+    ("open3d-xpu", "0.20.0", "kernels for Intel GPUs (known)"),
+    ("bitsandbytes", None, "search: the issue trackers' XPU builds; compressed"),
+    ("torchcodec-xpu", None, "package list: `xpu`; compressed"),
+    ("auto-round-lib", None, "package list: `auto-round`"),
+    ("auto-round-kernel", None, "package list: `auto-round`"),
+    ("intel-extension-for-openxla", None, "package list: `intel-extension`"),
+    ("jax-oneapi-pjrt", None, "package list: `oneapi`"),
+    ("jax-oneapi-plugin", None, "package list: `oneapi`"),
+    ("intel-extension-for-tensorflow-lib", None, "package list: `intel-extension`"),
+    ("bigdl-core-xe", None, "package list: `bigdl` (ipex-llm's kernels)"),
+    ("bigdl-core-xe-21", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-23", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-addons-21", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-addons-23", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-addons-27", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-batch-21", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-batch-23", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-all", None, "package list: `bigdl`"),
+    ("bigdl-core-xe-esimd", None, "package list: `esimd`"),
+    ("bigdl-core-xe-esimd-21", None, "package list: `esimd`"),
+    ("bigdl-core-cpp", None, "package list: `bigdl` (llama.cpp's SYCL build)"),
+    ("bigdl-core-llm", None, "package list: `bigdl`"),
+    ("bigdl-core-llm-27", None, "package list: `bigdl`"),
+    ("cyllama-sycl", None, "package list: `sycl` (llama.cpp's SYCL build)"),
+    ("inferna-sycl", None, "package list: `sycl` (llama.cpp's SYCL build)"),
 )
-PINNED = {"vllm-xpu-kernels": "0.1.16.2", "xpu-kernels": "0.3.0", "open3d-xpu": "0.20.0"}
-"""Packages the tests read at a known release; the others at their newest."""
+"""Every package on the index known to ship Intel GPU device code (see above)."""
 
 
 def _run(argv: list[str], env: dict) -> tuple[int, dict | None, str, float]:
@@ -92,21 +142,24 @@ def _row(name: str, version: str, code: int, doc: dict | None, err: str, seconds
 
 def packages(target: str, only: set[str] | None, env: dict) -> list[dict]:
     rows = []
-    for package in CANDIDATES:
+    for package, release, found in CANDIDATES:
         if only and package not in only:
             continue
         try:
-            whl = wheels.wheel(package, PINNED.get(package))
+            whl = wheels.wheel(package, release, binary=True)
         except (SystemExit, subprocess.CalledProcessError) as exc:
-            rows.append({"input": package, "version": "-", "exit": "-", "aborted": f"no wheel: {exc}"[:120]})
+            rows.append({"input": package, "version": release or "-", "found": found, "exit": "-",
+                         "aborted": f"no wheel: {exc}"[:120]})
             continue
         version = whl.name.split("-")[1]
         code, doc, err, seconds = _run(["inspect", str(whl), "-t", target, "-q", "--json"], env)
-        row = _row(package, version, code, doc, err, seconds)
+        row = {**_row(package, version, code, doc, err, seconds), "found": found}
         if code == 2 and "holds no kernels" in err:
             row["aborted"] = "no: holds no device code"  # a candidate that ships none: checked, listed
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if not release:
+            wheels.forget(whl)  # a newest release is fetched again next time; large wheels are not kept
     return rows
 
 
@@ -147,7 +200,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="zeinspect-first-contact-") as tmp:
         if args.caches_only:
             last = json.loads((record.RESULTS / "first_contact.json").read_text())["rows"]
-            rows = [r for r in last if r["input"] in CANDIDATES]
+            rows = [r for r in last if r["input"] in {c[0] for c in CANDIDATES}]
         else:
             rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
         if not args.packages_only and not args.only:

@@ -23,22 +23,44 @@ def store() -> Path:
     return path
 
 
-def wheel(package: str, version: str | None = None) -> Path:
-    """The wheel of `package` (==version, or the newest), downloaded once."""
+PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux2014_x86_64",
+             "linux_x86_64")
+PYTHONS = ("3.11", "3.12", "3.10")
+"""With `binary`, the wheel for Linux x86-64 and the first of these Pythons that has one: some
+packages publish for one Python only (cp312-abi3, cp310), and their device code is the same."""
+
+
+def wheel(package: str, version: str | None = None, *, binary: bool = False) -> Path:
+    """The wheel of `package` (==version, or the newest), downloaded once; `binary`: a Linux
+    x86-64 wheel for another Python where this one has none (PYTHONS)."""
     where = store()
     stem = package.replace("-", "_")
     found = sorted(where.glob(f"{stem}-{version}-*.whl" if version else f"{stem}-*.whl"))
     if not found:
         wanted = f"{package}=={version}" if version else package
-        with tempfile.TemporaryDirectory(dir=where) as tmp:  # no half-downloaded wheel is ever kept
-            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, wanted],
-                           check=True)
-            for got in Path(tmp).glob("*.whl"):
-                got.replace(where / got.name)
+        tries = [[]] if not binary else [["--only-binary=:all:", *(f"--platform={p}" for p in PLATFORMS),
+                                          f"--python-version={v}"] for v in PYTHONS]
+        for extra in tries:
+            with tempfile.TemporaryDirectory(dir=where) as tmp:  # no half-downloaded wheel is ever kept
+                got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *extra, "-d", tmp,
+                                      wanted], check=not binary, capture_output=binary)
+                for whl in Path(tmp).glob("*.whl"):
+                    whl.replace(where / whl.name)
+            if got.returncode == 0:
+                break
         found = sorted(where.glob(f"{stem}-{version}-*.whl" if version else f"{stem}-*.whl"))
     if not found:
         raise SystemExit(f"pip brought no wheel for {package} {version or ''}")
     return found[-1]
+
+
+def forget(whl: Path) -> None:
+    """Remove a downloaded wheel (and what was extracted from it): a sweep of large packages
+    must not fill the disk."""
+    import shutil
+
+    whl.unlink(missing_ok=True)
+    shutil.rmtree(whl.parent / whl.stem, ignore_errors=True)
 
 
 def library(package: str, version: str | None, name: str) -> Path:

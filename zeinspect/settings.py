@@ -342,10 +342,11 @@ for _setting in (
             _bytes_bound, gate="loop_bound", flag=Flag(("--loop-bound",), ("verdict",), metavar="BYTES"),
             schema={"type": ["integer", "null"], "minimum": 0}),
     Setting("profile", None, "A profile of your own run: a PyTorch profiler or unitrace Chrome trace, unitrace's "
-            "summary, or a CSV of kernel,time; each kernel's share of the GPU time beside its scratch.", _optional_text,
+            "-d, -s or -t output, or a CSV of kernel,time; each kernel's share of the kernel time beside its scratch.",
+            _optional_text,
             gate="profile", flag=Flag(("--profile",), ("profile",), metavar="TRACE"), schema=_TEXT),
     Setting("time_share_bound", None, "With a profile, the gate's time rule: kernels that newly use scratch (or use "
-            "more) fail only when they cover more than this percentage of the profiled GPU time.", _percent,
+            "more) fail only when they cover more than this percentage of the profiled kernel time.", _percent,
             gate="time_share_bound", flag=Flag(("--time-share-bound",), ("verdict",), metavar="PERCENT"),
             schema={"type": ["number", "null"], "minimum": 0, "maximum": 100}),
     Setting("batch", True, "Batch one module's targets into one ocloc call per worker (0: one call per target).",

@@ -43,9 +43,19 @@ def _ledger(result: Any) -> str | None:
     return line(getattr(result, "coverage", None))
 
 
+def _driver_first(result: Any) -> Iterator[str]:
+    """Where the user's own driver (a profile's Kernel Properties) disagrees with zeinspect, that
+    leads the report (formats.profile.mismatch_lines); the profile's section repeats it."""
+    if getattr(result, "profiled", None) is not None:
+        from .profile import mismatch_lines
+
+        yield from (f"{line}\n" for line in mismatch_lines(result.profiled))
+
+
 def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
     from .text import table
 
+    yield from _driver_first(result)
     yield table(result.collection.reports, verbose=opts.verbose, ledger=_ledger(result))
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
@@ -55,6 +65,7 @@ def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
 def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
     from .text import cards
 
+    yield from _driver_first(result)
     yield cards(result.collection.reports)
     ledger = _ledger(result)
     if ledger:
@@ -137,6 +148,7 @@ def _coverage_extra(run: Any) -> dict:
 def _audit_text(run: Any, opts: Options) -> Iterator[str]:
     from .audit import text
 
+    yield from _driver_first(run)
     yield text(run.result, strict=opts.strict, verbose=opts.verbose, ledger=_ledger(run), unread=_unread(run))
     yield from _notes(run.collection.notes)
     yield from _profile_section(run)

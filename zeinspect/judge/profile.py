@@ -1,5 +1,7 @@
 """Which spills cost time: a run's profile (inputs.profile) joined with the reports, kernel by
-kernel, ranked by the share of profiled GPU time.  Pure functions.
+kernel, ranked by their share of the profiled kernel time (the profile's other device time,
+copies, fills, barriers, is split apart: `device_split`); and the user's own driver's figures
+(unitrace's Kernel Properties) checked against the reports (`driver_check`).  Pure functions.
 
 Names are matched the way people name kernels: a Triton or Inductor kernel as launched (its
 report's name before the `[values]` of its specialization), a SYCL kernel by its mangled name,
@@ -29,6 +31,11 @@ class Figures:
     status: str
     cost: dict | None
     cause: str | None
+    simd: int | None = None
+    spill: int | None = None
+    private: int | None = None
+    """What zeKernelGetProperties' privateMemSize would say (the driver's figure)."""
+    grf: int | None = None
 
     @property
     def built(self) -> bool:
@@ -39,9 +46,34 @@ class Figures:
         if isinstance(report, dict):
             return cls(report["kernel"], report["target"], report.get("scratch_bytes") or
                        report.get("scratch_space_bytes") or 0, str(report.get("status")), report.get("cost"),
-                       report.get("cause"))
+                       report.get("cause"), report.get("simd"), report.get("spill_bytes"),
+                       report.get("driver_private_bytes"), report.get("grf"))
+        private = report.driver_private_bytes if report.driver_private_bytes is not None else report.private_bytes
         return cls(report.kernel, report.target, report.shown_scratch_bytes, report.status, report.cost,
-                   report.cause)
+                   report.cause, report.simd, report.spill_bytes, private, report.grf)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A figure the user's own driver reported for a kernel (unitrace's Kernel Properties) that
+    none of zeinspect's reports of it on the profile's device gives: zeinspect is wrong, or the
+    driver built it otherwise (another compiler, other options, another image)."""
+
+    kernel: str
+    target: str
+    figure: str
+    driver: int
+    zeinspect: tuple[int | None, ...]
+
+    def describe(self) -> str:
+        ours = ", ".join("unknown" if v is None else str(v) for v in self.zeinspect)
+        return (f"{names.short(self.kernel)} on {self.target}: the driver reported {self.figure} {self.driver}, "
+                f"zeinspect {ours}")
+
+
+DRIVER_FIGURES = (("SIMD", "simd", "simd"), ("spill bytes", "spill_bytes", "spill"),
+                  ("private bytes", "private_bytes", "private"), ("registers", "registers", "grf"))
+"""(what it is called, DriverFigures' field, Figures' field): the Kernel Properties compared."""
 
 
 @dataclass
@@ -51,7 +83,7 @@ class ProfiledKernel:
     seconds: float
     launches: int
     share: float
-    """Of the profiled GPU time, 0..1."""
+    """Of the profiled kernel time, 0..1."""
     reports: list[Figures] = field(default_factory=list)
 
     def scratch(self, target: str) -> int:
@@ -106,9 +138,61 @@ class ProfileJoin:
     def headline(self, target: str) -> str:
         loops = self.share_in_loops(target)
         measured = any(r.cost is not None for k in self.kernels for r in k.reports if r.target == target)
-        return (f"{100 * self.share_with_scratch(target):.1f} % of profiled GPU time is in kernels that use scratch on "
-                f"{target}" + (f" ({100 * loops:.1f} % with scratch traffic inside loops)" if measured else
-                               " (loop traffic not measured)"))
+        return (f"{100 * self.share_with_scratch(target):.1f} % of profiled kernel time is in kernels that use scratch "
+                f"on {target}" + (f" ({100 * loops:.1f} % with scratch traffic inside loops)" if measured else
+                                  " (loop traffic not measured)"))
+
+    def device_split(self) -> dict:
+        """The profile's device time in four parts that add up to it: kernels with a report,
+        kernels with none (named), device work that is not a kernel (by kind), and time no
+        row accounts for (seconds)."""
+        p = self.profile
+        return {"total": p.device_seconds,
+                "kernels_with_report": sum(k.seconds for k in self.matched),
+                "kernels_without_report": sum(k.seconds for k in self.unmatched),
+                "not_kernels": p.other_by_kind(),
+                "unattributed": p.unattributed_seconds}
+
+    def driver_target(self, targets: list[str]) -> tuple[str | None, str]:
+        """The target the profile's device is, among the run's, and how that was decided."""
+        from ..hardware import PRODUCTS
+
+        device = self.profile.device
+        if device:
+            named = [t for t in targets if t in PRODUCTS and PRODUCTS[t].name == device]
+            if len(named) == 1:
+                return named[0], f"the profile's device, {device}"
+            if not named:
+                return None, f"the profile's device, {device}, is none of the targets ({', '.join(targets)})"
+            return None, f"the profile's device, {device}, could be any of {', '.join(named)}"
+        if len(targets) == 1:
+            return targets[0], "the run's only target (the profile does not name its device)"
+        return None, "the profile does not name its device, and the run has several targets"
+
+    def driver_check(self) -> tuple[list[Mismatch], str]:
+        """unitrace's Kernel Properties (the user's driver on a real GPU) against zeinspect's
+        reports of the same kernels on that device: every figure that differs, and which target
+        it was compared on (or why none)."""
+        props = self.profile.properties
+        if not props:
+            return [], "the profile has no Kernel Properties table"
+        target, how = self.driver_target(self.targets)
+        if target is None:
+            return [], how
+        by_name = {k.name: k for k in self.kernels}
+        out = []
+        for name, driver in props.items():
+            mine = [r for r in by_name[name].reports if r.target == target] if name in by_name else []
+            if not mine:
+                continue
+            for label, theirs, ours in DRIVER_FIGURES:
+                value = getattr(driver, theirs)
+                if value is None:
+                    continue  # the driver said ANY or unknown
+                seen = tuple(dict.fromkeys(getattr(r, ours) for r in mine))
+                if value not in seen:
+                    out.append(Mismatch(name, target, label, value, seen))
+        return out, how
 
     def proxy_note(self) -> str | None:
         """Where the trace was taken on another GPU, what its shares are."""

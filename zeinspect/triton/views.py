@@ -142,7 +142,8 @@ def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:
 
     if as_json:
         return dumps({**json.loads(shown), "profile": profile.document(result.profiled)})
-    return shown + profile.text(result.profiled)
+    first = profile.mismatch_lines(result.profiled)  # the user's driver disagreeing leads the report
+    return "".join(f"{line}\n" for line in first) + shown + profile.text(result.profiled)
 
 
 def package_text(found: Any, path: str) -> str:

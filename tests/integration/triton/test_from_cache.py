@@ -323,6 +323,15 @@ def test_the_step_s_profile_gives_every_triton_kernel_its_share_and_figures(gpt2
             mine = [r for r in reports[(name, target)] if r["status"] == "ok"]
             shown = max((r["scratch_bytes"] or r["scratch_space_bytes"] or 0 for r in mine), default=0)
             assert row["targets"][target]["scratch_bytes"] == shown
+    # Every microsecond: the trace's device events (kernels, Kineto's copies and fills), summed
+    # here, are the four parts of the device time.
+    device = sum(e["dur"] / 1e6 for e in trace["traceEvents"] if e.get("ph") == "X"
+                 and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    split = joined["device_time"]
+    assert split["total"] == pytest.approx(device)
+    assert split["kernels_with_report"] + split["kernels_without_report"] + sum(split["not_kernels"].values()) \
+        + split["unattributed"] == pytest.approx(device)
+    assert split["kernels_with_report"] == pytest.approx(sum(t for n, t in times.items() if n in triton))
     # taken on an NVIDIA GPU: the shares are a proxy, and the report names the device
     assert trace["deviceProperties"][0]["name"] in joined["proxy"]
     # the text view: the headline per target, from the same join (a re-run reads the build cache)

@@ -78,20 +78,6 @@ def test_an_intel_device_is_not_a_proxy(tmp_path):
     assert not read_profile(str(path)).foreign
 
 
-def test_unitrace_s_device_timing_summary(tmp_path):
-    path = tmp_path / "summary.csv"
-    path.write_text("\n".join([
-        "=== Device Timing Summary ===", "",
-        "Total Execution Time (ns): 1000", "",
-        '"Kernel","Calls","Time (ns)","Time (%)","Average (ns)","Min (ns)","Max (ns)"',
-        '"matmul[SIMD32 {8; 1; 1} {256; 1; 1}]","4","600","60.00","150","140","160"',
-        '"add","2","400","40.00","200","190","210"',
-        "", "=== other table ===", '"x","y"']))
-    profile = read_profile(str(path))
-    assert profile.source == "unitrace"
-    assert {n: (k.launches, k.seconds) for n, k in profile.kernels.items()} == {"matmul": (4, 6e-7), "add": (2, 4e-7)}
-
-
 def test_a_plain_csv(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("kernel,time\na,2.5\nb,1\na,0.5\n\n")
