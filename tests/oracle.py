@@ -243,3 +243,48 @@ def compressed_spirv_kernels(library: Path, section: str = "__CLANG_OFFLOAD_BUND
     with binutils, the zstd library and SPIRV-Tools: the second reading a ledger is checked with."""
     return {name for image in zstd_frames(section_bytes(Path(library).read_bytes(), section))
             for name in entry_points(image)}
+
+
+def triton_later_stages(ttgir: Path, target) -> bytes:
+    """The SPIR-V Triton-XPU's own later stages make of a TTGIR file (`triton.compile` resumes
+    from it), with Intel's backend as it is but for the SYCL helper its constructor builds (the
+    one thing that needs a device; FACTS 7): not zeinspect's build code."""
+    import dataclasses
+
+    import triton
+    from triton.backends import backends
+    from triton.backends.compiler import BaseBackend
+
+    base = backends["intel"]
+
+    class Offline(base.compiler):  # type: ignore[misc, name-defined]
+        def __init__(self, target):
+            BaseBackend.__init__(self, target)
+            self.device_arch = ""
+            self.properties = self.parse_target(target.arch)
+            self.binary_ext = "spv"
+
+    import os
+    from unittest import mock
+
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"TRITON_CACHE_DIR": tmp}), \
+            mock.patch.dict(backends, {"intel": dataclasses.replace(base, compiler=Offline)}):
+        return triton.compile(str(ttgir), target=target).asm["spv"]
+
+
+def check_triton_build(report: dict, compiler, target) -> None:
+    """A Triton report's figures are a plain build's: its TTGIR (the artifact zeinspect kept)
+    through Triton-XPU's later stages gives the very SPIR-V it compiled, and ocloc on that
+    SPIR-V with the report's own options gives its figures (.ze_info, read by binutils)."""
+    artifacts = report["extra"]["triton"]["artifacts"]
+    spirv = Path(artifacts["spirv"]).read_bytes()
+    assert triton_later_stages(Path(artifacts["ttgir"]), target) == spirv, report["kernel"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k.spv"
+        path.write_bytes(spirv)
+        built = ocloc(compiler, path, report["target"], options=report["options"] or "", spirv=True)
+    assert built.binary is not None, built.log[-1000:]
+    name = report["extra"]["triton"]["metadata"]["name"]
+    figures = driver_figures(built.binary, xe_hp_or_later=True)[name]
+    assert (report["simd"], report["grf"], report["spill_bytes"], report["private_bytes"]) == \
+        (figures["simd"], figures["grf"], figures["spill"], figures["private"]), (report["kernel"], report["target"])

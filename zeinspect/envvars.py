@@ -76,6 +76,10 @@ _DECLARED: tuple[EnvVar, ...] = (
     EnvVar("ZEINSPECT_TRITON_CAPTURE_TARGET", str, None,
            "The target the offline driver answers for (set by `triton --run` and `pytest --zeinspect-triton`).",
            audience="internal"),
+    EnvVar("ZEINSPECT_TRITON_CAPTURE_FRONT_END", _flag, True,
+           "Off: `triton --run` records launches without taking each through Triton's front end in the "
+           "command (the benchmark's baseline for what the front end costs there; the screen then rebuilds each "
+           "kernel from its module, with the static loader).", audience="test"),
     # Hooks for the project's own tests and benchmarks.
     EnvVar("ZEINSPECT_RUNTIME_FAULT", str, None, "Inject a fault into the Level Zero probe (tests).", audience="test"),
     EnvVar("ZEINSPECT_REQUIRE_TOOLCHAINS", _flag, False,

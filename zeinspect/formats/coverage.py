@@ -20,6 +20,7 @@ def line(coverage: Coverage | None, unit: str = "kernels") -> str | None:
     if t["reported"] or t["declared"]:
         parts.append(f"{t['reported']} reported")
     parts += [f"{n} excluded ({why})" for why, n in t["excluded"].items()]
+    parts += [f"{n} {'part' if n == 1 else 'parts'} excluded ({why})" for why, n in t["excluded_parts"].items()]
     if t["unread"]:
         parts.append(f"{t['unread']} UNREAD")
     if t["unread_parts"]:

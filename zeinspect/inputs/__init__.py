@@ -449,6 +449,12 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
                                          "not read)"), compiled=True))
                 yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin,
                             within=inp.within or inp.path)
+            elif img.kind == InputKind.BITCODE and img.info is None and _relocatable(inp.data, img):
+                # An object's bitcode bundle is linked into a program before anything runs (a device
+                # library's, a user's object): the program's images are what a device loads.
+                parts.append(Part(input_of(origin), where, entries, "nothing (no descriptor)",
+                                  excluded=Exclusion.BEFORE_LINK))
+                notes.append(f"{where}: LLVM bitcode in an object, before its device link: not audited")
             else:
                 why = ("an LLVM bitcode image: zeinspect does not compile LLVM IR" if img.kind == InputKind.BITCODE
                        else f"a {img.kind} image: not a device binary zeinspect reads")
@@ -482,6 +488,17 @@ def declared(inp: Input) -> Part | None:
         return Part(input_of(origin), inp.path, kernels, NATIVE_DECLARED[inp.kind] if kernels is not None
                     else "nothing (the binary does not read)", ips=tuple(sorted(found_ips)))
     return Part(input_of(origin), inp.path, None, f"not declared (a {inp.kind} input)")
+
+
+def _relocatable(data: Any, img: Any) -> bool:
+    """Whether an image sits in a relocatable object (an `.o`, or a static archive's member):
+    ELF e_type ET_REL of the host file, or an archive member's."""
+    import struct
+
+    if img.member is not None:
+        return True  # a static archive holds objects
+    head = bytes(data[:18])
+    return head[:4] == b"\x7fELF" and len(head) >= 18 and struct.unpack_from("<H", head, 16)[0] == 1
 
 
 NATIVE_DECLARED = {InputKind.ZEBIN: "zebin kernels", InputKind.FATBIN: "fat binary members' kernels",

@@ -88,9 +88,15 @@ class InputAccount:
             if rank == 0:
                 excluded[what] = excluded.get(what, 0) + 1
         unread_parts = [p.part.label for p in self.parts if p.unread_whole]
+        parts_out: dict[str, int] = {}
+        for p in self.parts:
+            if p.part.kernels is None and p.part.excluded is not None:
+                parts_out[p.part.excluded.value] = parts_out.get(p.part.excluded.value, 0) + 1
         return {"declared": self.declared, "reported": sum(1 for r, _ in states.values() if r == 1),
                 "excluded": dict(sorted(excluded.items())), "unread": sum(1 for r, _ in states.values() if r == 2),
-                "unread_parts": unread_parts, "not_declared": self.not_declared}
+                "unread_parts": unread_parts, "not_declared": [x for x in self.not_declared if x not in set(
+                    p.part.label for p in self.parts if p.part.excluded is not None)],
+                "excluded_parts": dict(sorted(parts_out.items()))}
 
     def to_json(self) -> dict:
         return {"input": self.input, **self.counts(), "parts": [p.to_json() for p in self.parts]}
@@ -102,7 +108,7 @@ class Coverage:
 
     def totals(self) -> dict:
         out: dict = {"declared": 0, "reported": 0, "excluded": {}, "unread": 0, "unread_parts": 0,
-                     "not_declared": 0}
+                     "not_declared": 0, "excluded_parts": {}}
         declared_any = False
         for one in self.inputs:
             c = one.counts()
@@ -115,6 +121,8 @@ class Coverage:
             out["not_declared"] += len(c["not_declared"])
             for why, n in c["excluded"].items():
                 out["excluded"][why] = out["excluded"].get(why, 0) + n
+            for why, n in c["excluded_parts"].items():
+                out["excluded_parts"][why] = out["excluded_parts"].get(why, 0) + n
         if not declared_any:
             out["declared"] = None
         out["excluded"] = dict(sorted(out["excluded"].items()))

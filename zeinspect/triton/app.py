@@ -61,6 +61,8 @@ class TritonRequest:
     artifacts: Path | None = None
     list_only: bool = False
     run_timeout: float | None = None
+    launch: Mapping[str, Any] | None = None
+    """RUN and CACHE: the launch options given (the Triton levers' values), set on every specialization."""
 
 
 def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, Any] | None = None,
@@ -69,22 +71,30 @@ def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, A
             list_only: bool = False, run_timeout: float | None = None) -> TritonRequest:
     """What `zeinspect triton` was asked: `levers` are the Triton levers' values the command line
     gave (triton.levers.TRITON_LEVERS: the launch options and the staging pass)."""
+    given = {k: v for k, v in (levers or {}).items() if v is not None}
+    # Launch options not given are as the module's own code launches the kernel (triton.discover),
+    # or as a cache entry or a capture recorded it.
+    launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
+              if lv.name in given}
     if run or cache_dir is not None:
         if cache_dir is not None and (spec or run):
             raise UsageError("--from-cache DIR takes no FILE, DIR or --run")
         if run and not spec:
             raise UsageError("--run needs a command after `--`")
+        asked = [flag for flag, on in (("--autotune", autotune), ("--fix", fix), ("--explain", explain),
+                                       ("--list", list_only), ("--artifacts", artifacts)) if on]
+        if asked:
+            raise UsageError(f"{', '.join(asked)} apply to FILE.py:KERNEL (or FILE.py, DIR); with "
+                             f"{'--from-cache' if cache_dir is not None else '--run'} each specialization is screened "
+                             "as recorded, with --stage and the launch options (--num-warps, --grf-mode, ...) applied")
         return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
-                             command=(cache_dir,) if cache_dir is not None else tuple(spec), run_timeout=run_timeout)
+                             command=(cache_dir,) if cache_dir is not None else tuple(spec), run_timeout=run_timeout,
+                             stage=bool(given.get("stage")), launch=launch)
     if len(spec) != 1:
         raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     path, sep, name = spec[0].rpartition(":")
     if not sep or not path or Path(spec[0]).exists():
         path, name = spec[0], ""
-    given = {k: v for k, v in (levers or {}).items() if v is not None}
-    # Launch options not given are as the module's own code launches the kernel (triton.discover).
-    launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
-              if lv.name in given}
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
                           constexprs=parse_pairs(constexprs, "constexprs"),
                           options_given=frozenset(launch)).with_options(launch)
@@ -120,11 +130,12 @@ def _screened(req: TritonRequest, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
         from .cache import screen_cache
 
-        return screen_cache(req.command[0], req.settings, progress=progress)
+        return screen_cache(req.command[0], req.settings, progress=progress, stage=req.stage, launch=req.launch)
     if req.way is Way.RUN:
         from .library import screen_run
 
-        return screen_run(list(req.command), req.settings, timeout=req.run_timeout, progress=progress)
+        return screen_run(list(req.command), req.settings, timeout=req.run_timeout, progress=progress,
+                          stage=req.stage, launch=req.launch)
     assert req.kernel is not None
     if req.way is Way.MODULE:
         return screen_package(req.kernel.file, req.kernel, req.settings, progress=progress, build=not req.list_only)

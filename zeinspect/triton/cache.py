@@ -195,8 +195,9 @@ def _target(target: Any) -> str:
     return f"{target.get('backend', '?')} {arch}"
 
 
-def screen_cache(root: str, config: Any, *, progress: Any = None) -> Any:
-    """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target."""
+def screen_cache(root: str, config: Any, *, progress: Any = None, stage: bool = False, launch: Any = None) -> Any:
+    """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target
+    (staged too, and with the launch options given, as asked)."""
     from .library import screen_captured
 
-    return screen_captured(read_cache(root), config, progress=progress)
+    return screen_captured(read_cache(root), config, progress=progress, stage=stage, launch=launch)

@@ -120,8 +120,16 @@ def _site() -> str | None:
     return first_frame_outside(own_folders(), sys._getframe(2))
 
 
+_FRONT_END: dict[tuple[int, str], dict] = {}
+"""(id of the JITFunction, Triton's key of the launch) -> what its front end gave: each distinct
+specialization goes through it once; its later launches reuse it (Triton calls the hook at
+every launch here: nothing is ever compiled into its kernel cache)."""
+
+
 def _record(out: str, hook: dict) -> bool:
-    """Triton's cache_hook: one launch, as Triton specialized it, written; True: compile nothing."""
+    """Triton's cache_hook: one launch, as Triton specialized it, taken through Triton's front end
+    to its TTIR in the capture's Triton cache (triton.first_stage: the function that really ran,
+    with its globals) and written; True: compile nothing more (the launch returns, nothing runs)."""
     info = hook["fn"]
     fn = info.jit_function
     data = json.loads(hook["compile"]["specialization_data"])
@@ -129,7 +137,17 @@ def _record(out: str, hook: dict) -> bool:
     constexprs = {names[key[0]]: _constexpr(value) for key, value in hook["compile"]["constants"].items()
                   if len(key) == 1}
     options = data.get("options", {})
-    _write(out, {
+    memo = (id(fn), str(hook["key"]))
+    built = _FRONT_END.get(memo)
+    if built is None:
+        from triton.runtime import driver
+
+        from .. import envvars
+        from .first_stage import front_end
+
+        built = _FRONT_END[memo] = front_end(fn, hook["compile"], options, driver.active.get_current_target()) \
+            if envvars.value("ZEINSPECT_TRITON_CAPTURE_FRONT_END") else {}
+    _write(out, {**built,
         "file": inspect.getsourcefile(fn.fn), "kernel": info.name, "line": getattr(fn, "starting_line_number", None),
         "site": getattr(_CALL, "site", None), "devices": getattr(_CALL, "devices", []),
         "signature": {k: v for k, v in data["signature"].items() if v != "constexpr"},

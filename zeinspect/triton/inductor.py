@@ -28,14 +28,14 @@ the code it writes goes to a folder of zeinspect's build cache (`TORCHINDUCTOR_C
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from .first_stage import Written, first_stage_only
 from .frames import first_frame_outside, own_folders
 
 Write = Callable[[dict], None]
@@ -97,12 +97,12 @@ def _ready(torch: Any, write: Write) -> None:
             return precompile(self, *args, **kwargs)
         kernel = self.inductor_meta.get("kernel_name") or self.fn.__name__
         where = {"kernel": kernel, "graph": _graph(), "site": _site(torch), "devices": ["xpu"]}
-        with _first_stage_only() as entry:
+        with first_stage_only() as entry:
             for config in self.configs or ():
                 values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
                 try:
                     self._precompile_config(config)
-                except _Written:
+                except Written:
                     write({"inductor": entry.get("path"), **where, "config": values})
                 except Exception as exc:  # noqa: BLE001 - one config's front end failing is its line, the rest go on
                     write({"error": f"{kernel} ({values}): Triton's front end for xpu: {exc.__class__.__name__}: "
@@ -144,11 +144,6 @@ def _reason(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {first}"
 
 
-class _Written(BaseException):  # noqa: N818 - not an error: the compile's end, once its TTIR is written
-    """Raised once Triton has written a kernel's TTIR and metadata: nothing more is compiled.
-    Not an Exception: Inductor logs every Exception of a compile as its failure."""
-
-
 def _site(torch: Any) -> str | None:
     """The line of the command's code that ran what torch.compile compiled: its line in the
     command's own script (`python train.py`: where train.py called the model), else the first
@@ -184,65 +179,3 @@ def _graph() -> str | None:
         return str(compile_id)
     role = "backward" if lowering.is_backward else "inference" if lowering.is_inference else "forward"
     return f"{compile_id} {role}"
-
-
-@contextlib.contextmanager
-def _first_stage_only() -> Iterator[dict]:
-    """triton.compile, while Inductor precompiles one kernel's configs: for each, Triton's own
-    pipeline to its TTIR, written to Triton's cache (the capture's) as Triton writes its entries,
-    then _Written (`entry` says where the last one went).
-
-    Triton's compile() runs (its options, hash and files are its own) with the Intel backend's
-    stages after `ttir` removed; the TTIR stage also names the kernel in the metadata (later
-    stages do that).  Each compile runs (TRITON_ALWAYS_COMPILE: a cache hit would not say
-    where its entry is), and keeps its TTIR (not TRITON_STORE_BINARY_ONLY)."""
-    import dataclasses
-
-    import triton
-    from triton.backends import backends
-    from triton.runtime.cache import get_cache_manager
-
-    saved_compile, saved_backend = triton.compile, backends["intel"]
-    entry: dict[str, Any] = {}
-
-    class FirstStage(saved_backend.compiler):  # type: ignore[misc, name-defined]
-        def add_stages(self, stages: dict, options: Any, *rest: Any) -> None:
-            super().add_stages(stages, options, *rest)
-            for later in [k for k in stages if k != "ttir"]:
-                del stages[later]
-            make_ttir = stages["ttir"]
-
-            def ttir(module: Any, metadata: dict) -> Any:
-                out = make_ttir(module, metadata)
-                metadata["name"] = entry["name"]
-                entry["hash"] = metadata["hash"]
-                return out
-
-            stages["ttir"] = ttir
-
-    def first_stage(src: Any, target: Any = None, options: Any = None) -> Any:
-        entry.clear()
-        entry["name"] = src.name
-        try:
-            saved_compile(src, target=target, options=options)
-        except Exception:
-            if "hash" not in entry:
-                raise  # the front end failed: the config's own error
-            # Past its TTIR, Triton reads a full binary back (CompiledKernel): there is none.
-        name = entry["name"][:150] + ".json"  # Triton's own file name (compiler.py)
-        entry["path"] = (get_cache_manager(entry["hash"]).get_group(name) or {}).get(name)
-        raise _Written
-
-    environ = {k: os.environ.get(k) for k in ("TRITON_ALWAYS_COMPILE", "TRITON_STORE_BINARY_ONLY")}
-    os.environ.update(TRITON_ALWAYS_COMPILE="1", TRITON_STORE_BINARY_ONLY="0")
-    backends["intel"] = dataclasses.replace(saved_backend, compiler=FirstStage)
-    triton.compile = first_stage
-    try:
-        yield entry
-    finally:
-        triton.compile, backends["intel"] = saved_compile, saved_backend
-        for key, value in environ.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value

@@ -9,6 +9,7 @@ that chooses its values by device (`X.device.type == "xpu"`) took its other bran
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -46,6 +47,10 @@ class Specialization:
     graph: str | None = None
     """The torch.compile graph Inductor generated it for, in a capture (triton.inductor); None
     for a kernel the command launched itself."""
+    problem: str | None = None
+    """Why it cannot be screened, known when it was captured (its front end failed in the run)."""
+    staged: bool = False
+    """Built with the SLM staging pass between Triton's TTGIR and its lowering (`--stage`)."""
 
     @property
     def describe(self) -> str:
@@ -55,9 +60,14 @@ class Specialization:
         return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}", self.tag) if x)
 
     @property
+    def label(self) -> str:
+        """`FILE.py:KERNEL`: by its Python file also where it is built from the run's TTIR."""
+        return f"{self.origin}:{self.kernel.kernel}" if self.origin and self.graph is None else self.kernel.label
+
+    @property
     def title(self) -> str:
         """The kernel and what sets this specialization apart, as notes and incidents name it."""
-        return f"{self.kernel.label} [{self.describe}]"
+        return f"{self.label} [{self.describe}]"
 
     @property
     def types(self) -> str:
@@ -99,7 +109,7 @@ class Capture:
     def summary(self) -> str:
         launched = [s for s in self.specializations if s.graph is None]
         generated = [s for s in self.specializations if s.graph is not None]
-        kernels = len({(s.kernel.file, s.kernel.kernel) for s in launched})
+        kernels = len({s.label for s in launched})
         status = ("timed out" if self.timed_out else "crashed" if self.exit_code is not None and self.exit_code < 0
                   else f"exit {self.exit_code}")
         text = (f"captured {self.launches} launches of {kernels} kernels ({len(launched)} "
@@ -129,7 +139,9 @@ class Capture:
         return {"command": self.command, "exit_code": self.exit_code, "timed_out": self.timed_out,
                 "launches": self.launches, "devices": sorted(self.devices), "summary": self.summary(),
                 "xpu": self.xpu.to_json() if self.xpu is not None else None,
-                "specializations": [{"kernel": s.kernel.kernel if s.graph else s.kernel.label, "values": s.describe,
+                "specializations": [{"kernel": s.kernel.kernel if s.graph else s.label, "values": s.describe,
+                                     "ttir": s.kernel.file if s.kernel.file.endswith(IR_SUFFIX) else None,
+                                     "not_screened": s.problem,
                                      "launches": s.launches,
                                      "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
                                      "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
@@ -415,7 +427,9 @@ class LaunchReader:
 def _specialization(found: dict[str, Specialization], record: dict) -> Specialization:
     """The specialization a launch record is one of, made at its first launch: identical launches
     are one, keyed by what the kernel is built from (a library's run launches the same few
-    kernels thousands of times: no object is made per launch)."""
+    kernels thousands of times: no object is made per launch).  It is built from the TTIR the
+    run's own front end wrote (triton.first_stage: the function that ran, with its globals),
+    its values kept to name it; or it says why its front end failed there."""
     num_warps, threads, grf = record.get("num_warps") or 4, record.get("threads_per_warp") or 32, _grf(
         record.get("grf_mode"))
     attrs = record.get("attrs", [])
@@ -423,11 +437,19 @@ def _specialization(found: dict[str, Specialization], record: dict) -> Specializ
                 sorted(record["constexprs"].items()), num_warps, threads, grf, record.get("num_stages"), attrs))
     spec = found.get(key)
     if spec is None:
-        spec = found[key] = Specialization(TritonKernel(
+        kernel = TritonKernel(
             file=record["file"], kernel=record["kernel"], signature=dict(record["signature"]),
             constexprs=dict(record["constexprs"]), num_warps=num_warps, threads_per_warp=threads, grf_mode=grf,
             num_stages=record.get("num_stages"), options_given=frozenset(LAUNCH_OPTIONS),
-            attrs=tuple((tuple(k), v) for k, v in attrs)))
+            attrs=tuple((tuple(k), v) for k, v in attrs))
+        origin = None
+        if record.get("ttir"):
+            meta_path = Path(record["ttir"])
+            built = entry_kernel(meta_path.with_suffix(IR_SUFFIX), json.loads(meta_path.read_bytes()))
+            kernel = dataclasses.replace(built, signature=kernel.signature, constexprs=kernel.constexprs,
+                                         attrs=kernel.attrs)
+            origin = record["file"]
+        spec = found[key] = Specialization(kernel, origin=origin, problem=record.get("front_end"))
     return spec
 
 
@@ -502,10 +524,14 @@ class Screener:
         from ..errors import ZeinspectError, debugging, internal_incident
         from .single import screen
 
+        if spec.problem is not None:
+            self.done[id(spec)] = spec.problem
+            return spec.problem
         if self.session is None:
             self.session = open_session(self.config, backend=self.backend)
         try:
-            got: Collection | str = screen(spec.kernel, self.config, session=self.session).collections[-1]
+            got: Collection | str = screen(spec.kernel, self.config, session=self.session,
+                                           stage=spec.staged).collections[-1]
         except ZeinspectError as exc:
             got = exc.one_line()
         except Exception as exc:  # noqa: BLE001 - one specialization's internal error is its incident
@@ -543,6 +569,9 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
 
     # The largest IR first: its compiles take longest, and the last batch's compiles are the run's
     # tail, on fewer cores than there are (the reports keep the order of `specs`).
+    for spec in specs:
+        if spec.problem is not None:  # its front end failed in the run: nothing to build
+            screener.done.setdefault(id(spec), spec.problem)
     todo = sorted((s for s in specs if id(s) not in screener.done), key=_ir_size, reverse=True)
     if not todo:
         return
@@ -573,7 +602,7 @@ def _screen_all(screener: Screener, specs: list[Specialization], progress: Progr
     try:
         for batch in batches:
             built = _contained(batch, partial(build_many, [s.kernel for s in batch], screener.config,
-                                              screener.session, front_ends))
+                                              screener.session, front_ends, [s.staged for s in batch]))
             while pending and (len(pending) >= AUDITS_AT_ONCE or pending[0][1].done()):
                 take_oldest()
             if isinstance(built, list):  # the batch's front end failed as a whole: its incidents
@@ -646,10 +675,25 @@ def _shown_file(spec: Specialization) -> str:
     return spec.origin or spec.kernel.file
 
 
+def with_levers(specs: list[Specialization], *, stage: bool, launch: Any) -> list[Specialization]:
+    """The specializations with the launch options given set on each (`--num-warps`, ...), and,
+    with `stage`, each again with the SLM staging pass (a row of its own, `staged`): every lever
+    of a FILE.py:KERNEL screen on every way in (issue 63)."""
+    if launch:
+        for spec in specs:
+            spec.kernel = spec.kernel.with_options(dict(launch))
+            spec.tag = ", ".join(x for x in (spec.tag, ", ".join(f"{k}={v}" for k, v in launch.items())) if x)
+    staged = [dataclasses.replace(s, staged=True, tag=", ".join(x for x in (s.tag, "staged") if x)) for s in specs
+              if stage]
+    return [*specs, *staged]
+
+
 def screen_captured(got: Source, config: Settings, *, progress: Progress | None = None,
-                    backend: Callable[..., Any] | None = None, screener: Screener | None = None) -> LibraryScreen:
+                    backend: Callable[..., Any] | None = None, screener: Screener | None = None,
+                    stage: bool = False, launch: Any = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
-    named by what sets it apart.  `screener`: one that screened some of them already."""
+    named by what sets it apart.  `screener`: one that screened some of them already; `stage`
+    and `launch`: the levers given (with_levers)."""
     from ..app.outcome import failing
 
     screener = screener or Screener(config, backend=backend)
@@ -657,11 +701,12 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     out.collection.notes += got.problems
     out.collection.incidents += got.incidents
     out.collection.parts += got.parts
-    names = row_names(got.specializations)
-    _screen_all(screener, got.specializations, progress)
+    specs = with_levers(list(got.specializations), stage=stage, launch=launch)
+    names = row_names(specs)
+    _screen_all(screener, specs, progress)
     out.stopped = screener.stopped
     quiet = 0
-    for spec in got.specializations:
+    for spec in specs:
         named = names[id(spec)]
         file = _shown_file(spec)
         part = Part(got.label, file, (named,), got.DECLARED_BY, copies=max(1, spec.launches))
@@ -691,24 +736,30 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
 
 
 def screen_run(command: list[str], config: Settings, *, timeout: float | None = None,
-               progress: Progress | None = None) -> Any:
+               progress: Progress | None = None, stage: bool = False, launch: Any = None) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.library).
 
-    Each specialization is screened when its first launch is read, while the command runs: a
-    warm screen is then done by the time the command ends (issue 38: capturing adds at most
-    5 % to a warm run; bench/triton_capture.py).  The kernels torch.compile generates
-    (triton.inductor) are screened after the command, all at once, as a cache's entries are
-    (batched, their front ends in workers): a model's step generates a hundred at a time."""
+    Each launched specialization goes through Triton's front end in the command itself, at
+    Triton's pre-compile hook (triton.first_stage: the function that ran, with its globals): its
+    TTIR is written to the capture's Triton cache.  After the command, every specialization (and
+    every kernel torch.compile generated, triton.inductor) is screened from its TTIR as a cache's
+    entries are: batched, their front ends in workers, ocloc in batches.  A launch whose front end
+    failed in the command is that specialization's finding (unread: exit 3)."""
     config = config.with_targets(config.targets)
     screener = Screener(config)
 
     def launched(spec: Specialization) -> object:
-        return screener.screen(spec) if spec.graph is None else None
+        if launch:  # its options change first (with_levers): screened with the others after the command
+            return None
+        # A kernel rebuilt from its module (the capture without its front end) is screened as it
+        # is read; one the run's front end wrote as TTIR is screened with the others after the
+        # command, batched as a cache's entries are (its front ends in workers, ocloc in batches).
+        return screener.screen(spec) if spec.graph is None and not spec.kernel.file.endswith(IR_SUFFIX) else None
 
     with tempfile.TemporaryDirectory(prefix="zeinspect-capture-") as tmp:
         got = capture(command, target=capture_target(config), timeout=timeout, meanwhile=_load_screen,
                       on_new=launched, folder=Path(tmp))
-        return screen_captured(got, config, progress=progress, screener=screener)
+        return screen_captured(got, config, progress=progress, screener=screener, stage=stage, launch=launch)
 
 
 def _load_screen() -> None:

@@ -130,16 +130,18 @@ class TritonBatch:
 
 
 def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
-               front_ends: FrontEnds | None = None) -> TritonBatch:
+               front_ends: FrontEnds | None = None, stages: list[bool] | None = None) -> TritonBatch:
     """Triton's front end for many kernels, as a cache or a capture holds them, on the calling
     thread (Triton's compile is not thread-safe), or taken from the workers that ran it
-    (triton.front_ends).  A kernel whose build stops keeps its error."""
+    (triton.front_ends).  A kernel whose build stops keeps its error.  `stages`: which kernels
+    the SLM staging pass rewrites (`--stage`), by position."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
     batch = TritonBatch(config, session, plan, runs, [], [run.out for run in runs])
     for n, kernel in enumerate(kernels):
         try:
-            batch.built += [(n, b) for b in build(kernel, plan, stage=False, artifacts_dir=build_cache_dir() /
+            staged = bool(stages[n]) if stages else False
+            batch.built += [(n, b) for b in build(kernel, plan, stage=staged, artifacts_dir=build_cache_dir() /
                                                   "triton-artifacts", cache=session.cache,
                                                   front_end=front_ends.compile if front_ends else None)]
         except ZeinspectError as exc:

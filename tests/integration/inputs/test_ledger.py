@@ -145,3 +145,18 @@ def test_stack_calls_name_their_callees_as_the_zebin_does(cli, sid_compiler, tmp
         if r["stack_calls"]:
             assert set(r["callees"]) == called[r["kernel"]] and r["callees"], r["kernel"]
             assert any("devicelib" in c for c in r["callees"])
+
+
+def test_bitcode_in_an_object_is_left_out_before_its_device_link_and_said_so(cli, tmp_path):
+    """A fat object's LLVM bitcode bundle (a device library's, as intel-sycl-rt ships them) is
+    linked into a program before anything runs: excluded with that reason, not unread."""
+    src = tmp_path / "devicelib.c"
+    src.write_text("int __devicelib_helper(int x) { return x + 1; }\n")
+    sb.run(["clang-15", "-c", "-emit-llvm", src, "-o", tmp_path / "devicelib.bc"], tmp_path)
+    obj = sb.host_object(tmp_path, "fat")
+    out = tmp_path / "fat_with_bitcode.o"
+    sb.run(["objcopy", f"--add-section={SPIRV_SECTION}={tmp_path / 'devicelib.bc'}", obj, out], tmp_path)
+    code, doc = cli.json("inspect", out, "-t", TARGET)
+    assert code == 0, doc["incidents"]
+    assert doc["coverage"]["total"]["excluded_parts"] == {"LLVM bitcode in an object, before its device link": 1}
+    assert doc["coverage"]["total"]["unread_parts"] == 0

@@ -363,3 +363,36 @@ def test_the_step_s_scratch_traffic_in_loops_is_measured_and_weighs_in_the_headl
         headline = doc["profile"]["headline"][target]
         assert headline["share_in_loops"] == pytest.approx(want)
         assert "with scratch traffic inside loops" in headline["text"]
+
+
+@pytest.mark.slow  # the cliff's build on arl-s is a minute
+def test_stage_on_a_cache_rebuilds_each_entry_staged_and_says_where_it_cannot(tmp_path, sid_compiler):
+    """Seed 000's cliff as a cache holds it: the 64x128x128 f16 dot overflows the scratch cap on
+    arl-s (FMA path) as compiled; `--stage` on `--from-cache` screens each entry again with the
+    SLM staging pass (a row of its own), which builds; an entry with no dot to stage says so."""
+    cache = tmp_path / "zc"
+    for spec, extra in ((ROOT / "kernels" / "triton_dot.py:dot_kernel",
+                         ("--signature", "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32", "--constexprs", "M=64,N=128,K=128")),
+                        (TUTORIALS / "01-vector-add.py:add_kernel", ("--signature", "*fp32"))):
+        proc = _zeinspect(cache, spec, *extra, "-t", "arl-s", "--compiler", sid_compiler.id, "--json")
+        assert proc.returncode in (0, 1), proc.stderr
+    plain = _zeinspect(tmp_path / "a", "--from-cache", cache / "triton", "-t", "arl-s", "--compiler", sid_compiler.id,
+                       "--json")
+    staged = _zeinspect(tmp_path / "b", "--from-cache", cache / "triton", "-t", "arl-s", "--compiler",
+                        sid_compiler.id, "--stage", "--json")
+    rows = {r["kernel"]: r for r in json.loads(plain.stdout)["reports"]}
+    both = {r["kernel"]: r for r in json.loads(staged.stdout)["reports"]}
+    [dot] = [r for k, r in rows.items() if k.startswith("dot_kernel[")]
+    assert dot["status"] == "scratch_overflow"
+    assert set(rows) < set(both)  # the same rows, and a staged one for each
+    [dot_staged] = [r for k, r in both.items() if k.startswith("dot_kernel[") and "staged" in k]
+    assert dot_staged["status"] == "ok" and dot_staged["extra"]["triton"]["staging"]["changed"]
+    [add_staged] = [r for k, r in both.items() if k.startswith("add_kernel[") and "staged" in k]
+    assert not add_staged["extra"]["triton"]["staging"]["changed"]
+    assert any("staging pass" in n for n in add_staged["notes"]), add_staged["notes"]
+
+
+def test_what_cannot_apply_to_a_cache_is_one_line(tmp_path):
+    proc = _zeinspect(tmp_path, "--from-cache", tmp_path, "--fix")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "--fix apply to FILE.py:KERNEL" in proc.stderr and "--stage" in proc.stderr
