@@ -203,8 +203,16 @@ def main() -> int:
             rows = [r for r in last if r["input"] in {c[0] for c in CANDIDATES}]
         else:
             rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
+            if args.only:  # the other packages keep their last rows, in the list's order
+                last = json.loads((record.RESULTS / "first_contact.json").read_text())["rows"]
+                fresh = {(r["input"], r["version"]): r for r in rows}
+                kept = [fresh.pop((r["input"], r["version"]), r) for r in last]
+                rows = kept + list(fresh.values())
         if not args.packages_only and not args.only:
             rows += caches(args.target, env, Path(tmp))
+        elif args.only and not args.packages_only:
+            rows = [r for r in rows if r["input"] in {c[0] for c in CANDIDATES}] + \
+                [r for r in rows if r["input"] not in {c[0] for c in CANDIDATES}]
     aborted = sum(1 for r in rows if str(r.get("aborted", "")).startswith("yes"))
     internal = sum(r.get("internal errors", 0) for r in rows)
     unread = sum(r["unread"] for r in rows if isinstance(r.get("unread"), int))

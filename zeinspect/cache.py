@@ -95,6 +95,8 @@ class BuildCache:
         """Bundles the store lacked, by name: (all their keys, those this run has yet to hold)."""
         self._bundle_of: dict[str, list[str]] = {}
         """key -> names of the open bundles it belongs to."""
+        self.used: set[str] = set()
+        """Keys this run read or wrote: never trimmed by the bound at its end (app.cache.keep_bound)."""
 
     @property
     def enabled(self) -> bool:
@@ -287,6 +289,7 @@ class BuildCache:
             return None
         with self._lock:
             self.hits += 1
+            self.used.add(key)
         return entry
 
     @staticmethod
@@ -320,6 +323,7 @@ class BuildCache:
         self.put(key, {}, zlib.compress(json.dumps(value).encode(), 1))
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
+        self.used.add(key)
         header = json.dumps(meta).encode()
         body = _MAGIC + struct.pack("<I", len(header)) + header + payload
         blob = body + hashlib.sha256(body).digest()

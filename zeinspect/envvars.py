@@ -51,6 +51,9 @@ class EnvVar:
 _DECLARED: tuple[EnvVar, ...] = (
     # Where things live.
     EnvVar("ZEINSPECT_CACHE_DIR", str, None, "The build cache's folder (default $XDG_CACHE_HOME/zeinspect/builds)."),
+    EnvVar("ZEINSPECT_CACHE_MAX_SIZE", str, "5G",
+           "The build cache's bound (500M, 5G; 0: none): at the end of each command the entries and Triton "
+           "artifacts written longest ago are removed until it fits, never one the command used."),
     EnvVar("ZEINSPECT_TOOLCHAIN_DIR", str, None,
            "Where `toolchain fetch` installs compilers and what zeinspect learns of each is kept "
            "(default $XDG_CACHE_HOME/zeinspect/toolchains)."),

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import CACHE_FORMAT
+from ..cache import CACHE_FORMAT, BuildCache
 from ..errors import UsageError
 from ..paths import build_cache_dir
 from .outcome import Outcome
@@ -46,10 +46,12 @@ class Level:
     bundles: int = 0
     """Bundles (several entries of one module in one object: shared stores only); their bytes
     are in `bytes`."""
+    bound: int | None = None
+    """The local level's bound in bytes (ZEINSPECT_CACHE_MAX_SIZE), kept at each command's end."""
 
     def to_json(self) -> dict:
         return {"level": self.name, "where": self.where, "entries": self.entries, "bundles": self.bundles,
-                "bytes": self.bytes,
+                "bytes": self.bytes, "bound": self.bound,
                 "oldest": self.oldest, "newest": self.newest, "older_format_entries": self.older_format,
                 "removed": self.removed, "removed_bytes": self.removed_bytes}
 
@@ -121,7 +123,9 @@ def _open_store(url: str | None, readonly: bool = False) -> object | None:
 
 def stats(cache_url: str | None) -> CacheReport:
     root = build_cache_dir()
-    report = CacheReport([_level("local", str(root), _local_entries(root))])
+    local = _level("local", str(root), _local_entries(root))
+    local.bound = bound()
+    report = CacheReport([local])
     store = _open_store(cache_url)
     if store is not None:
         report.levels.append(_level("shared", store.where, _store_entries(store)))  # type: ignore[attr-defined]
@@ -155,6 +159,85 @@ def prune(cache_url: str | None, *, older_than_days: float | None, max_size: str
     return report
 
 
+# -- the bound: the cache stays its size, as ccache's max_size keeps its own -------------------
+
+ARTIFACTS = ("triton-artifacts",)
+"""Folders of the build cache that hold files a command writes beside its entries (each Triton
+build's TTGIR and SPIR-V): counted in the bound and trimmed like entries."""
+
+
+def bound() -> int | None:
+    """The build cache's bound in bytes ($ZEINSPECT_CACHE_MAX_SIZE), None for none."""
+    from .. import envvars
+
+    size = parse_size(envvars.value("ZEINSPECT_CACHE_MAX_SIZE"))
+    return size or None
+
+
+def _bounded_files(root: Path) -> list[dict]:
+    out = _local_entries(root)
+    for folder in ARTIFACTS:
+        for path in (root / folder).glob("*"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out.append({"path": str(path), "size": st.st_size, "mtime": st.st_mtime, "current": True})
+    return out
+
+
+def keep_bound(root: Path, since: float, used: set[str], limit: int | None = None) -> Level:
+    """Remove the entries and artifacts written longest ago until the cache fits its bound (and
+    every entry of an older cache format): never one written since `since` (this command's) or
+    read by it (`used`, keys), so nothing the command's reports rely on goes."""
+    limit = bound() if limit is None else limit
+    files = _bounded_files(root)
+    level = _level("local", str(root), files)
+    if limit is None:
+        return level
+    total = sum(f["size"] for f in files)
+    protected = {str(root / BuildCache.relative(k)) for k in used}
+    candidates = sorted((f for f in files if f["mtime"] < since and f["path"] not in protected),
+                        key=lambda f: (f["current"], f["mtime"]))  # older formats first, then the oldest
+    for f in candidates:
+        if total <= limit:
+            break
+        try:
+            os.unlink(f["path"])
+        except OSError:
+            continue
+        total -= f["size"]
+        level.removed += 1
+        level.removed_bytes += f["size"]
+    return level
+
+
+_RUN: dict = {}
+
+
+def bounded_at_exit(cache: BuildCache) -> None:
+    """Keep the cache in its bound when this process ends (once, whichever sessions it opened):
+    what each of its caches used is kept."""
+    import multiprocessing
+
+    if cache.directory is None or multiprocessing.parent_process() is not None:
+        return  # a worker's end is not the command's: the process that started the command keeps the bound
+    if not _RUN:
+        import atexit
+
+        _RUN.update(since=time.time(), caches=[], root=cache.directory)
+
+        def at_exit() -> None:
+            used = {k for c in _RUN["caches"] for k in c.used}
+            try:
+                keep_bound(_RUN["root"], _RUN["since"], used)
+            except (OSError, UsageError):
+                pass  # a bound that cannot be read or kept never fails the command
+
+        atexit.register(at_exit)
+    _RUN["caches"].append(cache)
+
+
 def text(report: CacheReport) -> str:
     out = []
     for lv in report.levels:
@@ -168,5 +251,7 @@ def text(report: CacheReport) -> str:
             line += f"; {lv.older_format} entries of older cache formats (prune removes them)"
         if lv.removed:
             line += f"; removed {lv.removed} entries, {lv.removed_bytes / 2**20:.1f} MiB"
+        if lv.bound is not None:
+            line += f"; bound {lv.bound / 2**20:.0f} MiB ($ZEINSPECT_CACHE_MAX_SIZE), entries and Triton artifacts"
         out.append(line)
     return "\n".join(out) + "\n"

@@ -30,6 +30,9 @@ def open_session(config: Settings, *, backend: Callable[[], Executor] | None = N
 
         store = SharedStore(config.cache_url, readonly=config.cache_readonly)
     cache = BuildCache(build_cache_dir() if config.use_cache else None, store)
+    from .cache import bounded_at_exit
+
+    bounded_at_exit(cache)  # the cache stays in its bound (ZEINSPECT_CACHE_MAX_SIZE) when the command ends
     found = (lambda: list(compilers)) if compilers is not None else (lambda: resolve(config.compiler, config.timeout))
     return Session(config=config, cache=cache, backend=backend or backend_for(config), resolve=found)
 

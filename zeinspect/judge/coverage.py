@@ -134,8 +134,9 @@ class Coverage:
         t = self.totals()
         return not t["unread"] and not t["unread_parts"]
 
-    def incidents(self) -> list[str]:
-        """One line per part with kernels left unread: what exits 3."""
+    def incidents(self, *, besides: str | None = None) -> list[str]:
+        """One line per part with kernels left unread: what exits 3.  `besides`: a reason said
+        once elsewhere (a stopped run's line), not once per part."""
         out = []
         for one in self.inputs:
             for p in one.parts:
@@ -148,6 +149,8 @@ class Coverage:
                 for kernel, why in p.unread.items():
                     by_why.setdefault(why, []).append(kernel)
                 for why, kernels in by_why.items():
+                    if why == besides:
+                        continue
                     shown = ", ".join(names.short(k) for k in kernels[:NAMED])
                     more = f" and {len(kernels) - NAMED} more" if len(kernels) > NAMED else ""
                     out.append(f"{p.part.label}: {len(kernels)} declared "

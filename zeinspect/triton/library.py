@@ -496,12 +496,16 @@ class LibraryScreen:
 
         return account(self.collection.parts, self.collection.reports)
 
+    def unread_incidents(self) -> list[str]:
+        """The ledger's incidents, but for the specializations a stop left (its line says how many)."""
+        return self.coverage.incidents(besides=STOPPED)
+
     @property
     def outcome(self) -> Any:
         """The screen's Outcome (app.outcome): a specialization not screened is unread (exit 3)."""
         from ..app.outcome import of_reports
 
-        got = of_reports(self.collection.reports, self.collection.incidents + self.coverage.incidents())
+        got = of_reports(self.collection.reports, self.collection.incidents + self.unread_incidents())
         return got.stopped_at(self.stopped) if self.stopped else got
 
 
@@ -541,6 +545,9 @@ class Screener:
         self.done[id(spec)] = got
         return got
 
+
+STOPPED = "stopped before it was screened"
+"""Why a specialization a stopped screen left has no report (said once, in the stop's line)."""
 
 SCREEN_BATCH = 16
 """Specializations per batch when many are screened at once: small enough that progress moves
@@ -711,7 +718,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
         file = _shown_file(spec)
         part = Part(got.label, file, (named,), got.DECLARED_BY, copies=max(1, spec.launches))
         if out.stopped and id(spec) not in screener.done:
-            out.collection.parts.append(replace(part, unread="stopped before it was screened"))
+            out.collection.parts.append(replace(part, unread=STOPPED))
             continue  # counted in the stop's line (LibraryScreen.outcome)
         collection = screener.screen(spec)
         if isinstance(collection, str):

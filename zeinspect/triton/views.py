@@ -191,7 +191,7 @@ def library_text(screen: Any) -> str:
 def library_document(screen: Any, stats: dict) -> str:
     coverage = screen.coverage
     doc = report_document(screen.collection.reports, screen.collection.compilers, stats=stats,
-                          notes=screen.collection.notes, incidents=screen.collection.incidents + coverage.incidents())
+                          notes=screen.collection.notes, incidents=screen.collection.incidents + screen.unread_incidents())
     doc[screen.source.KIND] = screen.source.to_json()
     doc["coverage"] = coverage.to_json()
     from ..formats.json import dumps

@@ -99,6 +99,24 @@ def test_every_kernel_a_real_library_launches_is_screened_on_every_target(cli, l
     assert any("stride_x_k=1" in s["values"] for s in capture["specializations"])
 
 
+FIGURES = ("status", "simd", "grf", "spill_bytes", "private_bytes", "scratch_space_bytes", "slm_bytes")
+
+
+@pytest.mark.slow  # the library captured and screened twice
+def test_the_run_s_own_front_end_gives_what_the_module_rebuilt_gave(cli, library, tmp_path):
+    """xpu-kernels, which the static loader can rebuild: screened from the TTIR its run wrote
+    (the default) and from its module (the capture without its front end), the same rows with
+    the same figures on every target."""
+    script = tmp_path / "ops.py"
+    script.write_text(OPS)
+    runs = [_capture(cli, script, env={"path": (library,), "ZEINSPECT_TRITON_CAPTURE_FRONT_END": flag})
+            for flag in ("1", "0")]
+    assert all(s["ttir"] for s in runs[0]["capture"]["specializations"])
+    assert not any(s["ttir"] for s in runs[1]["capture"]["specializations"])
+    rows = [{(r["kernel"], r["target"]): {k: r[k] for k in FIGURES} for r in doc["reports"]} for doc in runs]
+    assert rows[0] == rows[1] and len(rows[0]) == 4 * len(TARGETS.split(","))
+
+
 def test_the_specialization_is_tritons_own(cli, library, tmp_path):
     """What Triton derived from the real launch arguments is what is built: the pointers' 16-byte
     alignment (`tt.divisibility`) that a value typed by hand does not carry, and which changes the

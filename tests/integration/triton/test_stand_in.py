@@ -133,3 +133,22 @@ def test_the_stand_in_answers_every_field_torch_s_xpu_properties_have():
         for key, kind in fields.items():
             assert isinstance(answered[key], kinds[kind]), (key, answered[key])
     assert properties({"name": "bmg-g21"})["name"] == "Intel(R) Arc(TM) B580 Graphics"
+
+
+@pytest.mark.slow  # the library captured and screened a second time
+def test_screened_from_the_run_s_ttir_as_from_its_module(captured, tmp_path_factory, session_cache):
+    """Liger-Kernel's rows from the TTIR its run wrote (the default) equal those the capture
+    without its front end gives (each kernel rebuilt from its module): the same kernels, the
+    same figures on every target."""
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    library = wheels.unpacked("liger-kernel", "0.8.5", "liger_kernel").parent
+    script = tmp_path_factory.mktemp("liger-static") / "ops.py"
+    script.write_text(OPS)
+    env = {"PYTHONPATH": os.pathsep.join(map(str, (TORCH, library))), "ZEINSPECT_TRITON_CAPTURE_FRONT_END": "0"}
+    res = cli("triton", "--run", "-t", TARGETS, "--json", "-q", "--", sys.executable, str(script), env=env)
+    static = json.loads(res.out)
+    assert all(s["ttir"] for s in captured["capture"]["specializations"])
+    figures = ("status", "simd", "grf", "spill_bytes", "private_bytes", "scratch_space_bytes", "slm_bytes")
+    rows = [{(r["kernel"], r["target"]): {k: r[k] for k in figures} for r in doc["reports"]}
+            for doc in (captured, static)]
+    assert rows[0] == rows[1]
