@@ -353,6 +353,12 @@ class KernelReport:
     scratch, which the driver's spill figure includes."""
     callees: tuple[str, ...] = ()
     """The functions it calls outside its own code, as the zebin names them (KernelFigures.calls)."""
+    retries: int = 0
+    """How often IGC built it again (`[RetryManager] Start recompilation` lines of its log)."""
+    compile_seconds: float | None = field(default=None, compare=False, hash=False)
+    """What its module's compile for this target took (its share of a batched one; a cached
+    build's own first time), where it was compiled here.  A time, not a figure: the JSON document
+    lists it per module and target (`compile_times`), beside the reports, never in them."""
     cost: dict | None = field(default=None, compare=False, hash=False)
     """What its scratch traffic costs (inputs.isa.ScratchCost's JSON), where measured (--cost)."""
     origin: InputId | None = field(default=None, compare=False, hash=False)
@@ -498,6 +504,7 @@ class KernelReport:
             "code_bytes": self.code_bytes,
             "stack_calls": self.stack_calls,
             "callees": list(self.callees),
+            "retries": self.retries,
             "cause": self.cause,
             "cost": self.cost,
             "environment": dict(self.environment),

@@ -23,7 +23,22 @@ def report_document(reports: list[KernelReport], compilers: list[Compiler], *, s
         "stats": stats or {},
         "notes": list(notes or []),
         "incidents": list(incidents or []),
+        "compile_times": compile_times(reports),
     }
+
+
+def compile_times(reports: list[KernelReport]) -> list[dict]:
+    """What each module's compile for each target took, and IGC's retries in it (the reports'
+    `retries` added up): what the build costs, per image and target."""
+    out: dict[tuple[str, str], dict] = {}
+    for r in reports:
+        if r.compile_seconds is None:
+            continue
+        row = out.setdefault((r.input, r.target), {"input": r.input, "target": r.target, "seconds": r.compile_seconds,
+                                                   "retries": 0, "kernels": 0})
+        row["retries"] += r.retries
+        row["kernels"] += 1
+    return list(out.values())
 
 
 def compilers_json(compilers: list[Compiler], reports: list[KernelReport]) -> list[dict]:
@@ -81,5 +96,6 @@ def report_pieces(reports: list[KernelReport], compilers: list[Compiler], *, sta
     """`report_document` (with `extra` keys beside its own), streamed (see `streamed`)."""
     head = report_document([], compilers, stats=stats, notes=notes, incidents=incidents) | (extra or {})
     head["compilers"] = compilers_json(compilers, reports)
+    head["compile_times"] = compile_times(reports)
     del head["reports"]
     return streamed(head, "reports", (r.to_json() for r in reports))

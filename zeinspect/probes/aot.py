@@ -150,13 +150,16 @@ def _not_applicable(inp: Input, ip: str, compiler: Compiler, config: Settings,
 
 
 def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: list[LogEvent], log_text: str,
-                    command: str, zeinfo_version: tuple[int, int]) -> KernelReport:
+                    command: str, zeinfo_version: tuple[int, int], compile_seconds: float = 0.0) -> KernelReport:
     spilled = None
     overflow = None
     log_spill_bytes = None
+    retries = 0
     for ev in log_events:
         if kernel_matches(ev.kernel, fig.name):
-            if ev.kind == LogEventKind.SPILL and ev.spill_bytes is not None:
+            if ev.kind == LogEventKind.RETRY:
+                retries += 1
+            elif ev.kind == LogEventKind.SPILL and ev.spill_bytes is not None:
                 log_spill_bytes = ev.spill_bytes
             elif ev.kind == LogEventKind.SPILL:
                 spilled = ev.spilled_regs
@@ -182,6 +185,10 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         if not fig.spill_bytes:
             spill_bytes = log_spill_bytes
     notes.append(sys.intern(f"ze_info {zeinfo_version[0]}.{zeinfo_version[1]}"))
+    if fig.grf is not None and fig.grf < 256 and _asks_large_grf(job.options, job.internal_options):
+        # A flag the compiler accepted that did not take effect (Xe-LP has no large register file).
+        notes.append(f"the build asks for the large register file and {target.name} built it with {fig.grf} "
+                     "registers: the request did not take effect")
     work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
     if status is Status.OK and work_group and fig.grf and fig.simd and (why := cannot_launch(
             job.ip, fig.grf, fig.simd, work_group, "requires")) is not None:
@@ -196,8 +203,17 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
         options=merge_options(job.options, job.internal_options), work_group_size=work_group,
         eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes, environment=job.environment,
-        input_digest=job.module_digest, stack_calls=fig.has_stack_calls, callees=fig.calls,
+        input_digest=job.module_digest, stack_calls=fig.has_stack_calls, callees=fig.calls, retries=retries,
+        compile_seconds=round(compile_seconds, 3) if compile_seconds else None,
     )
+
+
+LARGE_GRF_WORDS = ("-ze-opt-large-register-file", "-cl-intel-256-GRF-per-thread", "-doubleGRF")
+"""The spellings of a request for 256 registers per thread (IGC's, OpenCL's, VC's)."""
+
+
+def _asks_large_grf(*options: str | None) -> bool:
+    return any(word in (text or "").split() for text in options for word in LARGE_GRF_WORDS)
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: list[LogEvent], command: str
@@ -261,7 +277,7 @@ def reports_for(job: Job, compiled: Compiled, targets: list[Target]) -> list[Ker
                 if names.is_internal(fig.name):
                     continue
                 out.append(_figures_report(job, target, fig, events, compiled.log, command,
-                                           compiled.zeinfo_version or (0, 0)))
+                                           compiled.zeinfo_version or (0, 0), compiled.seconds))
         elif compiled.binary is not None:
             broken = Compiled(f"ocloc wrote an unreadable binary: {compiled.parse_error}", compiled.returncode,
                               compiled.log, None, compiled.kernel_names, compiled.from_cache, compiled.argv)

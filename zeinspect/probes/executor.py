@@ -139,7 +139,8 @@ def _figures_from_json(data: Any) -> list[KernelFigures] | None:
 def _from_cache(meta: dict, payload: bytes) -> Compiled:
     return Compiled(None, meta["returncode"], meta["log"], payload if meta["has_binary"] else None,
                     meta["kernel_names"], True, meta["argv"], _figures_from_json(meta.get("figures")),
-                    tuple(meta["zeinfo_version"]) if meta.get("zeinfo_version") else None, meta.get("parse_error"))
+                    tuple(meta["zeinfo_version"]) if meta.get("zeinfo_version") else None, meta.get("parse_error"),
+                    float(meta.get("seconds") or 0.0))
 
 
 def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:

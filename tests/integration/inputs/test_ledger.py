@@ -141,6 +141,11 @@ def test_stack_calls_name_their_callees_as_the_zebin_does(cli, sid_compiler, tmp
     doc = json.loads(cli("inspect", f"{lib}[{image['source']}]", "-t", TARGET, "--compiler", sid_compiler.id,
                          "--json").out)
     assert {r["kernel"] for r in doc["reports"] if r["stack_calls"]} == stack
+    # IGC's retries, as its log says them: the same count in the reports (and per image).
+    said = sum(1 for line in built.log.splitlines() if "[RetryManager] Start recompilation" in line)
+    assert said and sum(r["retries"] for r in doc["reports"]) == said
+    [timed] = doc["compile_times"]
+    assert timed["retries"] == said and timed["seconds"] > 0
     for r in doc["reports"]:
         if r["stack_calls"]:
             assert set(r["callees"]) == called[r["kernel"]] and r["callees"], r["kernel"]

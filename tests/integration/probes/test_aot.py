@@ -274,3 +274,14 @@ def test_the_shape_levers_front_end_gets_the_users_options(cli, sid_compiler, tm
     # The premise: without the macro the source does not build at all.
     res = cli("inspect", source, "-t", "dg2-g10", "--compiler", sid_compiler.id, "--sub-group", "16")
     assert res.code == 2 and "front end failed" in res.err
+
+
+def test_a_large_register_file_asked_for_on_xe_lp_is_said_not_to_take_effect(cli, sid_compiler):
+    """Xe-LP has no large register file: ocloc accepts the request and builds 128 registers
+    (.ze_info's grf_count), where DG2 builds 256; the report says so on tgllp only."""
+    code, doc = cli.json("kernel", KERNELS / "sg32_accumulate.cl", "-t", "tgllp,dg2-g10", "--grf", "256",
+                         "--compiler", sid_compiler.id)
+    by = {r["target"]: r for r in doc["reports"]}
+    assert by["tgllp"]["grf"] < 256 and by["dg2-g10"]["grf"] == 256
+    assert any("did not take effect" in n for n in by["tgllp"]["notes"])
+    assert not any("did not take effect" in n for n in by["dg2-g10"]["notes"])
