@@ -36,6 +36,9 @@ class Exclusion(enum.StrEnum):
     OTHER_DEVICE = "an image for another kind of device"
     """An image for a CPU, or another vendor's GPU (its triple says so)."""
     FROM_IR = "a Triton entry compiled from IR, with no TTIR to rebuild"
+    DEVICE_UNKNOWN = "a native image whose device has no IP version to match the targets asked for"
+    """A legacy patch-token binary (or a zebin without its product note): read as it is without
+    --targets; with them, zeinspect cannot tell which it is for."""
     BEFORE_LINK = "LLVM bitcode in an object, before its device link"
     """Device code a program links in (a fat object's or static archive's bitcode bundle: device
     libraries, a user's objects): what runs is the linked program's images, audited there."""

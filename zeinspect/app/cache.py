@@ -187,9 +187,10 @@ def _bounded_files(root: Path) -> list[dict]:
 
 
 def keep_bound(root: Path, since: float, used: set[str], limit: int | None = None) -> Level:
-    """Remove the entries and artifacts written longest ago until the cache fits its bound (and
-    every entry of an older cache format): never one written since `since` (this command's) or
-    read by it (`used`, keys), so nothing the command's reports rely on goes."""
+    """Remove entries of older cache formats first, then the entries and artifacts written longest
+    ago, until the cache fits its bound: never one written since `since` (this command's) or read
+    by it (`used`, keys), so nothing the command's reports rely on goes.  A command running at the
+    same time is not seen: what it reads may go, and is compiled again if it is wanted."""
     limit = bound() if limit is None else limit
     files = _bounded_files(root)
     level = _level("local", str(root), files)

@@ -416,7 +416,9 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
             origin = InputId(inp.path, img.member, img.source, img.info.variant if img.info is not None else None,
                              inp.origin.package if inp.origin is not None else None)
             where = origin.label
-            entries = img.info.kernels if img.info is not None else None
+            # A descriptor's table (the runtime's, possibly empty); an OffloadBinary entry's info carries
+            # options only, no table: the image's own then declares.
+            entries = img.info.kernels if img.info is not None and img.info.version is not None else None
             by = "SYCL offload entries" if entries is not None else ""
             device = _other_device(img)
             if device is not None:
@@ -475,7 +477,8 @@ def declared(inp: Input) -> Part | None:
     has no table: its front end's SPIR-V declares its kernels once it is made (probes.aot),
     so None here."""
     origin = inp.identity
-    entries = inp.image.kernels if inp.image is not None and inp.image.kernels else None
+    entries = inp.image.kernels if inp.image is not None and inp.image.version is not None and inp.image.kernels \
+        else None
     if inp.kind == InputKind.SPIRV:
         points = _entry_points(inp.data, inp.path)
         return Part(input_of(origin), inp.path, entries or points,

@@ -398,7 +398,7 @@ def _tgtimg_images(data: Buffer, elf: Any, sections: list) -> list[Image] | None
         size, expanded = _extent(data, off, record_size, infos[i])
         if size is None or size <= 0 or off < 0 or off + size > len(data):
             images.append(Image(label, off, record_size, InputKind.UNKNOWN, info=infos[i],
-                                skipped=expanded or "record points past the end of the file"))
+                                skipped=expanded if isinstance(expanded, str) else "record points past the end of the file"))
         elif off < tgt_end and off + size > tgt_start:
             images.append(Image(label, off, size, InputKind.UNKNOWN, info=infos[i],
                                 skipped="record points into .tgtimg itself"))
@@ -418,7 +418,10 @@ def _extent(data: Buffer, off: int, record_size: int, info: ImageInfo | None) ->
     descriptor, a zstd frame's own end says where it stops.  On failure: (None, why)."""
     compressed = bytes(data[off:off + 4]) == ZSTD_MAGIC if 0 <= off < len(data) else False
     if info is not None and info.binary_size:
-        return info.binary_size, (record_size if compressed else None)
+        # The record bounds the decompression only where it says more than the bytes on disk (the
+        # size before compression, as the old model's wrapper writes it); a wrapper that records
+        # the compressed size instead gives no bound, and the runtime reads no record at all.
+        return info.binary_size, (record_size if compressed and record_size > info.binary_size else None)
     if not compressed:
         return record_size, None
     length, _, why = _zstd_frame(data, off, limit=record_size if record_size > 0 else None)

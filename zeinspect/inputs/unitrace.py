@@ -50,6 +50,7 @@ _TIMELINE = re.compile(r"Thread (\d+) Device (\S+) : (.+) \[ns\] (\d+) \(append\
                        r"(\d+) \(start\) (\d+) \(end\)")
 _TOTAL = re.compile(r"^\s*Total Device Time for (L0|CL CPU|CL GPU) backend \(ns\):\s*(\S+)\s*$")
 _SECTION = re.compile(r"^=== (.+) ===$")
+_BACKEND = re.compile(r"^== (L0|CL CPU|CL GPU) Backend ==$")
 _TILE = re.compile(r"^Tile #\d+: ")
 _SHAPE = re.compile(r"(?:\[SIMD(?:\d+|_ANY))? ?\{[^{}]*\} \{[^{}]*\}\]$")
 _BYTES = re.compile(r"\[\d+\]$")
@@ -141,6 +142,7 @@ def read_text(text: str, path: str) -> UnitraceText:
     properties: dict[str, DriverFigures] = {}
     timeline: list[Row] = []
     section = ""
+    cpu = False
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -153,7 +155,15 @@ def read_text(text: str, path: str) -> UnitraceText:
                 totals[key] = totals.get(key, 0)
             i += 1
             continue
+        backend = _BACKEND.match(line.strip())
+        if backend:
+            cpu = backend.group(1) == "CL CPU"
+            i += 1
+            continue
         total = _TOTAL.match(line)
+        if total and total.group(1) == "CL CPU":
+            i += 1  # the OpenCL CPU device's time: not an Intel GPU's
+            continue
         if total and section in ("Device Timing Summary", "Kernel Submission Summary"):
             key = "device" if section.startswith("Device") else "submission"
             totals[key] += _number(total.group(2), f"{section}'s Total Device Time", path)
@@ -167,14 +177,14 @@ def read_text(text: str, path: str) -> UnitraceText:
                 for fields in body:
                     figures = _properties(fields, path)
                     properties.setdefault(figures.kernel, figures)
-            else:
+            elif not cpu:  # a CL CPU backend's table is the CPU's time, not an Intel GPU's
                 assert time_column is not None  # every timed table names its time column (TABLES)
                 tables[kind].append([_timed(fields, columns, time_column, path) for fields in body])
             continue
         stamp = _TIMELINE.search(line)
         if stamp:
             name, shape = split_name(stamp.group(3))
-            start, end = int(stamp.group(6)), int(stamp.group(7))
+            start, end = (_number(stamp.group(n), f"a timeline time for {name[:80]!r}", path) for n in (6, 7))
             if end < start:
                 raise InputError(f"unitrace timeline line {i + 1}: {name[:80]!r} ends before it starts", path=path)
             timeline.append(Row(name, shape, 1, end - start))
@@ -222,7 +232,7 @@ def _table(lines: list[str], i: int, count: int) -> tuple[list[list[str]], int]:
 
 
 def _number(text: str, what: str, path: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit() and len(text) <= 20):
         raise InputError(f"has {what} {text[:20]!r}, not a number: unitrace writes whole nanoseconds ({VERSION}); "
                          "this is not its output", path=path)
     return int(text)

@@ -94,8 +94,8 @@ class InputAccount:
                 parts_out[p.part.excluded.value] = parts_out.get(p.part.excluded.value, 0) + 1
         return {"declared": self.declared, "reported": sum(1 for r, _ in states.values() if r == 1),
                 "excluded": dict(sorted(excluded.items())), "unread": sum(1 for r, _ in states.values() if r == 2),
-                "unread_parts": unread_parts, "not_declared": [x for x in self.not_declared if x not in set(
-                    p.part.label for p in self.parts if p.part.excluded is not None)],
+                "unread_parts": unread_parts, "not_declared": [p.part.label for p in self.parts if p.part.kernels
+                                                               is None and p.part.excluded is None],
                 "excluded_parts": dict(sorted(parts_out.items()))}
 
     def to_json(self) -> dict:
@@ -181,13 +181,14 @@ def account(parts: Iterable[Part], reports: Iterable[KernelReport], *,
         if (part.label, part.kernels) in seen:
             continue  # declared twice (a module built once per recorded shape): the first one counts
         seen.add((part.label, part.kernels))
-        acc = _part(part, by_part.get(part.label, {}), _expected_targets(part, wanted, narrowed), kernels, accepts)
+        acc = _part(part, by_part.get(part.label, {}), _expected_targets(part, wanted, narrowed), kernels, accepts,
+                    narrowed=narrowed and wanted is not None)
         out.setdefault(part.input, InputAccount(part.input)).parts.append(acc)
     return Coverage(list(out.values()))
 
 
 def _part(part: Part, found: dict[str, list[KernelReport]], expected: list[str] | None,
-          kernels: tuple[str, ...], accepts: Accepts | None) -> PartAccount:
+          kernels: tuple[str, ...], accepts: Accepts | None, *, narrowed: bool = False) -> PartAccount:
     acc = PartAccount(part)
     declared = part.kernels if part.kernels is not None else tuple(k for k in found if k != WHOLE_MODULE)
     whole = found.get(WHOLE_MODULE, [])
@@ -195,6 +196,9 @@ def _part(part: Part, found: dict[str, list[KernelReport]], expected: list[str] 
         reason = _excluded(part, kernel, kernels, expected)
         if reason is not None:
             acc.excluded[kernel] = reason
+            continue
+        if part.unread is None and _unplaced(part, found.get(kernel, []) + whole, narrowed):
+            acc.excluded[kernel] = Exclusion.DEVICE_UNKNOWN
             continue
         why = part.unread or _missing(found.get(kernel, []) + whole, expected)
         if why is None:
@@ -208,7 +212,8 @@ def _part(part: Part, found: dict[str, list[KernelReport]], expected: list[str] 
         else:
             acc.unread[kernel] = why
     if part.kernels is not None:
-        acc.undeclared = sorted(k for k in found if k not in set(part.kernels) and k != WHOLE_MODULE)
+        own = set(part.kernels)
+        acc.undeclared = sorted(k for k in found if k not in own and k != WHOLE_MODULE)
     return acc
 
 
@@ -238,6 +243,11 @@ def _excluded(part: Part, kernel: str, patterns: tuple[str, ...], expected: list
     if part.unread is None and part.ips and expected == []:
         return Exclusion.OTHER_TARGETS
     return None
+
+
+def _unplaced(part: Part, got: list[KernelReport], narrowed: bool) -> bool:
+    """A native image with no IP version, its reports dropped by narrowing to the targets."""
+    return narrowed and not part.compiled and not part.ips and part.targets is None and not got
 
 
 def _missing(got: list[KernelReport], expected: list[str] | None) -> str | None:

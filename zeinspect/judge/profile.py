@@ -47,7 +47,8 @@ class Figures:
             return cls(report["kernel"], report["target"], report.get("scratch_bytes") or
                        report.get("scratch_space_bytes") or 0, str(report.get("status")), report.get("cost"),
                        report.get("cause"), report.get("simd"), report.get("spill_bytes"),
-                       report.get("driver_private_bytes"), report.get("grf"))
+                       report["driver_private_bytes"] if report.get("driver_private_bytes") is not None
+                       else report.get("private_bytes"), report.get("grf"))
         private = report.driver_private_bytes if report.driver_private_bytes is not None else report.private_bytes
         return cls(report.kernel, report.target, report.shown_scratch_bytes, report.status, report.cost,
                    report.cause, report.simd, report.spill_bytes, private, report.grf)
@@ -189,8 +190,8 @@ class ProfileJoin:
                 value = getattr(driver, theirs)
                 if value is None:
                     continue  # the driver said ANY or unknown
-                seen = tuple(dict.fromkeys(getattr(r, ours) for r in mine))
-                if value not in seen:
+                seen = tuple(dict.fromkeys(v for r in mine if (v := getattr(r, ours)) is not None))
+                if seen and value not in seen:  # zeinspect knows the figure and says otherwise
                     out.append(Mismatch(name, target, label, value, seen))
         return out, how
 

@@ -158,7 +158,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
     for ev in log_events:
         if kernel_matches(ev.kernel, fig.name):
             if ev.kind == LogEventKind.RETRY:
-                retries += 1
+                retries += "Start recompilation" in ev.line
             elif ev.kind == LogEventKind.SPILL and ev.spill_bytes is not None:
                 log_spill_bytes = ev.spill_bytes
             elif ev.kind == LogEventKind.SPILL:

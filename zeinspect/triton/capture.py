@@ -39,6 +39,7 @@ TARGET_ENV = "ZEINSPECT_TRITON_CAPTURE_TARGET"
 """The target the offline driver answers for: {"caps": ..., "name": ..., "threads_per_warp": ...}."""
 
 _LOCK = threading.Lock()
+_FRONT_LOCK = threading.RLock()
 _CALL = threading.local()
 _SAVED: dict[str, Any] = {}
 """What install() replaced, for uninstall() (a test session captures in its own process)."""
@@ -120,10 +121,11 @@ def _site() -> str | None:
     return first_frame_outside(own_folders(), sys._getframe(2))
 
 
-_FRONT_END: dict[tuple[int, str], dict] = {}
+_FRONT_END: dict[tuple[int, str], tuple[Any, dict]] = {}
 """(id of the JITFunction, Triton's key of the launch) -> what its front end gave: each distinct
 specialization goes through it once; its later launches reuse it (Triton calls the hook at
-every launch here: nothing is ever compiled into its kernel cache)."""
+every launch here: nothing is ever compiled into its kernel cache).  The function is kept beside
+its result, so its id is never another's."""
 
 
 def _record(out: str, hook: dict) -> bool:
@@ -138,15 +140,17 @@ def _record(out: str, hook: dict) -> bool:
                   if len(key) == 1}
     options = data.get("options", {})
     memo = (id(fn), str(hook["key"]))
-    built = _FRONT_END.get(memo)
-    if built is None:
-        from triton.runtime import driver
+    with _FRONT_LOCK:  # Triton's compile, and the stage swap around it, one launch at a time
+        kept = _FRONT_END.get(memo)
+        if kept is None:
+            from triton.runtime import driver
 
-        from .. import envvars
-        from .first_stage import front_end
+            from .. import envvars
+            from .first_stage import front_end
 
-        built = _FRONT_END[memo] = front_end(fn, hook["compile"], options, driver.active.get_current_target()) \
-            if envvars.value("ZEINSPECT_TRITON_CAPTURE_FRONT_END") else {}
+            kept = _FRONT_END[memo] = (fn, front_end(fn, hook["compile"], options, driver.active.get_current_target())
+                                       if envvars.value("ZEINSPECT_TRITON_CAPTURE_FRONT_END") else {})
+    built = kept[1]
     _write(out, {**built,
         "file": inspect.getsourcefile(fn.fn), "kernel": info.name, "line": getattr(fn, "starting_line_number", None),
         "site": getattr(_CALL, "site", None), "devices": getattr(_CALL, "devices", []),

@@ -384,6 +384,8 @@ class LaunchReader:
         self.found: dict[str, Specialization] = {}
         self.seen: dict[str, Specialization] = {}
         self.problems: list[str] = []
+        self.lost: list[str] = []
+        """Launch lines that did not read: launches lost, their kernels unknown (unread)."""
         self.xpu: list[dict] = []
         self.n = 0
 
@@ -398,6 +400,7 @@ class LaunchReader:
             record = json.loads(line)
         except ValueError:
             self.problems.append(f"capture line {n} does not read (cut short?)")
+            self.lost.append(f"capture line {n} does not read (cut short?)")
             return
         if isinstance(record, dict) and {"xpu", "xpu_target", "xpu_refused"} & set(record):
             self.xpu.append(record)  # what the stand-in XPU answered, or could not (triton.xpu)
@@ -412,6 +415,7 @@ class LaunchReader:
             spec = (_generated if "inductor" in record else _specialization)(self.found, record)
         except (KeyError, TypeError, ValueError, OSError) as exc:
             self.problems.append(f"capture line {n} is not a launch ({exc.__class__.__name__}: {exc})"[:200])
+            self.lost.append(self.problems[-1])
             return
         self.seen[line] = spec
         spec.launches += 1
@@ -420,8 +424,11 @@ class LaunchReader:
         spec.devices.update(record.get("devices") or ["no tensor"])
 
     def capture(self, command: list[str], code: int | None, timed_out: bool) -> Capture:
-        return Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems),
-                       xpu=StandIn.of(self.xpu))
+        got = Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems),
+                      xpu=StandIn.of(self.xpu))
+        got.parts += [Part(got.label, f"{got.label} (launch {n + 1} lost)", None, got.DECLARED_BY, unread=why)
+                      for n, why in enumerate(self.lost)]
+        return got
 
 
 def _specialization(found: dict[str, Specialization], record: dict) -> Specialization:
@@ -442,14 +449,18 @@ def _specialization(found: dict[str, Specialization], record: dict) -> Specializ
             constexprs=dict(record["constexprs"]), num_warps=num_warps, threads_per_warp=threads, grf_mode=grf,
             num_stages=record.get("num_stages"), options_given=frozenset(LAUNCH_OPTIONS),
             attrs=tuple((tuple(k), v) for k, v in attrs))
-        origin = None
+        origin, problem = None, record.get("front_end")
         if record.get("ttir"):
             meta_path = Path(record["ttir"])
-            built = entry_kernel(meta_path.with_suffix(IR_SUFFIX), json.loads(meta_path.read_bytes()))
-            kernel = dataclasses.replace(built, signature=kernel.signature, constexprs=kernel.constexprs,
-                                         attrs=kernel.attrs)
-            origin = record["file"]
-        spec = found[key] = Specialization(kernel, origin=origin, problem=record.get("front_end"))
+            try:
+                built = entry_kernel(meta_path.with_suffix(IR_SUFFIX), json.loads(meta_path.read_bytes()))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                problem = f"the TTIR its run wrote does not read ({exc.__class__.__name__}: {exc})"[:300]
+            else:
+                kernel = dataclasses.replace(built, signature=kernel.signature, constexprs=kernel.constexprs,
+                                             attrs=kernel.attrs)
+                origin = record["file"]
+        spec = found[key] = Specialization(kernel, origin=origin, problem=problem)
     return spec
 
 

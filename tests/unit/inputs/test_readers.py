@@ -167,3 +167,15 @@ def test_what_is_not_a_sycl_cache_entry_is_not_taken_for_one():
         assert read_entry(bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 200)))) is None
     past_the_end = struct.pack("<Q", 1 << 40) + b"x" * 64
     assert read_entry(past_the_end) is None
+
+
+def test_an_offload_binary_image_declares_its_own_kernels():
+    """The new offload model's entries carry options, not the runtime's table of kernels: the
+    image itself declares them (the ledger)."""
+    from zeinspect.inputs import host_info, iter_host_images, read_input
+
+    path = CORPUS / "offload" / "new-model.o"
+    info = host_info()
+    list(iter_host_images(read_input(str(path)), [], info))
+    native = [p for p in info["parts"] if p.declared_by != "SYCL offload entries"]
+    assert native and all(p.kernels for p in native if p.unread is None and p.excluded is None)

@@ -263,3 +263,24 @@ def test_a_chrome_trace_in_unitraces_form_joins_every_kernel_with_a_report(tmp_p
                                                                          ip="12.60.7")])
     assert not joined.unmatched and not joined.unprofiled
     assert joined.driver_target(["bmg-g21", "pvc"])[0] == "pvc"
+
+
+@pytest.mark.parametrize("number", ["²", "1" * 5000])
+def test_a_number_unitrace_would_not_write_is_one_line(tmp_path, number):
+    path = tmp_path / "d.txt"
+    path.write_text(_summary({"L0": [("gemm", 4, 800)]}).replace("800", number, 1))
+    with pytest.raises(InputError):
+        read_profile(str(path))
+    line = tmp_path / "t.txt"
+    line.write_text(f'Thread 1 Device 2 : "k" [ns] 1 (append) 2 (submit) 3 (start) {number} (end)\n')
+    with pytest.raises(InputError):
+        read_profile(str(line))
+
+
+def test_the_opencl_cpu_backend_is_not_gpu_time(tmp_path):
+    """tracer.h: a `CL CPU` backend's table is the CPU device's: not counted as an Intel GPU's."""
+    path = tmp_path / "d.txt"
+    text = _summary({"L0": [("gpu_kernel", 1, 100)], "CL CPU": [("cpu_kernel", 1, 900)]})
+    path.write_text(text)
+    got = read_profile(str(path))
+    assert set(got.kernels) == {"gpu_kernel"} and round(got.device_seconds * 1e9) == 100

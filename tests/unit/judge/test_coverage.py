@@ -126,3 +126,11 @@ def test_unreadable_lines_sit_beside_scratch_lines_and_round_trip():
 def test_a_part_declared_twice_counts_once():
     got = account([spirv("lib.so[a]", "k"), spirv("lib.so[a]", "k")], both("k", "lib.so[a]"), targets=TARGETS)
     assert len(got.inputs[0].parts) == 1
+
+
+def test_a_native_image_of_no_known_ip_narrowed_away_is_excluded_with_that_reason():
+    legacy = Part("old.bin", "old.bin", ("saxpy",), "patch-token kernels")
+    got = account([legacy], [], targets=TARGETS, narrowed=True)
+    assert got.whole and got.totals()["excluded"] == {Exclusion.DEVICE_UNKNOWN.value: 1}
+    # Read as it is (no targets named), its report is needed.
+    assert not account([legacy], [], targets=None).whole
