@@ -38,7 +38,9 @@ from .spirv import is_spirv
 from .sycl_image import ImageInfo
 from .zebin import is_zebin, looks_like_elf
 
-MAX_INPUT_BYTES = 2 * 1024 * 1024 * 1024
+MAX_INPUT_BYTES = 64 * 1024 * 1024 * 1024
+"""The largest file read: a host file is mapped (never held in memory), any other is read whole
+up to files.MAX_READ_BYTES."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,9 @@ def _image_spec(spec: str) -> Input | None:
                      path=m["file"])
 
 
+_LIBRARY = re.compile(r"\.(so(\.\d+)*|a|o|dll|pyd)$")
+"""Members named as host files (libraries, objects, archives): what may carry device images."""
+
 NAMED_SKIPPED = 40
 """Members a note names one by one (a package of hundreds of host libraries without device
 images is counted whole, the first of them named)."""
@@ -206,6 +211,9 @@ class Reading:
     skipped: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """Package or folder -> (member, why) for each part not audited."""
     incidents: list[str] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    """Members that may hold kernels and could not be read (a library too damaged to open): the
+    ledger's unread parts, their kernels unknown."""
 
     def skip(self, container: str, member: str, why: str) -> None:
         self.skipped.setdefault(container, []).append((member, why))
@@ -368,6 +376,9 @@ def _package(path: str, reading: Reading) -> Iterator[Input]:
     for member in packages.members(path):
         if member.problem is not None:
             reading.skip(path, member.name, member.problem)
+            if _LIBRARY.search(member.name):  # a library that may hold kernels, unread: the run fails
+                reading.parts.append(Part(pkg.label, f"{path}{packages.SEPARATOR}{member.name}", None,
+                                          "nothing (the member does not read)", unread=member.problem))
             continue
         yield from _contained(path, member.name, functools.partial(_one_member, path, member, pkg), reading)
 

@@ -40,6 +40,9 @@ def _read(path: str | os.PathLike, what: str, limit: int, *, mapped: bool) -> by
             with p.open("rb") as handle:
                 if is_host_head(handle.read(20)):
                     return map_file(handle)
+        if size > MAX_READ_BYTES:
+            raise InputError(f"is {size} bytes, over the {MAX_READ_BYTES} byte limit for a {what} read whole "
+                             "(only a host file, mapped, may be larger)", path=str(path))
         return p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"no such {what}", path=str(path)) from None
@@ -59,6 +62,8 @@ def _read(path: str | os.PathLike, what: str, limit: int, *, mapped: bool) -> by
 # records, and one image at a time (`cut` copies it out and gives the mapped pages back).
 
 MAP_BYTES = 16 * 1024 * 1024
+MAX_READ_BYTES = 2 * 1024 * 1024 * 1024
+"""The largest file read into memory whole (a larger host file is mapped)."""
 """Files and package members this large or larger are mapped (members: spooled first)."""
 
 

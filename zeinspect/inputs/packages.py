@@ -36,6 +36,9 @@ SEPARATOR = "!"
 SUFFIXES = (".whl", ".zip", ".conda", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".tar.zst")
 MAX_MEMBER_BYTES = 2 * 1024 * 1024 * 1024
 """The largest member read (decompressed), as for any input file."""
+MAX_HOST_MEMBER_BYTES = 64 * 1024 * 1024 * 1024
+"""The largest host file (a library) read from a package: spooled to disk and mapped, never held
+in memory (intel-extension-for-tensorflow-lib ships a 2.3 GB one, 22,000 kernels)."""
 MAX_MEMBERS = 200_000
 MAX_RATIO = 1000
 """Decompressed to compressed size, at most, for a member over MAX_RATIO_FLOOR bytes: more is a bomb."""
@@ -94,8 +97,9 @@ def _bounded_read(stream: IO[bytes], declared: int, compressed: int | None, name
     """A member's bytes (after `head`, its first bytes already read, which lead the result),
     refusing what is larger than the bounds or than it said it was.  A large host file is
     spooled and mapped (inputs.files.spool), so that memory never holds a whole library."""
-    if declared > MAX_MEMBER_BYTES:
-        raise InputError(f"member {name!r} is {declared} bytes, over the {MAX_MEMBER_BYTES} byte limit", path=package)
+    limit = MAX_HOST_MEMBER_BYTES if is_host_head(head) else MAX_MEMBER_BYTES
+    if declared > limit:
+        raise InputError(f"member {name!r} is {declared} bytes, over the {limit} byte limit", path=package)
     if compressed is not None and declared > MAX_RATIO_FLOOR and declared > MAX_RATIO * max(compressed, 1):
         raise InputError(f"member {name!r} decompresses {declared // max(compressed, 1)} times its size "
                          "(an archive bomb?)", path=package)

@@ -80,6 +80,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
     out.plan = out.plan or plan
     out.notes += counts.notes() + reading.notes()
+    out.parts += reading.parts
     out.incidents += reading.incidents
     if hosts and explicit_targets:
         plan = out.plan or session.plan(config.targets)

@@ -117,3 +117,22 @@ def test_links_are_never_followed_and_a_damaged_archive_is_one_line(tmp_path):
     with pytest.raises(InputError) as err:
         collect([str(broken)])
     assert str(broken) in err.value.one_line()
+
+
+def test_a_library_over_two_gigabytes_is_read_from_a_package_as_any_other():
+    """intel-extension-for-tensorflow-lib ships a 2.3 GB library (22,000 kernels): a host file
+    is spooled and mapped, so the 2 GB bound on members read whole does not apply to it."""
+    import io
+    import struct
+
+    import pytest
+
+    from zeinspect.errors import InputError
+    from zeinspect.inputs import packages
+
+    elf = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HH", 3, 0x3E)
+    big = 3 * 1024 ** 3
+    with pytest.raises(InputError, match="over the .* byte limit"):
+        packages._bounded_read(io.BytesIO(b"x" * 64), big, None, "data.bin", "p.whl", b"x" * 20)
+    spooled = packages._bounded_read(io.BytesIO(b"\0" * 64), big, None, "lib.so", "p.whl", elf)
+    assert bytes(spooled[:20]) == elf  # read (spooled and mapped), not refused
