@@ -23,6 +23,10 @@ from dataclasses import dataclass
 
 from .model import InputId
 
+STOPPED = "stopped before it was screened"
+"""Why a kernel has no report in a run stopped by Ctrl-C or SIGTERM: said once, in the stop's
+line (exit 130), not in an incident per part."""
+
 
 class Exclusion(enum.StrEnum):
     """Why a declared kernel has no report, when that is by design: the closed list."""

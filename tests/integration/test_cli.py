@@ -178,3 +178,32 @@ def test_kernel_filter_names_the_kernels_that_exist(cli, sid_compiler):
     res = cli("kernel", KERNELS / "fma_tile.cl", "-t", "tgllp", "-k", "nope", "--compiler", sid_compiler.id)
     assert res.code == 2
     one_line_error(res, "nope", "fma_tile")
+
+
+def test_inspect_stopped_by_sigterm_keeps_what_it_built(tmp_path, sid_compiler):
+    """Stopped by SIGTERM (a CI job's time limit) once some compiles are done: exit 130, a line
+    saying where it stopped, and the document of the reports built so far, each whole."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import KERNELS, ROOT, _clean_environ
+
+    cache = tmp_path / "cache"
+    env = {**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "inspect", str(KERNELS), "-t", "default",
+                             "--compiler", sid_compiler.id, "--json", "-q", "--jobs", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline and len(list(cache.rglob("*.entry"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 130, err
+    [line] = [x for x in err.splitlines() if "stopped:" in x]
+    assert "compiles" in line
+    doc = json.loads(out)
+    assert doc["reports"] and all(r["status"] for r in doc["reports"])
+    assert not any("declared kernel unread" in i for i in doc["incidents"])  # said once, in the stop's line

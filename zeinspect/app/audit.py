@@ -81,7 +81,8 @@ class AuditRun:
 
     @property
     def outcome(self) -> Outcome:
-        return Outcome.of(len(self.result.failures(self.strict)), self.incidents)
+        got = Outcome.of(len(self.result.failures(self.strict)), self.incidents)
+        return got.stopped_at(self.collection.stopped) if self.collection.stopped else got
 
 
 def run(request: AuditRequest, *, progress: Progress | None = None,

@@ -12,4 +12,4 @@ def ledger_of(got: Collection, config: Settings, accepts: Accepts | None = None)
     native images narrowed to them when targets were named, the `--kernel` filter."""
     targets = [(t.name, t.ip) for t in got.plan.targets] if got.plan is not None else None
     return account(got.parts, got.reports, targets=targets, narrowed=config.targets_given, kernels=config.kernels,
-                   accepts=accepts)
+                   accepts=accepts, stopped=bool(got.stopped))

@@ -50,7 +50,8 @@ class InspectResult:
     def outcome(self) -> Outcome:
         incidents = self.collection.incidents + (self.explained.incidents if self.explained else [])
         unread = self.coverage.incidents() if self.coverage is not None else []
-        return of_reports(self.collection.reports, incidents + unread)
+        got = of_reports(self.collection.reports, incidents + unread)
+        return got.stopped_at(self.collection.stopped) if self.collection.stopped else got
 
     def judged(self) -> AuditResult:
         """The reports against an empty ratchet (what the HTML report draws)."""

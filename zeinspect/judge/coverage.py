@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import names
-from ..ledger import Exclusion, Part
+from ..ledger import STOPPED, Exclusion, Part
 from ..model import WHOLE_MODULE, KernelReport, Status
 
 NAMED = 8
@@ -134,9 +134,9 @@ class Coverage:
         t = self.totals()
         return not t["unread"] and not t["unread_parts"]
 
-    def incidents(self, *, besides: str | None = None) -> list[str]:
+    def incidents(self, *, besides: str | None = STOPPED) -> list[str]:
         """One line per part with kernels left unread: what exits 3.  `besides`: a reason said
-        once elsewhere (a stopped run's line), not once per part."""
+        once elsewhere (a stopped run's line: exit 130), not once per part."""
         out = []
         for one in self.inputs:
             for p in one.parts:
@@ -167,7 +167,7 @@ Accepts = Callable[[str], "str | None"]
 
 def account(parts: Iterable[Part], reports: Iterable[KernelReport], *,
             targets: Iterable[tuple[str, str | None]] | None = None, narrowed: bool = False,
-            kernels: tuple[str, ...] = (), accepts: Accepts | None = None) -> Coverage:
+            kernels: tuple[str, ...] = (), accepts: Accepts | None = None, stopped: bool = False) -> Coverage:
     """The ledger of a run.  `targets`: the (name, IP) pairs built for (None: nothing was
     built); `narrowed`: native images were narrowed to those targets (else read as they are);
     `kernels`: the `--kernel` patterns; `accepts`: the ratchet's `unreadable` lines."""
@@ -183,6 +183,8 @@ def account(parts: Iterable[Part], reports: Iterable[KernelReport], *,
         seen.add((part.label, part.kernels))
         acc = _part(part, by_part.get(part.label, {}), _expected_targets(part, wanted, narrowed), kernels, accepts,
                     narrowed=narrowed and wanted is not None)
+        if stopped:  # what a stopped run did not reach is unread for that reason, said once
+            acc.unread = {k: STOPPED if why.startswith("no report") else why for k, why in acc.unread.items()}
         out.setdefault(part.input, InputAccount(part.input)).parts.append(acc)
     return Coverage(list(out.values()))
 

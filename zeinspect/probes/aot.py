@@ -346,7 +346,12 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
         if i in unchecked:
             per_job[i] = [r.replace(unchecked_requirements=unchecked[i]) for r in per_job[i]]
 
-    executor.run([job for job, _ in jobs], progress=progress, on_result=take)
+    try:
+        executor.run([job for job, _ in jobs], progress=progress, on_result=take)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the compiles done are kept and reported
+        built = sum(1 for got in per_job if got)
+        result.stopped = f"after {built} of {len(jobs)} compiles (their reports are kept; a re-run reads them back " \
+                         "from the build cache)"
     result.stats = executor.stats()
     result.parts += [_source_declares(inp, front_end.get(inp.path)) for inp in inputs if inp.kind == InputKind.OPENCL]
     result.incidents += [failures[i] for i in sorted(failures)]

@@ -55,14 +55,21 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
                 contained(image, reading, lambda: read_native(image))  # noqa: B023 - called at once
         out.notes += notes
 
-    for inp in source:
-        if inp.kind == InputKind.HOST:
-            contained(inp, reading, lambda: read_host(inp))  # noqa: B023 - called at once
-            out.parts += hosts.get(inp.path, {}).get("parts", [])
-            del inp  # a large library's map is closed here (nothing else holds it)
-        else:
-            out.parts += filter(None, [declared(inp)])
-            (compilable if inp.compilable else binaries).append(inp)
+    def read_all() -> None:
+        for inp in source:
+            if inp.kind == InputKind.HOST:
+                contained(inp, reading, lambda: read_host(inp))  # noqa: B023 - called at once
+                out.parts += hosts.get(inp.path, {}).get("parts", [])
+                del inp  # a large library's map is closed here (nothing else holds it)
+            else:
+                out.parts += filter(None, [declared(inp)])
+                (compilable if inp.compilable else binaries).append(inp)
+
+    try:
+        read_all()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM while the inputs are read: what was read is kept
+        out.stopped = f"while reading the inputs ({len(out.reports)} reports of native images kept; nothing compiled)"
+        compilable.clear()
     if compilable or (explicit_targets and found is None):
         found = session.compilers
     if compilable:

@@ -560,40 +560,53 @@ class LocalExecutor:
 
     def run(self, jobs: list[Job], progress: Progress | None, on_result: Callable[[int, Compiled], None]) -> None:
         workers = max(1, self.workers or os.cpu_count() or 1)
-        total, done = len(jobs), 0
+        total = len(jobs)
         everything = list(range(len(jobs)))
         # Finished tasks arrive on a queue: waiting on thousands of futures at a time
         # (as_completed over all pending, again after each one) costs quadratic time.
         finished: queue.SimpleQueue = queue.SimpleQueue()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            work = self._share_front_ends(jobs, everything, pool) if self.share_front_end else list(jobs)
+            try:
+                self._run_tasks(pool, jobs, everything, workers, finished, progress, on_result, total)
+            except KeyboardInterrupt:
+                # Stopped (Ctrl-C, SIGTERM): the compiles not started never start; those running end
+                # (their results are dropped), and what was handed over is kept by the caller.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
 
-            def submit(task: Task) -> None:
-                future = pool.submit(self._task, task.mode, [work[i] for i in task.jobs])
-                future.add_done_callback(lambda f: finished.put((f, task)))
+    def _run_tasks(self, pool: ThreadPoolExecutor, jobs: list[Job], everything: list[int], workers: int,
+                   finished: queue.SimpleQueue, progress: Progress | None,
+                   on_result: Callable[[int, Compiled], None], total: int) -> None:
+        done = 0
+        work = self._share_front_ends(jobs, everything, pool) if self.share_front_end else list(jobs)
 
-            outstanding = 0
-            for task in self._tasks(work, everything, workers):
-                submit(task)
-                outstanding += 1
-            while outstanding:
-                future, task = finished.get()
-                outstanding -= 1
-                outcome = future.result()
-                if outcome is None:  # a failed fat build: one call per IP instead
-                    outcome = [None] * len(task.jobs)
-                for i, compiled in zip(task.jobs, outcome):
-                    if compiled is None:  # not built in its batch: alone, as any compile
-                        submit(Task(ALONE, [i]))
-                        outstanding += 1
-                        continue
-                    on_result(i, compiled)
-                    self.compiles += 1
-                    done += 1
-                if task.mode == MULTI:
-                    self.multi_batches += 1
-                if progress:
-                    progress(done, total)
+        def submit(task: Task) -> None:
+            future = pool.submit(self._task, task.mode, [work[i] for i in task.jobs])
+            future.add_done_callback(lambda f: finished.put((f, task)))
+
+        outstanding = 0
+        for task in self._tasks(work, everything, workers):
+            submit(task)
+            outstanding += 1
+        while outstanding:
+            future, task = finished.get()
+            outstanding -= 1
+            outcome = future.result()
+            if outcome is None:  # a failed fat build: one call per IP instead
+                outcome = [None] * len(task.jobs)
+            for i, compiled in zip(task.jobs, outcome):
+                if compiled is None:  # not built in its batch: alone, as any compile
+                    submit(Task(ALONE, [i]))
+                    outstanding += 1
+                    continue
+                on_result(i, compiled)
+                self.compiles += 1
+                done += 1
+            if task.mode == MULTI:
+                self.multi_batches += 1
+            if progress:
+                progress(done, total)
+
     def _tasks(self, work: list[Job], missed: list[int], workers: int) -> list[Task]:
         """Jobs that differ only in IP go to one fat ocloc call per worker; the modules built
         alone go several to an `ocloc multi` process (pack); the rest one by one."""

@@ -58,6 +58,9 @@ class Collection:
     """Inputs whose zebins held IGC-internal kernels (not user kernels, not reported)."""
     parts: list[Part] = field(default_factory=list)
     """What each part of the inputs declares (the ledger: judge.coverage accounts for it)."""
+    stopped: str = ""
+    """Where a run stopped by Ctrl-C or SIGTERM stopped ("" when it ran to its end): what was done
+    before is kept."""
 
     def extend(self, other: Collection, reports: list[KernelReport] | None = None) -> None:
         """Add `other` (with `reports` in place of its own, when given: relabelled, filtered)."""
@@ -68,4 +71,5 @@ class Collection:
         self.stats = self.stats + other.stats
         self.internal_kernels |= other.internal_kernels
         self.parts += other.parts
+        self.stopped = self.stopped or other.stopped
         self.plan = self.plan or other.plan

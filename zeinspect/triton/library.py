@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Protocol
 
-from ..ledger import Part
+from ..ledger import STOPPED, Part
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from .capture import CAPTURE_ENV, TARGET_ENV
@@ -509,7 +509,7 @@ class LibraryScreen:
 
     def unread_incidents(self) -> list[str]:
         """The ledger's incidents, but for the specializations a stop left (its line says how many)."""
-        return self.coverage.incidents(besides=STOPPED)
+        return self.coverage.incidents()
 
     @property
     def outcome(self) -> Any:
@@ -556,9 +556,6 @@ class Screener:
         self.done[id(spec)] = got
         return got
 
-
-STOPPED = "stopped before it was screened"
-"""Why a specialization a stopped screen left has no report (said once, in the stop's line)."""
 
 SCREEN_BATCH = 16
 """Specializations per batch when many are screened at once: small enough that progress moves
