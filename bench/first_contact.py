@@ -204,10 +204,7 @@ def main() -> int:
         else:
             rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
             if args.only:  # the other packages keep their last rows, in the list's order
-                last = json.loads((record.RESULTS / "first_contact.json").read_text())["rows"]
-                fresh = {(r["input"], r["version"]): r for r in rows}
-                kept = [fresh.pop((r["input"], r["version"]), r) for r in last]
-                rows = kept + list(fresh.values())
+                rows = record.keep_others("first_contact", rows, lambda r: (r["input"], r["version"]))
         if not args.packages_only and not args.only:
             rows += caches(args.target, env, Path(tmp))
         elif args.only and not args.packages_only:

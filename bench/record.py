@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,17 @@ def machine() -> str:
 
     compilers = ", ".join(c.id for c in discover()) or "no compiler"
     return f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, {compilers}"
+
+
+def keep_others(name: str, rows: list[dict[str, Any]], key: Callable[[dict], Any]) -> list[dict[str, Any]]:
+    """A run of some of a benchmark's subjects (`--only`): the others keep their last rows, in the
+    last run's order, and the fresh ones replace theirs."""
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        return rows
+    fresh = {key(r): r for r in rows}
+    kept = [fresh.pop(key(r), r) for r in json.loads(path.read_text())["rows"]]
+    return kept + list(fresh.values())
 
 
 def write(name: str, title: str, rows: list[dict[str, Any]], *, note: str = "", command: str | None = None) -> Path:

@@ -11,7 +11,10 @@ that front end off (ZEINSPECT_TRITON_CAPTURE_FRONT_END=0: each launch answered a
 with nothing compiled).  Without a GPU the command cannot run without the capture at all (its
 launches need a driver), so that is the run "without zeinspect" here.  Goal: under 1.5x.
 
-    .venv/bin/python bench/triton_libraries.py [--only fla-core]
+    .venv/bin/python bench/triton_libraries.py [--only fla-core] [--overhead-only]
+
+`--overhead-only` measures the capture's cost and leaves the screen out (fla-core's full screen,
+572 specializations on 2 targets, takes more than half an hour cold on 2 cores).
 
 Needs the CPU build of torch scripts/setup.sh installs into build/torch-cpu.  The libraries come
 from the package index (pip, bench/wheels.py): xpu-kernels 0.3.0, Liger-Kernel 0.8.5, fla-core
@@ -24,8 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +80,7 @@ def capture_seconds(script: Path, path: str, targets: str, front_end: bool) -> f
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help="comma-separated packages")
+    ap.add_argument("--overhead-only", action="store_true", help="the capture's cost only, no screen")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
     rows = []
@@ -82,12 +88,22 @@ def main() -> None:
         if only and package not in only:
             continue
         path = python_path(package, version, folder, extra)
-        env = {**os.environ, "PYTHONPATH": path}
+        with_front, without = (capture_seconds(HERE / "scripts" / script, path, targets, on) for on in (True, False))
+        row = {"library": f"{package} {version}", "targets": targets,
+               "command in the capture (s)": with_front, "without the front end (s)": without,
+               "capture overhead": f"{with_front / without:.2f}x"}
+        if args.overhead_only:
+            rows.append(row)
+            print(row, flush=True)
+            continue
+        cold = tempfile.mkdtemp(prefix="zeinspect-bench-")  # an empty build cache: the screen cold
+        env = {**os.environ, "PYTHONPATH": path, "ZEINSPECT_CACHE_DIR": cold}
         argv = [sys.executable, "-m", "zeinspect", "triton", "--run", "-t", targets, "--json", "-q", "--",
                 sys.executable, str(HERE / "scripts" / script)]
         started = time.monotonic()
         res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
         seconds = time.monotonic() - started
+        shutil.rmtree(cold, ignore_errors=True)
         doc = json.loads(res.stdout) if res.stdout else {}
         reports = doc.get("reports", [])
         capture = doc.get("capture", {})
@@ -95,15 +111,14 @@ def main() -> None:
         total = (doc.get("coverage") or {}).get("total") or {}
         spilling = {r["kernel"] for r in reports if r.get("scratch_bytes")}
         failing = {r["kernel"] for r in reports if r.get("status") not in ("ok", "not_applicable")}
-        with_front, without = (capture_seconds(HERE / "scripts" / script, path, targets, on) for on in (True, False))
-        rows.append({"library": f"{package} {version}", "targets": targets, "launches": capture.get("launches"),
+        rows.append({**row, "launches": capture.get("launches"),
                      "kernels": len({s["kernel"] for s in specs}), "specializations": len(specs),
                      "screened": total.get("reported"), "not screened": total.get("unread"),
                      "spilling somewhere": len(spilling), "failing somewhere": len(failing),
-                     "seconds (cold)": round(seconds, 1), "exit": res.returncode,
-                     "command in the capture (s)": with_front, "without the front end (s)": without,
-                     "capture overhead": f"{with_front / without:.2f}x"})
+                     "seconds (cold)": round(seconds, 1), "exit": res.returncode})
         print(rows[-1], flush=True)
+    if only:  # the other libraries keep their last rows
+        rows = record.keep_others("triton_libraries", rows, lambda r: r["library"])
     record.write("triton_libraries", "Triton libraries as they run", rows,
                  note="Each library's ops called by bench/scripts/ on CPU tensors, captured with `zeinspect triton "
                       "--run`: every specialization screened from the TTIR the run's own front end wrote (goal: 0 not "

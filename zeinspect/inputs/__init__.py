@@ -376,7 +376,8 @@ def _package(path: str, reading: Reading) -> Iterator[Input]:
     for member in packages.members(path):
         if member.problem is not None:
             reading.skip(path, member.name, member.problem)
-            if _LIBRARY.search(member.name):  # a library that may hold kernels, unread: the run fails
+            if not member.holds_none and _LIBRARY.search(member.name):
+                # A library that may hold kernels, unread: the run fails.
                 reading.parts.append(Part(pkg.label, f"{path}{packages.SEPARATOR}{member.name}", None,
                                           "nothing (the member does not read)", unread=member.problem))
             continue
@@ -462,9 +463,11 @@ def _host_inputs(inp: Input, images: Iterator, notes: list[str], info: dict) -> 
                                          "not read)"), compiled=True))
                 yield Input(path=where, kind=InputKind.SPIRV, data=img.data, image=img.info, origin=origin,
                             within=inp.within or inp.path)
-            elif img.kind == InputKind.BITCODE and img.info is None and _relocatable(inp.data, img):
-                # An object's bitcode bundle is linked into a program before anything runs (a device
-                # library's, a user's object): the program's images are what a device loads.
+            elif img.kind == InputKind.BITCODE and entries is None and _relocatable(inp.data, img):
+                # An object's bitcode (a clang offload bundle, or the new driver's `.llvm.offloading`
+                # entries, which carry options but no descriptor) is linked into a program before
+                # anything runs (a device library's, a user's object): the program's images are what
+                # a device loads.
                 parts.append(Part(input_of(origin), where, entries, "nothing (no descriptor)",
                                   excluded=Exclusion.BEFORE_LINK))
                 notes.append(f"{where}: LLVM bitcode in an object, before its device link: not audited")

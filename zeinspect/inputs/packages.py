@@ -54,8 +54,10 @@ class Member:
     data: Buffer
     """Its bytes; a large host file's as a map of a spooled copy (inputs.files.spool)."""
     problem: str | None = None
-    """Why it could not be read (too large, a bomb, damaged): the member is named and skipped, and
-    the package's other members are read."""
+    """Why it could not be read (too large, a bomb, damaged), or why it holds no device code: the
+    member is named and skipped, and the package's other members are read."""
+    holds_none: bool = False
+    """The member was read and holds no device code (`problem` says why): skipped, not unread."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,7 @@ def _member(name: str, data: Buffer, package: str, depth: int) -> Iterator[Membe
         yield Member(name, data)
     elif (why := _not_device_code(name, data)) is not None:
         # Looked like device code (its name, an ELF file) and is not: named, so the reader knows.
-        yield Member(name, b"", problem=why)
+        yield Member(name, b"", problem=why, holds_none=True)
 
 
 def _not_device_code(name: str, data: Buffer) -> str | None:

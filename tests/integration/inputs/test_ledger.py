@@ -165,3 +165,34 @@ def test_bitcode_in_an_object_is_left_out_before_its_device_link_and_said_so(cli
     assert code == 0, doc["incidents"]
     assert doc["coverage"]["total"]["excluded_parts"] == {"LLVM bitcode in an object, before its device link": 1}
     assert doc["coverage"]["total"]["unread_parts"] == 0
+
+
+def test_bitcode_in_a_new_driver_object_is_left_out_before_its_device_link(cli, tmp_path):
+    """The new offload driver's object (`.llvm.offloading`, an OffloadBinary entry carrying its
+    options but no descriptor table), as intel-sycl-rt 2025.3's `libsycl-*.new.o` device
+    libraries are: linked before anything runs, so excluded with that reason, not unread."""
+    src = tmp_path / "devicelib.c"
+    src.write_text("int __devicelib_helper(int x) { return x + 1; }\n")
+    sb.run(["clang-15", "-c", "-emit-llvm", src, "-o", tmp_path / "devicelib.bc"], tmp_path)
+    pkg = tmp_path / "devicelib.pkg"
+    sb.run(["clang-offload-packager-15", "-o", pkg,
+            f"--image=file={tmp_path / 'devicelib.bc'},triple=spir64-unknown-unknown,arch=,kind=sycl"], tmp_path)
+    obj = sb.new_model_object(tmp_path, pkg, "devicelib_new")
+    code, doc = cli.json("inspect", obj, "-t", TARGET)
+    assert code == 0, doc["incidents"]
+    assert doc["coverage"]["total"]["excluded_parts"] == {"LLVM bitcode in an object, before its device link": 1}
+    assert doc["coverage"]["total"]["unread_parts"] == 0
+
+
+@pytest.mark.slow  # a real package from the package index
+def test_a_runtime_package_of_device_libraries_is_accounted_without_unread_parts(cli):
+    """dpcpp-cpp-rt 2024.0.2: host libraries without device images (skipped as holding none, not
+    unread) and device-library objects whose bitcode is linked into programs later: no kernel
+    declared, every image part excluded with its reason, exit 0 (it was 4 unread parts, exit 3)."""
+    whl = wheels.wheel("dpcpp-cpp-rt", "2024.0.2", binary=True)
+    code, doc = cli.json("inspect", whl, "-t", TARGET)
+    total = doc["coverage"]["total"]
+    assert code == 0, (doc["incidents"], total)
+    assert total["unread"] == 0 and total["unread_parts"] == 0 and not doc["reports"]
+    assert total["declared"] is None  # objects without descriptor tables: no kernel declared by name
+    assert total["excluded_parts"].get("LLVM bitcode in an object, before its device link", 0) > 0
