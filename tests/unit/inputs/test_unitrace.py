@@ -8,17 +8,15 @@ zeinspect's reader."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import realworld
 
 from zeinspect.errors import InputError
 from zeinspect.inputs.profile import read_profile
 from zeinspect.inputs.unitrace import command_kind, split_name
 
-GOLD = Path(__file__).resolve().parents[3].parent / "shared" / "realworld" / "unitrace-gold"
-if not GOLD.is_dir():
-    GOLD = Path("/work/shared/realworld/unitrace-gold")
+GOLD = realworld() / "unitrace-gold"  # unitrace's own recorded outputs (tests/conftest.py finds them)
 SUMMARIES = sorted(p.name for p in GOLD.glob("*-d.txt")) if GOLD.is_dir() else []
 TIMELINES = sorted(p.name for p in GOLD.glob("*-t.txt")) if GOLD.is_dir() else []
 HAND_EDITED = "ze_graph_api-d.txt"  # unitrace's own test data with `*` for every time (never written by it)

@@ -3,9 +3,8 @@ give them, every trace kernel and every report accounted for, and the gate's tim
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import realworld
 
 from zeinspect import names
 from zeinspect.inputs.profile import Profile
@@ -72,7 +71,7 @@ def test_the_time_rule_passes_new_users_only_under_the_bound(hot_spills, passes)
 
 # -- the device time split, and the user's driver as a check --------------------------------
 
-GOLD = Path(__file__).resolve().parents[3].parent / "shared" / "realworld" / "unitrace-gold"
+GOLD = realworld() / "unitrace-gold"  # unitrace's own recorded outputs (tests/conftest.py finds them)
 PROFILES = sorted(p for p in GOLD.glob("*.txt") if p.name != "ze_graph_api-d.txt") if GOLD.is_dir() else []
 
 
