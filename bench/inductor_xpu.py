@@ -60,7 +60,7 @@ for _ in range(2):
 
 def cuda_kernels(tmp: Path) -> set[str]:
     """The Triton kernels Inductor generated for the CUDA run of the same step (its cache)."""
-    from zeinspect.triton.cache import read_cache
+    from zeinspect.triton.sources.cache import read_cache
 
     with tarfile.open(realworld() / "inductor-gpt2" / "gpt2-step.tar.xz") as tar:
         tar.extractall(tmp, members=[m for m in tar.getmembers() if m.name.startswith("ind_gpt2/triton/")],
@@ -72,7 +72,7 @@ def command_alone(script: Path, env: dict, targets: str) -> float:
     """The command's own time under the capture, nothing screened: Dynamo, Inductor and Triton's
     first stage for every config, and the step itself, on the CPU (triton.library.capture)."""
     from zeinspect.app.gate import settings
-    from zeinspect.triton.library import capture, capture_target
+    from zeinspect.triton.app.library import capture, capture_target
 
     saved = dict(os.environ)
     os.environ.update(env)

@@ -42,10 +42,10 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ONE_BY_ONE = """
 import sys
 from zeinspect.app.gate import settings
-from zeinspect.triton import link
+from zeinspect.triton.offline import link
 link.ENABLED = False  # triton-xpu's own libdevice link for every kernel: what it spends
-from zeinspect.triton.cache import read_cache
-from zeinspect.triton.library import Screener
+from zeinspect.triton.sources.cache import read_cache
+from zeinspect.triton.app.library import Screener
 screener = Screener(settings({"targets": tuple(sys.argv[2].split(","))}))
 for spec in read_cache(sys.argv[1]).specializations:
     screener.screen(spec)

@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--entries", type=int, default=500)
     args = parser.parse_args()
     from zeinspect.app.gate import settings
-    from zeinspect.triton.library import capture, capture_target
+    from zeinspect.triton.app.library import capture, capture_target
 
     library = wheels.installed("transformers", "5.25.0")
     with tempfile.TemporaryDirectory(prefix="zeinspect-bench-large-cache-") as name:

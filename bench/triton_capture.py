@@ -49,7 +49,7 @@ def _median(samples: list[float]) -> float:
 
 def main() -> None:
     from zeinspect.settings import resolve
-    from zeinspect.triton.library import capture, capture_target, screen_captured
+    from zeinspect.triton.app.library import capture, capture_target, screen_captured
 
     config = resolve({"targets": TARGETS})
     target = capture_target(config)

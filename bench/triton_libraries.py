@@ -61,7 +61,7 @@ def python_path(package: str, version: str, folder: str, extra: tuple) -> str:
 def capture_seconds(script: Path, path: str, targets: str, front_end: bool) -> float:
     """The command alone, in the capture (no screen), the fastest of REPEATS runs."""
     from zeinspect.settings import resolve
-    from zeinspect.triton.library import capture, capture_target
+    from zeinspect.triton.app.library import capture, capture_target
 
     target = capture_target(resolve({"targets": tuple(targets.split(","))}))
     env = {"PYTHONPATH": os.pathsep.join((path, str(ROOT))),

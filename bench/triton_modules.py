@@ -47,8 +47,8 @@ def timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 def load_times() -> dict[str, float]:
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton import loader
-    from zeinspect.triton.backend import offline
+    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.load import loader
 
     target = GPUTarget("xpu", {"name": TARGET, "arch": "bmg", "sub_group_sizes": [16, 32]}, 32)
     out = {}

@@ -13,9 +13,9 @@ import triton_matrix as mx  # noqa: E402
 from support.ttgir_eval import run_dot_kernel  # noqa: E402
 
 from zeinspect.settings import Settings  # noqa: E402
-from zeinspect.triton.backend import compile_kernel  # noqa
-from zeinspect.triton.probe import probe_triton  # noqa: E402
-from zeinspect.triton.staging import stage  # noqa: E402
+from zeinspect.triton.build.backend import compile_kernel  # noqa
+from zeinspect.triton.build.staging import stage  # noqa: E402
+from zeinspect.triton.probes.audit import probe_triton  # noqa: E402
 
 CAPS = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
         "has_bfloat16_conversions": False, "sub_group_sizes": [8, 16, 32]}

@@ -35,7 +35,7 @@ else:
 def kernel(case):
     from pathlib import Path
 
-    from zeinspect.triton.kernel import TritonKernel
+    from zeinspect.triton.model.kernel import TritonKernel
 
     m, n, k, dtype, warps = case
     root = Path(__file__).resolve().parent.parent

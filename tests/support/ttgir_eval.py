@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zeinspect.triton.ttgir import SSA as _SSA
-from zeinspect.triton.ttgir import parse_type
+from zeinspect.triton.model.ttgir import SSA as _SSA
+from zeinspect.triton.model.ttgir import parse_type
 
 _LOC = re.compile(r"\s+loc\([^()]*(?:\([^()]*\)[^()]*)*\)\s*$")
 

@@ -85,7 +85,7 @@ def test_the_check_sees_an_upward_import(tmp_path):
 
 @pytest.mark.parametrize("module, rank", [("zeinspect.model", 0), ("zeinspect.fileio", 0), ("zeinspect.inputs.zebin", 1),
                                           ("zeinspect.levers.sub_group", 3), ("zeinspect.settings", 4),
-                                          ("zeinspect.app.audit", 7), ("zeinspect.triton.loader", 9),
+                                          ("zeinspect.app.audit", 7), ("zeinspect.triton.load.loader", 9),
                                           ("zeinspect.cli.gate", 10)])
 def test_layer_ranks(module, rank):
     assert layer_of(module) == rank

@@ -19,7 +19,7 @@ from .common import CompileOptions, cli, compile_options, finish, own_stats, wri
 
 def _triton_options(f: Callable) -> Callable:
     """One option per Triton lever that has one, and what the Triton screens take besides."""
-    from ..triton.levers import TRITON_LEVERS
+    from ..triton.model.levers import TRITON_LEVERS
 
     for lv in reversed([lv for lv in TRITON_LEVERS if lv.cli is not None]):
         spec = lv.cli
@@ -61,7 +61,7 @@ def triton(spec: tuple, as_json: bool, compile: CompileOptions, **given: Any) ->
     """Compile a @triton.jit kernel offline for each target and audit what IGC made of it;
     with FILE.py or DIR, every kernel the modules launch.
 
-    The module is loaded without running its program code (zeinspect.triton.loader): torch
+    The module is loaded without running its program code (zeinspect.triton.load.loader): torch
     and other packages that are not installed do not stop it.  Values not given are the
     kernel's defaults, its autotune configs', or those its module's own code launches it with;
     `--signature '*fp16'` types every pointer.  KERNEL.NAME=VALUE gives a value to one kernel.

@@ -28,12 +28,12 @@ from ..app import plugins
 from ..hardware import TRITON_TARGETS
 from ..judge.diff import PartField, register_field
 from ..settings import SETTINGS
-from . import policy
+from .model import policy
 
 
 def prune_configs(**kwargs: Any) -> Any:
     """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)` (triton.hook)."""
-    from .hook import prune_configs as make
+    from .app.hook import prune_configs as make
 
     return make(**kwargs)
 
@@ -51,7 +51,7 @@ def _fix(*args: Any) -> dict:
 
 
 def _parse(raw: Any, base: Any, path: str) -> tuple:
-    from .gate import parse_entries
+    from .model.gate import parse_entries
 
     return parse_entries(raw, base, path)
 
@@ -69,7 +69,7 @@ def _probe(path: str, config: Any, progress: Any) -> Any:
 
 
 def _costs(collection: Any, config: Any, session: Any) -> None:
-    from .cost import attach_costs
+    from .probes.cost import attach_costs
 
     attach_costs(collection, config, session)
 

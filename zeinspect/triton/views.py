@@ -8,8 +8,8 @@ from typing import Any
 from ..formats.common import safe
 from ..formats.json import dumps, report_document
 from ..formats.text import cards, cell
-from .probe import triton_part
-from .ttgir import pointer_note
+from .model.ttgir import pointer_note
+from .probes.audit import triton_part
 
 
 def text(runs: list) -> str:
@@ -150,7 +150,7 @@ def package_text(found: Any, path: str) -> str:
     """`zeinspect triton FILE.py|DIR`: the summary, then the findings as `inspect` lists them."""
     from ..formats.coverage import line
     from ..formats.text import table
-    from .package import summary
+    from .app.package import summary
 
     out = summary(found, path)
     ledger = line(found.coverage)

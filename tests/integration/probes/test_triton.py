@@ -27,7 +27,7 @@ def audit_target(kernel, target, tools, stage):
     """Reports for one target through the real front end and ocloc."""
     from dataclasses import replace
 
-    from zeinspect.triton.probe import probe_triton
+    from zeinspect.triton.probes.audit import probe_triton
 
     config, session = tools
     return probe_triton(kernel, replace(config, targets=(target,)), session, stage=stage).reports[0]
@@ -65,7 +65,7 @@ def test_group_a_overflows_and_builds_staged(tools, case):
     after = audit_target(kernel, mx.FMA_TARGET, tools, stage=True)
     assert before.status.value == "scratch_overflow", before
     assert after.status.value == "ok", after.reason
-    from zeinspect.triton.probe import triton_part
+    from zeinspect.triton.probes.audit import triton_part
 
     staging = triton_part(after).staging
     assert staging["changed"] and all(d["applied"] for d in staging["dots"])
@@ -86,7 +86,7 @@ def test_group_b_spill_is_reduced(tools, case):
 def test_group_c_is_byte_identical(tools, tmp_path, target, case):
     from dataclasses import replace
 
-    from zeinspect.triton.probe import probe_triton, triton_part
+    from zeinspect.triton.probes.audit import probe_triton, triton_part
 
     config, session = tools
     kernel = mx.kernel(case)
@@ -107,8 +107,8 @@ def _equivalent(kernel, case):
     """The reference evaluator runs the original and the staged TTGIR on the same inputs."""
     from support.ttgir_eval import run_dot_kernel
 
-    from zeinspect.triton.backend import compile_kernel
-    from zeinspect.triton.staging import stage, verify
+    from zeinspect.triton.build.backend import compile_kernel
+    from zeinspect.triton.build.staging import stage, verify
 
     m, n, k, dtype, _ = case
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
@@ -126,8 +126,8 @@ def test_the_evaluator_catches_a_wrong_rewrite():
     """Feed B's first K tile every time: the evaluator must see a different result."""
     from support.ttgir_eval import run_dot_kernel
 
-    from zeinspect.triton.backend import compile_kernel
-    from zeinspect.triton.staging import stage
+    from zeinspect.triton.build.backend import compile_kernel
+    from zeinspect.triton.build.staging import stage
 
     case = mx.GROUP_A[0]
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
@@ -145,8 +145,8 @@ def test_loop_form_beats_the_unrolled_chain(tools):
     """The measurement behind staging.FORM: on the seed's dot the scf.for form spills less."""
     from zeinspect.inputs import Input
     from zeinspect.probes.aot import probe
-    from zeinspect.triton import staging
-    from zeinspect.triton.backend import compile_kernel, compile_ttgir
+    from zeinspect.triton.build import staging
+    from zeinspect.triton.build.backend import compile_kernel, compile_ttgir
 
     config, session = tools
     caps = {"has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
@@ -166,7 +166,7 @@ def test_loop_form_beats_the_unrolled_chain(tools):
 def test_a_declined_pass_says_which_gate(tools):
     from dataclasses import replace
 
-    from zeinspect.triton.probe import probe_triton, triton_part
+    from zeinspect.triton.probes.audit import probe_triton, triton_part
 
     config, session = tools
     # 72 KB to stage: more SLM than the target has (32x256 rather than 64x256: half the compile).
@@ -184,9 +184,9 @@ def test_a_warm_screen_loads_no_module_and_an_edit_loads_it_again(sid_compiler, 
 
     from zeinspect.app.session import open_session
     from zeinspect.settings import Settings
-    from zeinspect.triton import backend
-    from zeinspect.triton.kernel import TritonKernel
-    from zeinspect.triton.probe import probe_triton
+    from zeinspect.triton.build import backend
+    from zeinspect.triton.model.kernel import TritonKernel
+    from zeinspect.triton.probes.audit import probe_triton
 
     monkeypatch.setenv("ZEINSPECT_CACHE_DIR", str(tmp_path / "cache"))
     source = tmp_path / "triton_dot.py"

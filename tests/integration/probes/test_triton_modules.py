@@ -31,7 +31,7 @@ def xpu_target():
 
 
 def test_loading_runs_no_program_code(xpu_target):
-    from zeinspect.triton import loader as triton_module
+    from zeinspect.triton.load import loader as triton_module
 
     loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), xpu_target)
     ns = loaded.namespace
@@ -44,7 +44,7 @@ def test_loading_runs_no_program_code(xpu_target):
 
 def test_a_name_that_did_not_run_is_named_with_its_line(tmp_path, xpu_target):
     from zeinspect.errors import InputError
-    from zeinspect.triton import loader as triton_module
+    from zeinspect.triton.load import loader as triton_module
 
     source = tmp_path / "uses_tensor.py"
     source.write_text("import torch\nimport triton\nSCALE = torch.ones(1).item()\n\n"
@@ -138,8 +138,8 @@ def _autotuner(configs, hook):
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton import loader as triton_module
-    from zeinspect.triton.backend import offline
+    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.load import loader as triton_module
 
     target = GPUTarget("xpu", {"name": "bmg-g21"}, 32)
     with offline():
@@ -200,8 +200,8 @@ def test_the_prune_hook_never_drops_every_config(screen, sid_compiler, session_c
 def _tutorial_configs():
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton import loader as triton_module
-    from zeinspect.triton.backend import offline
+    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.load import loader as triton_module
 
     with offline():
         loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), GPUTarget("xpu", {"name": "bmg-g21"}, 32))

@@ -82,9 +82,9 @@ def test_front_end_workers_return_what_triton_builds_here_across_generations(scr
     order, skip a place (a kernel whose first group failed) or come back to it."""
     from zeinspect.app.gate import settings
     from zeinspect.app.session import open_session
-    from zeinspect.triton.backend import compile_kernel, target_groups
-    from zeinspect.triton.cache import read_cache
-    from zeinspect.triton.front_ends import FrontEnds
+    from zeinspect.triton.build.backend import compile_kernel, target_groups
+    from zeinspect.triton.build.front_ends import FrontEnds
+    from zeinspect.triton.sources.cache import read_cache
 
     cache, _ = screened
     config = settings({"targets": tuple(TARGETS.split(",")), "compiler": sid_compiler.id})
@@ -243,7 +243,7 @@ def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_com
     Triton builds the batch after the ones ocloc audits at once (AUDITS_AT_ONCE: by then the first
     is audited and kept): exit 130, a line saying where it stopped, and a JSON document whose
     reports are those of the specializations done, with the figures the whole screen gave them."""
-    from zeinspect.triton.library import AUDITS_AT_ONCE, SCREEN_BATCH
+    from zeinspect.triton.app.library import AUDITS_AT_ONCE, SCREEN_BATCH
 
     tmp, _, whole = gpt2
     cache = tmp / "stopped"

@@ -9,9 +9,9 @@ pytest.importorskip("triton")
 
 from zeinspect.app.gate import settings  # noqa: E402
 from zeinspect.app.session import open_session  # noqa: E402
-from zeinspect.triton import link  # noqa: E402
-from zeinspect.triton.backend import compile_kernel, target_groups  # noqa: E402
-from zeinspect.triton.kernel import TritonKernel  # noqa: E402
+from zeinspect.triton.build.backend import compile_kernel, target_groups  # noqa: E402
+from zeinspect.triton.model.kernel import TritonKernel  # noqa: E402
+from zeinspect.triton.offline import link  # noqa: E402
 
 SOURCE = '''
 import triton

@@ -23,11 +23,11 @@ from zeinspect.settings import Settings
 triton = pytest.importorskip("triton")
 
 from zeinspect.triton import app as triton_app  # noqa: E402
-from zeinspect.triton import fix as triton_fix  # noqa: E402
-from zeinspect.triton.gate import parse_entries  # noqa: E402
-from zeinspect.triton.kernel import TritonKernel  # noqa: E402
-from zeinspect.triton.levers import TRITON_LEVERS, TritonShape  # noqa: E402
-from zeinspect.triton.probe import probe_triton, triton_part  # noqa: E402
+from zeinspect.triton.app import fix as triton_fix  # noqa: E402
+from zeinspect.triton.model.gate import parse_entries  # noqa: E402
+from zeinspect.triton.model.kernel import TritonKernel  # noqa: E402
+from zeinspect.triton.model.levers import TRITON_LEVERS, TritonShape  # noqa: E402
+from zeinspect.triton.probes.audit import probe_triton, triton_part  # noqa: E402
 
 FP_FUSION = Lever(
     name="enable_fp_fusion", how=How.TRITON_OPTION, default=True, settings=lambda written: (True, False),

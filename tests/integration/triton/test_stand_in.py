@@ -93,7 +93,7 @@ def test_a_library_that_asks_the_device_launches_its_xpu_kernels(captured):
 def test_the_launch_follows_what_the_stand_in_answered(captured):
     """Liger's layer-norm backward on XPU: rows_per_program = ceil(rows / gpu_eu_count), with
     the EU count the stand-in answered for the first target."""
-    from zeinspect.triton.xpu import properties
+    from zeinspect.triton.capture.xpu import properties
 
     specs = [s for s in captured["capture"]["specializations"] if s["kernel"].endswith("_layer_norm_backward_kernel")]
     [backward] = specs
@@ -119,7 +119,7 @@ def test_the_stand_in_answers_every_field_torch_s_xpu_properties_have():
     each answered, with the type the stub gives."""
     import re
 
-    from zeinspect.triton.xpu import properties
+    from zeinspect.triton.capture.xpu import properties
 
     stub = (TORCH / "torch" / "_C" / "__init__.pyi").read_text()
     block = stub[stub.index("class _XpuDeviceProperties:"):]

@@ -64,8 +64,8 @@ def test_every_xpu_config_of_the_matmul_tutorial_is_screened_and_the_retry_rule_
     from triton.backends.compiler import GPUTarget
 
     from zeinspect.hardware import slm_per_work_group
-    from zeinspect.triton import loader
-    from zeinspect.triton.backend import offline
+    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.load import loader
 
     path = TUTORIALS / "03-matrix-multiplication.py"
     doc = _triton(session_cache, f"{path}:matmul_kernel", "--autotune", "--compiler", sid_compiler.id)

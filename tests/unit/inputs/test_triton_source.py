@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from zeinspect.triton.source import pointer_arguments
+from zeinspect.triton.load.source import pointer_arguments
 
 MODULES = Path(__file__).resolve().parents[2] / "kernels" / "triton"
 

@@ -6,8 +6,8 @@ from zeinspect.judge.fix import sycl_spelling
 from zeinspect.judge.shapes import Cell, CellState, Row
 from zeinspect.levers import MODULE_LEVERS, Shape
 from zeinspect.levers.base import grid, ignored
-from zeinspect.triton.fix import TritonRow, launch_spelling
-from zeinspect.triton.levers import TRITON_LEVERS, TritonShape, warp_counts
+from zeinspect.triton.app.fix import TritonRow, launch_spelling
+from zeinspect.triton.model.levers import TRITON_LEVERS, TritonShape, warp_counts
 
 from ..fakes import report
 
@@ -52,4 +52,4 @@ def test_spellings_name_what_an_author_writes():
         "(sycl::ext::intel::experimental::grf_size<256>)")
     assert launch_spelling(TritonShape(stage=True, num_warps=8, grf_mode="large")) == (
         "num_warps=8, threads_per_warp=32, grf_mode='large'; and the SLM staging pass on the TTGIR "
-        "(zeinspect.triton.staging)")
+        "(zeinspect.triton.build.staging)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zeinspect.triton.ttgir import loop_carried, pointer_note
+from zeinspect.triton.model.ttgir import loop_carried, pointer_note
 
 TTGIR = (
     "      %84:3 = scf.for %arg12 = %c0_i32 to %54 step %c1_i32 iter_args(%arg13 = %cst_1, %arg14 = %40, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from zeinspect.toolchain.run import SLOTS, run_tool
-from zeinspect.triton.memo import Memo, file_key
+from zeinspect.triton.load.memo import Memo, file_key
 
 
 def test_no_more_compiler_processes_run_at_once_than_the_bound(tmp_path):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from zeinspect.triton import cache
+from zeinspect.triton.sources import cache
 
 
 def _entry(root, folder: str, name: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 errors = pytest.importorskip("triton.compiler.errors")
 
-from zeinspect.triton.backend import _def_line, classify, compile_error_text  # noqa: E402
+from zeinspect.triton.build.backend import _def_line, classify, compile_error_text  # noqa: E402
 
 SOURCE = '''import triton
 import triton.language as tl

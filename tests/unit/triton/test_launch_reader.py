@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from zeinspect.triton.library import LaunchReader, _Tail, read_launches
+from zeinspect.triton.app.library import LaunchReader, _Tail, read_launches
 
 
 def _launch(**changes: object) -> str:

@@ -11,7 +11,7 @@ from triton.language.extra.cuda import libdevice as cuda  # noqa: E402
 from triton.language.extra.intel import libdevice as intel  # noqa: E402
 
 from zeinspect.errors import InputError  # noqa: E402
-from zeinspect.triton.libdevice import cuda_to_intel, intel_symbols, retarget  # noqa: E402
+from zeinspect.triton.offline.libdevice import cuda_to_intel, intel_symbols, retarget  # noqa: E402
 
 LINE = '%15 = tt.extern_elementwise %14 {{libname = "", libpath = "", pure = true, symbol = "{}"}} : ...'
 

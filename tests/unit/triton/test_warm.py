@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from zeinspect.triton import warm
-from zeinspect.triton.kernel import TritonKernel
+from zeinspect.triton.build import warm
+from zeinspect.triton.model.kernel import TritonKernel
 
 CAPS = {"sub_group_sizes": [16, 32], "has_subgroup_matrix_multiply_accumulate": True}
 

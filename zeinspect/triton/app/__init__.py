@@ -1,0 +1,229 @@
+"""The Triton use cases: `zeinspect triton`, and a gate configuration's `triton:` entries.
+
+Triton's door: `request` turns what the command line gave into a `TritonRequest` for one of
+the four ways in (a kernel, FILE.py:KERNEL; the kernels a module or folder launches; what a
+command launches, `--run`; what a Triton cache holds, `--from-cache`), and `screen_request`
+screens it (one kernel through triton.single.screen).  `gate_reports` and `gate_fix` are what app.plugins
+calls for a gate configuration's entries.  Triton's build policy is a run setting
+(triton.policy.SETTING), read from the settings by every screen.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ...errors import UsageError
+from ...judge.shapes_file import load_section
+from ...ledger import Part
+from ...levers.base import How
+from ...probes.results import Collection, Progress
+from ...probes.session import Session
+from ...settings import Settings
+from ..model.gate import TritonEntry
+from ..model.kernel import TritonKernel, parse_pairs
+from ..model.levers import TRITON_LEVERS, TritonShape
+from ..probes.audit import probe_triton
+from ..probes.screen import screen_autotune
+from .fix import record, search_triton
+from .single import screen
+
+
+class Way(enum.StrEnum):
+    """The four ways a Triton kernel comes in."""
+
+    KERNEL = "kernel"
+    """FILE.py:KERNEL: one kernel, as compiled (and staged), or every config of its autotune."""
+    MODULE = "module"
+    """FILE.py or DIR: every kernel the modules' own code launches, with its values."""
+    RUN = "run"
+    """-- CMD ARGS: every kernel the command launches, as Triton specialized it."""
+    CACHE = "cache"
+    """--from-cache DIR: every kernel a Triton cache holds, with the options it was built with."""
+
+
+@dataclass(frozen=True)
+class TritonRequest:
+    way: Way
+    settings: Settings
+    kernel: TritonKernel | None = None
+    """KERNEL and MODULE: what to build (MODULE: the options and values every kernel is given)."""
+    command: tuple[str, ...] = ()
+    """RUN: the command to run; CACHE: the cache folder."""
+    autotune: bool = False
+    fix: bool = False
+    stage: bool = False
+    explain: bool = False
+    artifacts: Path | None = None
+    list_only: bool = False
+    run_timeout: float | None = None
+    launch: Mapping[str, Any] | None = None
+    """RUN and CACHE: the launch options given (the Triton levers' values), set on every specialization."""
+
+
+def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, Any] | None = None,
+            signature: str = "", constexprs: str = "", run: bool = False, cache_dir: str | None = None,
+            autotune: bool = False, fix: bool = False, explain: bool = False, artifacts: str | None = None,
+            list_only: bool = False, run_timeout: float | None = None) -> TritonRequest:
+    """What `zeinspect triton` was asked: `levers` are the Triton levers' values the command line
+    gave (triton.levers.TRITON_LEVERS: the launch options and the staging pass)."""
+    given = {k: v for k, v in (levers or {}).items() if v is not None}
+    # Launch options not given are as the module's own code launches the kernel (triton.discover),
+    # or as a cache entry or a capture recorded it.
+    launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
+              if lv.name in given}
+    if run or cache_dir is not None:
+        if cache_dir is not None and (spec or run):
+            raise UsageError("--from-cache DIR takes no FILE, DIR or --run")
+        if run and not spec:
+            raise UsageError("--run needs a command after `--`")
+        asked = [flag for flag, on in (("--autotune", autotune), ("--fix", fix), ("--explain", explain),
+                                       ("--list", list_only), ("--artifacts", artifacts)) if on]
+        if asked:
+            raise UsageError(f"{', '.join(asked)} apply to FILE.py:KERNEL (or FILE.py, DIR); with "
+                             f"{'--from-cache' if cache_dir is not None else '--run'} each specialization is screened "
+                             "as recorded, with --stage and the launch options (--num-warps, --grf-mode, ...) applied")
+        return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
+                             command=(cache_dir,) if cache_dir is not None else tuple(spec), run_timeout=run_timeout,
+                             stage=bool(given.get("stage")), launch=launch)
+    if len(spec) != 1:
+        raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
+    path, sep, name = spec[0].rpartition(":")
+    if not sep or not path or Path(spec[0]).exists():
+        path, name = spec[0], ""
+    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
+                          constexprs=parse_pairs(constexprs, "constexprs"),
+                          options_given=frozenset(launch)).with_options(launch)
+    return TritonRequest(Way.KERNEL if name else Way.MODULE, settings, kernel, autotune=autotune, fix=fix,
+                         stage=bool(given.get("stage")), explain=explain,
+                         artifacts=Path(artifacts) if artifacts else None, list_only=list_only)
+
+
+def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
+    """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
+    LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with
+    `cost` (--cost), its scratch users' loop traffic (triton.cost); with the run's profile
+    (--profile), its reports joined with it (`profiled`)."""
+    from ...app.profile import profiled
+
+    got = _screened(req, progress)
+    if req.settings.cost and not req.list_only:
+        from ...app.session import open_session
+        from ..probes.cost import attach_costs
+
+        session = open_session(req.settings)
+        for collection in _collections(got):
+            attach_costs(collection, req.settings, session)
+    got.profiled = profiled(req.settings, [r for c in _collections(got) for r in c.reports])
+    return got
+
+
+def _collections(got: Any) -> list[Collection]:
+    return got.collections if hasattr(got, "collections") else [got.collection]
+
+
+def _screened(req: TritonRequest, progress: Progress | None) -> Any:
+    if req.way is Way.CACHE:
+        from ..sources.cache import screen_cache
+
+        return screen_cache(req.command[0], req.settings, progress=progress, stage=req.stage, launch=req.launch)
+    if req.way is Way.RUN:
+        from .library import screen_run
+
+        return screen_run(list(req.command), req.settings, timeout=req.run_timeout, progress=progress,
+                          stage=req.stage, launch=req.launch)
+    assert req.kernel is not None
+    if req.way is Way.MODULE:
+        return screen_package(req.kernel.file, req.kernel, req.settings, progress=progress, build=not req.list_only)
+    return screen(req.kernel, req.settings, autotune=req.autotune, fix=req.fix, stage=req.stage, explain=req.explain,
+                  artifacts_dir=req.artifacts, progress=progress)
+
+
+def module_reports(spec: str, config: Settings, progress: Progress | None = None) -> Collection:
+    """Every launched kernel of a module (FILE.py) or one of them (FILE.py:KERNEL), each config
+    of its autotune, with the values it is launched with; a kernel that cannot be screened is
+    a note (what `diff` compares)."""
+    from ...errors import InputError
+    from .package import screen_package
+
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        path, name = spec, ""
+    found = screen_package(path, TritonKernel(file=path, kernel="", signature={}, constexprs={}, options_given=frozenset()),
+                           config, progress=progress)
+    out = Collection()
+    keep = [r for r in found.collection.reports if not name or r.kernel == name]
+    out.extend(found.collection, reports=keep)
+    out.notes += [f"{u.kernel}: not screened: {u.reason}" for u in found.unscreened
+                  if not name or u.kernel.endswith(f":{name}")]
+    out.notes += found.load_errors
+    if name and not keep and not any(u.kernel.endswith(f":{name}") for u in found.unscreened):
+        raise InputError(f"no launched kernel {name!r}", path=path)
+    return out
+
+
+def kernel_of(entry: TritonEntry) -> TritonKernel:
+    spec = entry.kernel
+    return TritonKernel(file=spec.file, kernel=spec.kernel, signature=spec.signature, constexprs=spec.constexprs,
+                        num_warps=spec.num_warps, threads_per_warp=spec.threads_per_warp, grf_mode=spec.grf_mode,
+                        options=spec.options)
+
+
+def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool | None]:
+    """The kernel in the shape `zeinspect fix` recorded for it, and whether it is staged (None:
+    no decision).  Levers a decision does not name (it predates them) keep the configured value."""
+    for label, decision in load_section(shapes_path, "triton").items():
+        file, _, name = str(label).rpartition(":")
+        if os.path.normpath(file) != os.path.normpath(kernel.file) or name != kernel.kernel:
+            continue
+        shape = decision.get("shape") if isinstance(decision, dict) else None
+        if not isinstance(shape, dict):
+            return kernel, None
+        chosen = TritonShape.from_json(shape)
+        launch = {k: v for k, v in chosen.launch().items() if k in shape}
+        return kernel.with_options(launch), bool(chosen.stage)
+    return kernel, None
+
+
+def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_path: str | None,
+                 progress: Progress | None) -> Collection:
+    """A gate configuration's Triton kernel, in its recorded shape when `fix` chose one."""
+    kernel = kernel_of(entry)
+    stage = entry.stage
+    if shapes_path:
+        kernel, staged = _decided(shapes_path, kernel)
+        stage = stage if staged is None else staged
+    sub = replace(config, targets=entry.targets or config.targets)
+    # The ledger: the entry declares its kernel (each config of its autotune), needed on every
+    # target it names.
+    targets = tuple(t.name for t in session.plan(sub.targets).targets) if session is not None else None
+    declared = Part(kernel.file, kernel.label, (kernel.kernel,), "the gate configuration's triton: entry",
+                    targets=targets)
+    if entry.autotune:
+        out = Collection()
+        for n, (tuned, got) in enumerate(screen_autotune(kernel, sub, session, progress=progress), start=1):
+            label = f"{kernel.label}[config {n}: {tuned.describe()}]"
+            out.extend(got, reports=[r.replace(input=label) for r in got.reports])
+            out.parts.append(replace(declared, label=label))
+        return out
+    out = probe_triton(kernel, sub, session, stage=stage, progress=progress)
+    out.parts.append(declared)
+    return out
+
+
+def gate_fix(entry: TritonEntry, config: Settings, session: Session, progress: Progress | None) -> dict:
+    sub = replace(config, targets=entry.targets or config.targets)
+    return record(search_triton(kernel_of(entry), sub, session, progress=progress))
+
+
+
+def screen_package(*args: Any, **kwargs: Any) -> Any:
+    """Every launched kernel of a module or package (triton.package.screen_package)."""
+    from .package import screen_package as screen
+
+    return screen(*args, **kwargs)
+

@@ -1,0 +1,116 @@
+"""`pytest --zeinspect-triton`: a Triton library's own test suite as the capture's command, gated.
+
+The suite runs in pytest's process (and in each xdist worker) with the capture installed
+(triton.capture): every kernel a test launches is recorded as Triton specialized it, and
+nothing is compiled or run on a device, so the suite needs no Intel GPU (a CPU build of torch
+does).  When the session ends, pytest's main process screens each specialization on the
+targets (triton.library) and judges the reports against the ratchet as `zeinspect audit` does
+(app.audit.judge_collection).  The terminal summary shows the table and the findings.
+
+The session's exit status is the gate's: 0 when it passes, 1 when it fails, and 5 (pytest's
+"nothing collected") when no test launched a Triton kernel, since a gate that saw nothing must
+not pass.  Errors of the suite itself (collection, fixtures) keep pytest's own status.
+
+A test whose assertion failed is reported as xfailed, with the reason: its kernels were
+captured, not run, so their outputs are not results.  The summary counts them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ...settings import Settings
+from ..capture import record as capture
+from ..capture.record import CAPTURE_ENV
+
+NOT_RUN = "zeinspect --zeinspect-triton: the test's kernels were captured, not run; its outputs are not results"
+NOTHING_LAUNCHED = 5
+"""pytest's own status for a session that had nothing to run (ExitCode.NO_TESTS_COLLECTED)."""
+
+
+class TritonSuite:
+    """The pytest plugin object `--zeinspect-triton` registers (zeinspect.pytest_plugin)."""
+
+    def __init__(self, settings: Settings, *, worker: bool) -> None:
+        self.settings = settings
+        self.worker = worker
+        self.folder: tempfile.TemporaryDirectory | None = None
+        self.screen: Any = None
+        self.run: Any = None
+        self.not_judged = 0
+        self.saved: dict[str, str | None] = {}
+        """The caller's values of the variables the capture sets, restored at the end."""
+
+    def start(self) -> None:
+        """In pytest's main process: where the launches go and what the driver answers for, in
+        the environment (xdist's workers start after this and inherit it); then the capture."""
+        if not self.worker:
+            from .library import capture_environment, capture_target
+
+            self.folder = tempfile.TemporaryDirectory(prefix="zeinspect-suite-")
+            env = capture_environment(Path(self.folder.name), capture_target(self.settings))
+            self.saved = {name: os.environ.get(name) for name in env}
+            os.environ.update(env)
+        capture.install()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self) -> Any:
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" and report.failed:
+            report.outcome = "skipped"
+            report.wasxfail = NOT_RUN
+            self.not_judged += 1
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        capture.uninstall()
+        if self.worker or self.folder is None:
+            return
+        from ...app.audit import judge_collection
+        from ..probes.cost import attach_costs
+        from .library import read_launches, screen_captured
+
+        out = Path(os.environ[CAPTURE_ENV])
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        lines = out.read_text(errors="replace").splitlines() if out.exists() else []
+        got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
+        self.screen = screen_captured(got, self.settings)
+        self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs)
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return  # the suite itself did not run as it should: pytest's status stands
+        if not got.specializations:
+            session.exitstatus = NOTHING_LAUNCHED
+        else:
+            session.exitstatus = self.run.outcome.exit_code
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.worker or self.screen is None:
+            return
+        from ...formats.audit import text
+        from ..views import library_text
+
+        tr = terminalreporter
+        tr.section("zeinspect: the Triton kernels the suite launched")
+        tr.write(library_text(self.screen))
+        if not self.screen.source.specializations:
+            tr.write_line("no test launched a Triton kernel: nothing was gated (exit status 5)")
+        else:
+            totals = self.run.coverage.totals() if self.run.coverage is not None else {}
+            tr.write(text(self.run.result, strict=self.settings.strict,
+                          unread=totals.get("unread", 0) + totals.get("unread_parts", 0)))
+            for line in self.run.coverage.incidents() if self.run.coverage is not None else []:
+                tr.write_line(f"unread: {line}")
+        if self.not_judged:
+            tests = "test" if self.not_judged == 1 else "tests"
+            tr.write_line(f"{self.not_judged} failed {tests} reported as xfailed: their kernels were captured, not run")
+        if self.folder is not None:
+            self.folder.cleanup()

@@ -1,0 +1,152 @@
+"""Triton's front end for many IR kernels (a cache's TTIR) in worker processes.
+
+Why: screening a cache spends about a third of its CPU time in Triton's front end (TTIR to
+TTGIR, LLVM IR and SPIR-V; over half of it Triton linking Intel's libdevice, which it parses
+anew for every kernel), and in one process that runs on one thread (one MLIR context,
+backend.TRITON_LOCK) while the other cores wait for SPIR-V to give ocloc.  In workers the front
+end runs on every core beside ocloc.  The workers also hold what Triton's native code keeps
+(LLVM's heap grows by about 0.2 MB a compile and is not given back): each worker is replaced
+after RECYCLE compiles, so the screening process stays as small as its reports, however many
+entries the cache has.
+
+What a worker returns is what `backend.compile_kernel` returns in the screening process: it is
+the same call, on the same request, capabilities and target name (the request and the result
+cross by pickle).  An error is raised where the build asks for that kernel's result.  Workers
+ignore SIGINT: Ctrl-C (sent to the whole process group) and SIGTERM stop the screening process,
+which cancels what the workers have not started (`close`).  A worker that dies (a crash in
+Triton's native code) breaks the pool: every kernel it had not returned is then compiled in the
+screening process, as without workers.
+
+Only IR kernels go to workers: a source kernel needs its Python module loaded, which each
+worker would do again (importing the user's library and torch per worker), and its warm cache
+(triton.warm) already spares most of those compiles.
+"""
+
+from __future__ import annotations
+
+import signal
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import Any
+
+from ...cache import BuildCache
+from ...errors import ZeinspectError
+from ...malloc import limit_arenas
+from ...toolchain.run import SLOTS
+from ...toolchain.targets import TargetPlan
+from .backend import compile_kernel, target_groups
+from ..model.kernel import IR_SUFFIX, TritonKernel
+
+RECYCLE = 64
+"""Compiles a worker makes before it is replaced (FrontEnds: by generations of pools): its native
+heap is given back with it, and a worker's start (a quarter of a second: Python and Triton's
+import) is paid once per 64 compiles."""
+AUTOMATIC_FROM = 12
+"""Front ends a screen needs before workers start by themselves (`triton_workers` unset): below
+it the workers' start costs more than the compiles it would spread."""
+
+
+def _worker_start() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the screening process decides when to stop
+    limit_arenas()  # zeinspect.malloc: MLIR's threads would otherwise keep freed memory in arenas of their own
+
+
+def worker_count(setting: int | None, compiles: int) -> int:
+    """How many workers: `setting` when given (0: none), else one per compile slot (the
+    process-wide bound, toolchain.run.SLOTS: `-j`, or one per core) once there are
+    AUTOMATIC_FROM compiles; never more than the compiles."""
+    if setting is None:
+        if compiles < AUTOMATIC_FROM:
+            return 0
+        setting = SLOTS.limit
+    return min(setting, compiles)
+
+
+class FrontEnds:
+    """The front ends of many kernels, started in workers, taken one by one by the builds
+    (`compile`, a backend.FrontEnd) in the order they were given.
+
+    The workers come in generations: each pool of `workers` processes takes RECYCLE compiles per
+    worker and is shut down once its last result is taken (its native heap goes with it); the
+    next starts while the last `workers` results of the one before are still running, so no
+    core waits.  (Python 3.11's own `max_tasks_per_child` hangs when every task was submitted
+    before a worker's replacement is due.)"""
+
+    def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
+                 recycle: int = RECYCLE, cache: BuildCache | None = None) -> None:
+        self.workers = 0
+        self.from_workers = 0
+        """Results a worker gave (the rest were compiled in this process)."""
+        self.pools: dict[int, ProcessPoolExecutor] = {}
+        self.started: set[int] = set()
+        self.futures: dict[int, Future] = {}
+        """Place in the order given -> its worker's future (started generations only)."""
+        try:
+            groups = target_groups(plan)
+        except ZeinspectError:
+            return  # each build meets the error itself, as its kernel's
+        # What the build cache already holds is taken from it (triton.warm), not compiled again.
+        self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
+                     if not _kept(cache, k, g.caps, g.targets[0])]
+        self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
+        self.workers = worker_count(workers, len(self.todo))
+        self.size = self.workers * recycle
+        if self.workers:
+            self._start(0)
+
+    def _start(self, generation: int) -> None:
+        self.started.add(generation)
+        first = generation * self.size
+        try:
+            pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_worker_start)
+            self.pools[generation] = pool
+            for place, (kernel, caps, name) in enumerate(self.todo[first:first + self.size], first):
+                self.futures[place] = pool.submit(compile_kernel, kernel, caps, name)
+        except (OSError, RuntimeError):  # no process could start (limits, a broken pool): built here
+            pass
+
+    def compile(self, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
+        place = self.places.pop((id(kernel), target_name), None) if self.workers else None
+        if place is None:
+            return compile_kernel(kernel, caps, target_name)
+        generation, end = place // self.size, min(len(self.todo), (place // self.size + 1) * self.size)
+        for older in [g for g in self.pools if g < generation]:  # what they still hold, no build asked for
+            self.pools.pop(older).shutdown(wait=False, cancel_futures=True)
+        for skipped in [q for q in self.futures if q < generation * self.size]:
+            del self.futures[skipped]
+        if generation not in self.started:  # the builds before skipped the place that starts it
+            self._start(generation)
+        if place >= end - self.workers and end < len(self.todo) and generation + 1 not in self.started:
+            self._start(generation + 1)
+        future = self.futures.pop(place, None)
+        if future is None:  # its generation was let go before a build came back for it
+            return compile_kernel(kernel, caps, target_name)
+        try:
+            got = future.result()
+            self.from_workers += 1
+            return got
+        except (BrokenProcessPool, CancelledError):  # a worker died, or its pool was let go: compiled here
+            return compile_kernel(kernel, caps, target_name)
+        finally:
+            if place == end - 1 and generation in self.pools:
+                self.pools.pop(generation).shutdown(wait=False)
+
+    def close(self) -> None:
+        """Cancel what no worker has started; the workers end after their current compile."""
+        for pool in self.pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        self.pools.clear()
+        self.futures.clear()
+
+    def __enter__(self) -> FrontEnds:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str) -> bool:
+    from . import warm
+
+    return cache is not None and warm.get(cache, warm.key(kernel, caps, target_name)) is not None

@@ -1,0 +1,174 @@
+"""A Triton compile's result kept in the build cache, so that a warm screen loads no module.
+
+Screening a library's captured launches warm spent most of its time loading each kernel's
+module once per group of targets (to rebuild Triton's JIT function and its key), not in any
+compile.  The front end's result (TTGIR, SPIR-V, the metadata the report keeps, the request
+as launched) is a function of:
+
+* the request (`TritonKernel`: file, kernel, signature, constexprs, launch options, attrs);
+* the target as Triton sees it (its capabilities and name, triton.backend.gpu_target);
+* the code the module can run at import and at compile: every `.py` file of the kernel's
+  package (its top package, found as the loader finds it), or of its folder for a file that
+  is not in a package, by content, so a helper edited in another file is a new key, and a
+  module global chosen by device is computed anew per target on a miss;
+* the installed Triton and torch (their distributions' names and versions), zeinspect's own
+  version, and every TRITON_* variable of the environment (Triton's knobs change its output)
+  except those that only say where Triton keeps its files (WHERE_FILES_GO).
+
+What is not in the key: packages other than the kernel's own, torch and Triton (a module that
+reads another library's constant at import sees a change there only with a cold cache,
+`--no-cache`).  A request that does not survive its JSON form exactly is never cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from ... import __version__
+from ...cache import BuildCache, make_key
+from ..load import loader
+from ..model.kernel import IR_SUFFIX, TritonKernel
+
+KIND = "triton-front-end/1"
+
+
+def request_json(kernel: TritonKernel) -> dict:
+    d = dataclasses.asdict(kernel)
+    d["options_given"] = sorted(kernel.options_given)
+    return d
+
+
+def request_from_json(d: dict) -> TritonKernel:
+    """The request back, in the form its makers give it (triton.library.read_launches: attrs as
+    (path tuple, value); TritonKernel.with_options: options as (name, value) pairs)."""
+    return TritonKernel(**{**d, "options_given": frozenset(d["options_given"]),
+                           "attrs": tuple((tuple(path), value) for path, value in d["attrs"]),
+                           "options": tuple((name, value) for name, value in d["options"])})
+
+
+def _same_after_json(kernel: TritonKernel) -> bool:
+    try:
+        return request_from_json(json.loads(json.dumps(request_json(kernel)))) == kernel
+    except (TypeError, ValueError):
+        return False
+
+
+def source_digest(path: str) -> str:
+    """The content of every `.py` file the module at `path` may import from its own package."""
+    root, top = loader.package_root(Path(path).resolve())
+    files = sorted((root / top).rglob("*.py")) if top else sorted(root.glob("*.py"))
+    stats = tuple((str(f), *_stat(f)) for f in files)
+    # As git does with a racily clean index: a file changed within the last seconds may change
+    # again without its modification time or size telling, so such a tree is hashed afresh.
+    if any(mtime > time.time_ns() - RACY_NS for _, mtime, _ in stats):
+        return _hash(stats)
+    return _digest(stats)
+
+
+RACY_NS = 2_000_000_000
+
+
+def _stat(f: Path) -> tuple[int, int]:
+    try:
+        st = f.stat()
+    except OSError:
+        return -1, -1
+    return st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=64)
+def _digest(stats: tuple) -> str:
+    """Hashed once per process and state of the files (their stats are the memo's key)."""
+    return _hash(stats)
+
+
+def _hash(stats: tuple) -> str:
+    h = hashlib.sha256()
+    for name, _, _ in stats:
+        h.update(name.encode() + b"\0")
+        try:
+            h.update(Path(name).read_bytes())
+        except OSError:
+            h.update(b"\xff unreadable")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+DISTRIBUTIONS = ("triton", "triton-xpu", "pytorch-triton-xpu", "pytorch-triton", "torch")
+"""The names Triton ships under (PyPI's, PyTorch's XPU and CUDA builds) and torch's."""
+
+
+@lru_cache(maxsize=1)
+def installed() -> tuple[str, ...]:
+    """The distributions whose code decides a Triton compile here, with their versions (looked
+    up by name: scanning every installed distribution cost a warm screen 0.14 s)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in DISTRIBUTIONS:
+        try:
+            found.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            pass
+    return tuple(found)
+
+
+WHERE_FILES_GO = ("TRITON_CACHE_DIR", "TRITON_HOME")
+"""Triton's variables that say where it keeps files, not what it builds: the pytest plugin and
+`--run` point TRITON_CACHE_DIR at a new temporary folder each run, which in the key would make
+every warm result of theirs a miss."""
+
+
+def key(kernel: TritonKernel, caps: dict, target_name: str) -> str | None:
+    """The cache key of one front-end compile, or None when it must not be cached.  A kernel
+    built from a TTIR file (a cache entry's, or one torch.compile generated in a capture: its
+    folder is new each run) is keyed by the TTIR's content, not where the file is."""
+    if not _same_after_json(kernel) or not Path(kernel.file).is_file():
+        return None
+    request = request_json(kernel)
+    if kernel.file.endswith(IR_SUFFIX):
+        try:
+            source = hashlib.sha256(Path(kernel.file).read_bytes()).hexdigest()
+        except OSError:
+            return None
+        request["file"] = ""
+    else:
+        source = source_digest(kernel.file)
+    return make_key(kind=KIND, zeinspect=__version__, request=request, caps=caps, target=target_name,
+                    source=source, installed=installed(),
+                    environment=sorted((k, v) for k, v in os.environ.items()
+                                       if k.startswith("TRITON_") and k not in WHERE_FILES_GO))
+
+
+def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | None:
+    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel") of a kept compile."""
+    if cache is None or k is None:
+        return None
+    hit = cache.get(k)
+    if hit is None:
+        return None
+    meta, spirv = hit
+    try:
+        launched = request_from_json(meta["kernel"])
+    except (KeyError, TypeError):
+        return None
+    return meta["ttgir"], spirv, {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched}
+
+
+def put(cache: BuildCache | None, k: str | None, ttgir: str, spirv: bytes, meta: dict) -> None:
+    launched = meta.get("kernel")
+    if cache is None or k is None or not isinstance(launched, TritonKernel) or not _same_after_json(launched):
+        return
+    rest = {n: v for n, v in meta.items() if n not in ("kernel", "notes")}
+    try:
+        json.dumps(rest)
+    except (TypeError, ValueError):
+        return
+    cache.put(k, {"ttgir": ttgir, "metadata": rest, "notes": list(meta.get("notes", [])),
+                  "kernel": request_json(launched)}, spirv)
