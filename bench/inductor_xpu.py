@@ -70,7 +70,7 @@ def cuda_kernels(tmp: Path) -> set[str]:
 
 def command_alone(script: Path, env: dict, targets: str) -> float:
     """The command's own time under the capture, nothing screened: Dynamo, Inductor and Triton's
-    first stage for every config, and the step itself, on the CPU (triton.library.capture)."""
+    first stage for every config, and the step itself, on the CPU (triton.app.library.capture)."""
     from zeinspect.app.gate import settings
     from zeinspect.triton.app.library import capture, capture_target
 

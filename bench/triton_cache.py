@@ -6,11 +6,11 @@ the same specializations one by one.
 - one by one: each specialization built by triton-xpu's own compile (its TTIR through the
   offline backend to SPIR-V, per group of targets) and its SPIR-V by one ocloc process per
   target, as a first launch would; this is zeinspect's per-specialization path (Screener.screen)
-  with triton-xpu's own libdevice link for every kernel (triton.link off);
+  with triton-xpu's own libdevice link for every kernel (triton.offline.link off);
 - cold: `zeinspect triton --from-cache` with an empty build cache: Triton's front end in
-  worker processes (triton.front_ends), libdevice's metadata alone linked where a kernel calls
-  nothing in it (triton.link), every SPIR-V of a target group built in one batch
-  (triton.probe.build_many, audit_many); and the same with the front end in the screening
+  worker processes (triton.build.front_ends), libdevice's metadata alone linked where a kernel calls
+  nothing in it (triton.offline.link), every SPIR-V of a target group built in one batch
+  (triton.probes.audit.build_many, audit_many); and the same with the front end in the screening
   process (ZEINSPECT_TRITON_WORKERS=0);
 - warm: the same command again.
 Goals (issue 47): cold at most 0.5x one by one; warm under 10 s; the screening process's own
@@ -89,7 +89,7 @@ def _descendants(pid: int) -> list[int]:
 
 def _worker_peak_kb(pid: int) -> int:
     """The largest peak resident set (VmHWM) among the process's Triton front-end workers
-    (multiprocessing's spawned children, triton.front_ends) alive now; 0 when none is."""
+    (multiprocessing's spawned children, triton.build.front_ends) alive now; 0 when none is."""
     peak = 0
     for kid in _descendants(pid):
         try:

@@ -5,7 +5,7 @@ realworld GPT-2 step).
 
 The cache is one that real torch.compile runs write here: transformers' GPT-2 (random weights,
 eager attention) at several widths, forward and backward, compiled for xpu under zeinspect's
-capture (triton.inductor; each width is a command of its own, whose kernels have sizes of their
+capture (triton.capture.inductor; each width is a command of its own, whose kernels have sizes of their
 own), and the capture's Triton cache kept: every autotune config of every
 kernel Inductor generated is an entry (its TTIR and metadata, as Triton writes them).  That
 cache is then screened cold by `zeinspect triton --from-cache` on two targets.

@@ -5,13 +5,13 @@
    on CPU tensors (bench/scripts/xpu_kernels_loop.py).  Without a GPU the command cannot run
    without the capture (its launches need a driver), so "the command's own time" is the
    command run with the capture installed, timed from outside the process (the same process
-   `--run` starts: triton.library.capture).  What zeinspect adds on top is its start-up,
+   `--run` starts: triton.app.library.capture).  What zeinspect adds on top is its start-up,
    reading the launches, the warm screen and the report: the `--run` wall time minus that.
    The capture's own share inside the command is the per-launch time of the hook, measured in
    the command (the script times its launches after the first of each specialization).
 2. A warm re-screen of 100 captured specializations on 4 targets: a small kernel launched at
    100 constexpr values (bench/scripts/hundred_specializations.py), captured once, screened
-   cold (an empty build cache), then again warm (triton.library.screen_captured, the screen
+   cold (an empty build cache), then again warm (triton.app.library.screen_captured, the screen
    `--run` does).
 
     .venv/bin/python bench/triton_capture.py

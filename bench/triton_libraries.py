@@ -4,9 +4,9 @@ launches captured, the specializations, how many were screened and how many were
 0; a specialization not screened fails the run, exit 3), those spilling or failing somewhere,
 and the time.
 
-The capture's own cost: the command alone, timed in the capture (triton.library.capture, the
+The capture's own cost: the command alone, timed in the capture (triton.app.library.capture, the
 process `--run` starts, with no screen beside it), with each launch's specialization taken
-through Triton's front end in the command (triton.first_stage), against the same capture with
+through Triton's front end in the command (triton.capture.first_stage), against the same capture with
 that front end off (ZEINSPECT_TRITON_CAPTURE_FRONT_END=0: each launch answered at Triton's hook
 with nothing compiled).  Without a GPU the command cannot run without the capture at all (its
 launches need a driver), so that is the run "without zeinspect" here.  Goal: under 1.5x.

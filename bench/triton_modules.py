@@ -47,7 +47,7 @@ def timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 def load_times() -> dict[str, float]:
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.build.context import offline
     from zeinspect.triton.load import loader
 
     target = GPUTarget("xpu", {"name": TARGET, "arch": "bmg", "sub_group_sizes": [16, 32]}, 32)

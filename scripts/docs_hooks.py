@@ -8,7 +8,10 @@
   the command, the date and the machine);
 - `<!-- zeinspect:bench NAME -->`: bench/results/NAME.json's figures in a guide, where they
   back what it says (or a line saying which script measures them, until one has run);
-- `<!-- zeinspect:measures -->`: scripts/measures.py's measures of the tree.
+- `<!-- zeinspect:measures -->`: scripts/measures.py's measures of the tree;
+- `<!-- zeinspect:package-map -->`: every module of the package, from the tree itself: its path
+  and its docstring's first sentence, zeinspect.triton's floors in their order (so the map
+  cannot go stale: a module added, moved or removed changes it).
 """
 
 from __future__ import annotations
@@ -101,7 +104,44 @@ def _measures() -> str:
     return "```\n" + got + "```\n"
 
 
-MARKERS = {"<!-- zeinspect:environment -->": _environment, "<!-- zeinspect:settings -->": _settings,
+def _first_sentence(path: Path) -> str:
+    import ast
+
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    paragraph = " ".join(doc.split("\n\n")[0].split())
+    end = re.search(r"(?<=\.)\s", paragraph)
+    text = paragraph[:end.start()] if end else paragraph
+    return text.replace("|", PIPE) or "*(no docstring)*"
+
+
+def _package_map() -> str:
+    import ast
+
+    package = ROOT / "zeinspect"
+    tree = ast.parse((package / "triton" / "__init__.py").read_text())
+    floors = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", None) == "FLOORS" for t in n.targets))
+
+    def order(path: Path) -> tuple:
+        parts = path.relative_to(package).parts
+        floor = parts[1].removesuffix(".py") if parts[0] == "triton" and len(parts) > 1 else None
+        if floor in floors:
+            return (parts[0], floors.index(floor), parts[1:])
+        if parts[0] == "triton":
+            return (parts[0], len(floors), parts[1:])
+        return (parts[0] if len(parts) > 1 else "", 0, parts)
+
+    rows = ["| module | what it is |", "|---|---|"]
+    for path in sorted(package.rglob("*.py"), key=order):
+        if path.name == "_ze.py" or (path.name == "__init__.py" and not path.read_text().strip()):
+            continue
+        name = path.relative_to(ROOT).as_posix()
+        rows.append(f"| `{name}` | {_first_sentence(path)} |")
+    return "\n".join(rows) + "\n"
+
+
+MARKERS = {"<!-- zeinspect:package-map -->": _package_map, "<!-- zeinspect:environment -->": _environment,
+           "<!-- zeinspect:settings -->": _settings,
            "<!-- zeinspect:benchmarks -->": _benchmarks,
            "<!-- zeinspect:measures -->": _measures}
 

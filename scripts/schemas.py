@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import zeinspect.triton  # noqa: E402,F401 - registers the gate's `triton:` entries
+import zeinspect.triton.plugin  # noqa: E402,F401 - registers the gate's `triton:` entries
 from zeinspect.app.gate import gate_schema  # noqa: E402
 
 GATE = ROOT / "docs" / "schemas" / "gate-1.json"

@@ -226,7 +226,7 @@ class Product:
     device ID, its own memory (None for an integrated GPU, which shares the system's) and its
     last-level cache (4 MiB where the specification gives none for the GPU alone).  From Intel's
     product specifications of the part DEVICES describes.  They only answer a library that asks
-    torch.xpu about its device during a capture (triton.xpu); no figure zeinspect reports comes
+    torch.xpu about its device during a capture (triton.capture.xpu); no figure zeinspect reports comes
     from them."""
 
     name: str

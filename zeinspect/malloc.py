@@ -5,7 +5,7 @@ compiles (LLVM, MLIR) free what they allocate, but with other threads beside the
 compiler threads of a batched screen, MLIR's own thread pool) the freed memory stays split
 over arenas: a Triton cache of 67 entries screened on two targets peaked at 446 MB, and at
 197 MB with one arena, in the same 51 s (bench/triton_cache.py).  The CLI's process and the
-Triton front-end workers (triton.front_ends) are limited; compilers start with the default.
+Triton front-end workers (triton.build.front_ends) are limited; compilers start with the default.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .judge.audit import AuditResult, Judgement
 
 from . import envvars
-from . import triton as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
+from .triton import plugin as _triton_plugin  # noqa: F401 - registers the gate's Triton entries (app.plugins)
 
 _OPTIONS: dict = {}
 

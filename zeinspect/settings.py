@@ -62,7 +62,7 @@ GROUPS = {
     "gate": "the gate's records: audit and ratchet update",
     "verdict": "how the gate judges: audit",
     "measure": "the scratch traffic measure: kernel, inspect, explain, triton, audit and ratchet update",
-    "triton": "how a Triton kernel is built: triton (zeinspect.triton registers these settings)",
+    "triton": "how a Triton kernel is built: triton (zeinspect.triton.plugin registers these settings)",
     "profile": "a profile of the user's run joined with the reports: inspect, kernel, explain, triton, audit, diff",
 }
 """The groups of command-line options, and which commands offer each (cli.common)."""
@@ -410,7 +410,7 @@ class Settings:
     multi: bool = True
     share_front_end: bool = True
     triton_workers: int | None = None
-    """Worker processes for Triton's front end on IR kernels (triton.front_ends); None: automatic."""
+    """Worker processes for Triton's front end on IR kernels (triton.build.front_ends); None: automatic."""
     rewrites: tuple[tuple[str, str, Any], ...] | None = None
     """(kernel, lever, value) SPIR-V rewrites to apply; None: the shape's rewrite levers for
     every kernel that `kernels` selects.  Set by the shape search, never by a user."""

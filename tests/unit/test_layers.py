@@ -91,6 +91,116 @@ def test_layer_ranks(module, rank):
     assert layer_of(module) == rank
 
 
+
+# zeinspect.triton's own floors, bottom to top (its __init__ docstring): a module imports only
+# from its own floor or the floors below.  Modules directly in the package other than views
+# (plugin.py, __init__.py) are its door: above every floor.
+from zeinspect.triton import FLOORS as TRITON_FLOORS  # noqa: E402 - beside the rule it orders
+
+
+def triton_floor(module: str) -> int | None:
+    """A zeinspect.triton module's floor (its rank in TRITON_FLOORS); None outside the package."""
+    parts = module.split(".")
+    if parts[:2] != ["zeinspect", "triton"]:
+        return None
+    if len(parts) == 2 or parts[2] not in TRITON_FLOORS:
+        return len(TRITON_FLOORS)
+    return TRITON_FLOORS.index(parts[2])
+
+
+def triton_upward_imports(root: Path = PACKAGE) -> list[str]:
+    problems = []
+    for path in sorted((root / "triton").rglob("*.py")):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        for line, target in imports_of(path, root):
+            floor = triton_floor(target)
+            if floor is not None and floor > triton_floor(module):
+                problems.append(f"{path.relative_to(root.parent)}:{line}: {module} imports {target}")
+    return problems
+
+
+def test_no_triton_module_imports_from_a_floor_above_it():
+    assert triton_upward_imports() == []
+
+
+def test_the_triton_check_sees_an_upward_import(tmp_path):
+    """The test above can fail: the vocabulary importing the loader (inside a function too), and
+    a source importing a use case, are caught; a use case importing a probe is not."""
+    fake = tmp_path / "zeinspect" / "triton"
+    for floor in ("model", "load", "sources", "app", "probes"):
+        (fake / floor).mkdir(parents=True)
+        (fake / floor / "__init__.py").write_text("")
+    (fake / "model" / "kernel.py").write_text("def f():\n    from ..load.loader import Placeholder\n")
+    (fake / "sources" / "cache.py").write_text("from ..app.library import Specialization\n")
+    (fake / "app" / "library.py").write_text("from ..probes.audit import probe_triton\n")
+    assert triton_upward_imports(fake.parent) == [
+        "zeinspect/triton/model/kernel.py:2: zeinspect.triton.model.kernel imports zeinspect.triton.load.loader",
+        "zeinspect/triton/sources/cache.py:1: zeinspect.triton.sources.cache imports zeinspect.triton.app.library"]
+
+
+CAPTURE_MAY_IMPORT = ("zeinspect.triton.capture", "zeinspect.triton.offline", "zeinspect.triton.model")
+"""What triton/capture/ may import of zeinspect: itself, the offline backend and driver, the
+vocabulary, and the core's own vocabulary (the modules directly in zeinspect/, layer 0).  It runs
+in the user's captured command, which must load nothing else of zeinspect."""
+
+
+def capture_rule_breaks(root: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted((root / "triton" / "capture").rglob("*.py")):
+        for line, target in imports_of(path, root):
+            if target.startswith(CAPTURE_MAY_IMPORT) or (layer_of(target) == 0 and target.count(".") <= 1):
+                continue
+            found.append(f"{path.relative_to(root.parent)}:{line}: {target}")
+    return found
+
+
+def test_the_capture_imports_only_what_its_rule_allows():
+    assert capture_rule_breaks() == []
+
+
+def test_the_capture_rule_sees_a_build_module_and_a_core_layer(tmp_path):
+    """The test above can fail: the capture importing Triton's build (inside a function), or a
+    core layer (settings), is caught; the offline driver and the core's device table are not."""
+    fake = tmp_path / "zeinspect"
+    (fake / "triton" / "capture").mkdir(parents=True)
+    (fake / "triton" / "capture" / "record.py").write_text(
+        "from ..offline.driver import OfflineDriver\nfrom ...hardware import DEVICES\n"
+        "def f():\n    from ..build.backend import gpu_target\n    from ...settings import SETTINGS\n")
+    assert capture_rule_breaks(fake) == ["zeinspect/triton/capture/record.py:4: zeinspect.triton.build.backend",
+                                         "zeinspect/triton/capture/record.py:5: zeinspect.settings"]
+
+
+def loaded_beyond_the_capture_rule(modules: list[str]) -> list[str]:
+    """Of the modules a process loaded, the zeinspect ones the capture's rule does not allow
+    (the packages that hold the allowed ones load with them)."""
+    allowed_packages = {"zeinspect", "zeinspect.triton"}
+    return sorted(m for m in modules if m.split(".")[0] == "zeinspect" and m not in allowed_packages
+                  and not m.startswith(CAPTURE_MAY_IMPORT) and not (layer_of(m) == 0 and m.count(".") <= 1))
+
+
+def test_the_captured_command_loads_nothing_of_zeinspect_beyond_the_capture():
+    """What the user's process really loads (every import, also those of the packages the
+    capture's modules sit in): importing every capture/ module, as the capture does at its start
+    and later, loads no other module of zeinspect."""
+    import subprocess
+    import sys
+
+    modules = sorted(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+                     for p in (PACKAGE / "triton" / "capture").rglob("*.py"))
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}:\n    importlib.import_module(m)\n"
+            "print('\\n'.join(sorted(sys.modules)))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent)
+    assert loaded_beyond_the_capture_rule(got.stdout.split()) == []
+
+
+def test_the_load_check_sees_a_core_layer():
+    assert loaded_beyond_the_capture_rule(["zeinspect", "zeinspect.triton", "zeinspect.hardware",
+                                           "zeinspect.triton.model.kernel", "zeinspect.settings",
+                                           "zeinspect.triton.build.backend", "json"]) == [
+        "zeinspect.settings", "zeinspect.triton.build.backend"]
+
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     """Module -> the zeinspect modules it imports (imports inside functions count); `from
     package import name` counts as importing the module `package.name` when that is one."""

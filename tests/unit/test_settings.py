@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import zeinspect.triton  # noqa: F401 - registers its settings (the build policy) as any user's run does
+import zeinspect.triton.plugin  # noqa: F401 - registers its settings (the build policy) as any user's run does
 from zeinspect import envvars
 from zeinspect.app.audit import AuditRequest, run
 from zeinspect.app.gate import settings as front_end_settings
@@ -229,7 +229,7 @@ EXAMPLES = {
     "triton_workers": ("3", 3),
     "profile": ("trace.json", "trace.json"),
     "time_share_bound": ("5", 5.0),
-    "triton_policy": ("native", "native"),  # registered by zeinspect.triton (imported above)
+    "triton_policy": ("native", "native"),  # registered by zeinspect.triton.plugin (imported above)
 }
 
 

@@ -3,7 +3,7 @@
 One module per family of commands, imported when one of its commands runs (common.LazyGroup):
 nothing else is imported up front, and `zeinspect --version` answers before click is (start-up
 is paid on every commit a hook runs on).  The command modules that read gate configurations or
-other inputs import zeinspect.triton, which registers its gate entries, input kind and settings
+other inputs import zeinspect.triton.plugin, which registers its gate entries, input kind and settings
 (app.plugins).  `main` turns every error into one line and its exit code
 (docs/reference/exit-codes.md), never a traceback.
 """

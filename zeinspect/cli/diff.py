@@ -68,12 +68,12 @@ def diff(old: str, new: str | None, compilers: tuple, option_sets: tuple,
     """Compare kernels between two builds (OLD NEW: inputs of any kind or saved --json
     documents), or one input under two compilers (--compiler A --compiler B), two option
     strings or two shapes.  Exit 0: nothing got worse; 1: something did; 2: could not compare."""
-    from .. import triton as _triton_plugin  # noqa: F401 - registers Triton modules as an input (app.plugins)
     from ..app.diff import DiffRequest, Thresholds
     from ..app.diff import diff as run_diff
     from ..app.gate import settings
     from ..formats.writers import DIFF
     from ..levers import Shape
+    from ..triton import plugin as _triton_plugin  # noqa: F401 - registers Triton modules as an input (app.plugins)
     from .common import progress_display
 
     values = {lv.name: levers.pop(f"lever_{lv.name}") for lv in _LEVERS}

@@ -28,7 +28,7 @@ def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, log
     from ..app.audit import run
 
     if config:
-        from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
+        from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     request = audit_request(compile.given, config=config, paths=tuple(paths), logs=tuple(logs), runtime=runtime,
                             simulate=simulate)
     return request, compile.run("compiling", lambda p: run(request, progress=p))
@@ -153,7 +153,7 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
             click.echo(f"wrote {path}", err=as_json)
         finish(got_library)
     if config:
-        from .. import triton as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
+        from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     gate = load_gate(config) if config else None
     aot = compile.config(gate=gate)
     got = compile.run("compiling shapes", lambda p: run_fix(tuple(paths), aot, gate=gate, write_to=write_to,

@@ -1,6 +1,6 @@
 """`triton`: a Triton kernel (or every config of its autotune) built offline and audited.
 
-The options are the Triton levers' own (triton.levers.TRITON_LEVERS) and the settings of the
+The options are the Triton levers' own (triton.model.levers.TRITON_LEVERS) and the settings of the
 `triton` group (the build policy), beside what says which of the four ways in to take; the
 request is built and screened by zeinspect.triton.app, and rendered by zeinspect.triton.views.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from .. import triton as _triton_plugin  # noqa: F401 - registers the Triton gate entries, inputs and settings
 from ..hardware import TRITON_TARGETS
+from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the Triton gate entries, inputs and settings
 from .common import CompileOptions, cli, compile_options, finish, own_stats, write
 
 

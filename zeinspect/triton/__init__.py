@@ -1,106 +1,40 @@
 """zeinspect for Triton: offline builds of `@triton.jit` kernels, their autotune screen and shape
-search, and the prune hook (`zeinspect.triton.prune_configs`).
+search, what a library launches as it runs, a Triton cache re-screened, and the prune hook
+(`zeinspect.triton.prune_configs`).
 
-One optional package that the core never imports.  Importing it is cheap (it needs no
-Triton): it registers how a gate configuration's `triton:` entries are audited and fixed
-(app.plugins); everything else loads when it is used.  The parts:
-  kernel   the request (FILE.py:KERNEL, signature, constexprs, launch options)
-  loader   a module loaded as its author wrote it, without running its program code
-  backend  Triton-XPU's Intel backend offline, one Triton compile
-  policy   Triton-XPU's own rebuild rule (256 registers after a spill)
-  ttgir    the one TTGIR type parser, and what a kernel's loops carry
-  staging  the SLM staging pass (a TTGIR-to-TTGIR rewrite) and its verifier
-  probe    a kernel on the planned targets: Triton, then ocloc on its SPIR-V
-  screen   every config of its @triton.autotune
-  levers   the Triton levers and their shape
-  fix      the shape search over them
-  explain  which Python lines spill
-  views    text and JSON
-  app      the use cases
-  hook     the prune hook, run inside the user's own Triton process
+One optional package that the core never imports; importing it loads nothing (triton.plugin
+registers it with the core).  Its floor plan mirrors the core's, bottom to top: a module imports
+only from its own floor or the floors below (tests/unit/test_layers.py):
+  model/    the vocabulary: the kernel request, levers and their shape, Triton's build policy,
+            argument types, TTGIR names, a module's launch, the one placeholder, gate entries
+  offline/  Triton-XPU's Intel backend and driver without a device, and its libdevice link
+  load/     a module as its author wrote it, without running its program code
+  build/    one Triton compile (with the offline backend in place), the SLM staging pass,
+            the warm cache of its results, the front-end worker processes
+  capture/  what runs inside the captured command's process (the pre-compile hook, the stand-in
+            XPU device, Inductor's hooks): it imports only capture/, offline/, model/ and the
+            core's vocabulary, so the user's process loads nothing else
+  sources/  where a library screen's specializations come from: a run's launches, a Triton cache
+  probes/   builds audited into reports: one kernel, an autotune screen, many in batches,
+            loop traffic, the lines that spill
+  views.py  text and JSON
+  app/      the use cases (the door: app/__init__.py) and the prune hook and suite gate
+  plugin.py its registration with the core
+The map of every module, made from the tree: docs/contributing.md, "The package map".
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..app import plugins
-from ..hardware import TRITON_TARGETS
-from ..judge.diff import PartField, register_field
-from ..settings import SETTINGS
-from .model import policy
+FLOORS = ("model", "offline", "load", "build", "capture", "sources", "probes", "judge", "views", "app")
+"""The floors above, bottom to top (judge.py and views.py are one module each); the layer test
+holds every module to them (tests/unit/test_layers.py), the package map lists them in this order."""
 
 
 def prune_configs(**kwargs: Any) -> Any:
-    """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)` (triton.hook)."""
+    """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)` (triton.app.hook)."""
+    from . import plugin  # noqa: F401 - the hook reads the gate's settings, the build policy's among them
     from .app.hook import prune_configs as make
 
     return make(**kwargs)
-
-
-def _audit(*args: Any) -> Any:
-    from .app import gate_reports
-
-    return gate_reports(*args)
-
-
-def _fix(*args: Any) -> dict:
-    from .app import gate_fix
-
-    return gate_fix(*args)
-
-
-def _parse(raw: Any, base: Any, path: str) -> tuple:
-    from .model.gate import parse_entries
-
-    return parse_entries(raw, base, path)
-
-
-def _claims(path: str) -> bool:
-    """A Triton module, a FILE.py:KERNEL spec (what `diff` builds through Triton)."""
-    file = path.rpartition(":")[0] if ".py:" in path else path
-    return file.endswith(".py")
-
-
-def _probe(path: str, config: Any, progress: Any) -> Any:
-    from .app import module_reports
-
-    return module_reports(path, config, progress)
-
-
-def _costs(collection: Any, config: Any, session: Any) -> None:
-    from .probes.cost import attach_costs
-
-    attach_costs(collection, config, session)
-
-
-def _describe_fix(label: str, record: dict) -> list[str]:
-    """A Triton kernel's decision, as `zeinspect fix` prints it."""
-    shape = record["shape"]
-    built_in = ("stage", "grf_mode", "num_warps", "threads_per_warp")
-    others = "".join(f", {k} {v}" for k, v in shape.items() if k not in built_in)
-    return [f"{label}: {'staged' if shape['stage'] else 'not staged'}, grf_mode {shape['grf_mode']}, "
-            f"{shape['num_warps']} warps of {shape['threads_per_warp']} threads{others}",
-            f"  why: {record['why']}", f"  Triton: {record['triton']}"]
-
-
-def _retried(part: dict) -> bool:
-    """Whether Triton's build policy rebuilt the kernel (its first build is kept beside)."""
-    return bool(part.get("first_build"))
-
-
-register_field(PartField(name="triton_retry", label="Triton retry", part="triton", of=_retried))
-_STRINGS = {"type": ["string", "array"], "items": {"type": "string"}}
-SCHEMA = {"type": "array", "description": "Triton kernels to build offline and audit (zeinspect.triton).",
-          "items": {"type": "object", "required": ["kernel"], "additionalProperties": False, "properties": {
-              "kernel": {"type": "string", "pattern": ".+:.+"}, "signature": {"type": "string"},
-              "constexprs": {"type": "string"}, "num_warps": {"type": "integer"},
-              "threads_per_warp": {"type": "integer"}, "grf_mode": {"type": "string"}, "stage": {"type": "boolean"},
-              "autotune": {"type": "boolean"}, "targets": _STRINGS}}}
-"""The JSON Schema of a gate configuration's `triton:` entries (triton.gate reads them)."""
-
-plugins.register(plugins.GateSource(name="triton", parse=_parse, audit=_audit, fix=_fix,
-                                    describe_fix=_describe_fix, schema=SCHEMA, costs=_costs))
-SETTINGS.register(policy.SETTING)
-plugins.register_input(plugins.InputSource(name="triton", claims=_claims, probe=_probe,
-                                           default_targets=TRITON_TARGETS))

@@ -8,8 +8,9 @@ from typing import Any
 from ..formats.common import safe
 from ..formats.json import dumps, report_document
 from ..formats.text import cards, cell
+from .judge import ranking
+from .model.part import triton_part
 from .model.ttgir import pointer_note
-from .probes.audit import triton_part
 
 
 def text(runs: list) -> str:
@@ -23,21 +24,6 @@ def document(runs: list, stats: dict) -> dict:
     if len(runs) > 1:
         doc["before_staging"] = [r.to_json() for r in runs[0][1].reports]
     return doc
-
-
-def _rank_key(item: tuple[int, tuple[Any, Any]]) -> tuple:
-    index, (_, got) = item
-    if not got.reports:  # a config that could not be screened ranks after every screened one
-        return 1 << 30, 0, 0, index
-    blocked = sum(1 for r in got.reports if r.applicable and not r.built)
-    scratch = [r for r in got.reports if r.built and r.uses_scratch]
-    return blocked, len(scratch), sum(r.scratch_bytes or 0 for r in scratch), index
-
-
-def ranking(screen: list) -> list[int]:
-    """Config indices, best first: fewest targets where it cannot build or launch, then fewest
-    with scratch, then least scratch in all, then the module's order."""
-    return [i for i, _ in sorted(enumerate(screen), key=_rank_key)]
 
 
 NOT_LISTED = "n/a"
@@ -150,9 +136,8 @@ def package_text(found: Any, path: str) -> str:
     """`zeinspect triton FILE.py|DIR`: the summary, then the findings as `inspect` lists them."""
     from ..formats.coverage import line
     from ..formats.text import table
-    from .app.package import summary
 
-    out = summary(found, path)
+    out = package_summary(found, path)
     ledger = line(found.coverage)
     if found.reports:
         out += table(found.reports, verbose=False, ledger=ledger)
@@ -197,3 +182,24 @@ def library_document(screen: Any, stats: dict) -> str:
     from ..formats.json import dumps
 
     return dumps(doc)
+
+
+def package_summary(screen: Any, path: str) -> str:
+    """The summary `zeinspect triton FILE.py|DIR` prints first (a triton.app.package.PackageScreen)."""
+    done = "screened" if screen.reports or not screen.screened else "ready to screen"
+    lines = [f"{path}: {screen.modules} module(s), {len(screen.screened) + len(screen.unscreened)} launched "
+             f"kernel(s): {len(screen.screened)} {done}, "
+             f"{sum(1 for u in screen.unscreened if u.needs)} need values, "
+             f"{sum(1 for u in screen.unscreened if not u.needs)} cannot build here"]
+    for u in screen.unscreened:
+        if u.needs:
+            lines.append(f"  needs values: {u.kernel}: {', '.join(u.needs)}")
+    if any(u.needs for u in screen.unscreened):
+        lines.append("  (give them with --constexprs NAME=VALUE and --signature NAME=TYPE or '*TYPE' for every "
+                     "pointer; KERNEL.NAME=... gives a value to one kernel)")
+    for u in screen.unscreened:
+        if not u.needs:
+            lines.append(f"  cannot build here: {u.kernel}: {u.reason}")
+    for error in screen.load_errors:
+        lines.append(f"  did not load: {error}")
+    return "\n".join(lines) + "\n"

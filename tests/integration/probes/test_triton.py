@@ -65,7 +65,7 @@ def test_group_a_overflows_and_builds_staged(tools, case):
     after = audit_target(kernel, mx.FMA_TARGET, tools, stage=True)
     assert before.status.value == "scratch_overflow", before
     assert after.status.value == "ok", after.reason
-    from zeinspect.triton.probes.audit import triton_part
+    from zeinspect.triton.model.part import triton_part
 
     staging = triton_part(after).staging
     assert staging["changed"] and all(d["applied"] for d in staging["dots"])
@@ -86,7 +86,8 @@ def test_group_b_spill_is_reduced(tools, case):
 def test_group_c_is_byte_identical(tools, tmp_path, target, case):
     from dataclasses import replace
 
-    from zeinspect.triton.probes.audit import probe_triton, triton_part
+    from zeinspect.triton.model.part import triton_part
+    from zeinspect.triton.probes.audit import probe_triton
 
     config, session = tools
     kernel = mx.kernel(case)
@@ -166,7 +167,8 @@ def test_loop_form_beats_the_unrolled_chain(tools):
 def test_a_declined_pass_says_which_gate(tools):
     from dataclasses import replace
 
-    from zeinspect.triton.probes.audit import probe_triton, triton_part
+    from zeinspect.triton.model.part import triton_part
+    from zeinspect.triton.probes.audit import probe_triton
 
     config, session = tools
     # 72 KB to stage: more SLM than the target has (32x256 rather than 64x256: half the compile).
@@ -178,7 +180,7 @@ def test_a_declined_pass_says_which_gate(tools):
 
 
 def test_a_warm_screen_loads_no_module_and_an_edit_loads_it_again(sid_compiler, tmp_path, monkeypatch):
-    """The front end's result is kept in the build cache (triton.warm): a warm screen gives the
+    """The front end's result is kept in the build cache (triton.build.warm): a warm screen gives the
     same reports without loading the kernel's module; an edit of the file is a new key."""
     import shutil
 

@@ -32,12 +32,13 @@ def xpu_target():
 
 def test_loading_runs_no_program_code(xpu_target):
     from zeinspect.triton.load import loader as triton_module
+    from zeinspect.triton.model.placeholder import Placeholder
 
     loaded = triton_module.load(str(MODULES / "matmul_tutorial.py"), xpu_target)
     ns = loaded.namespace
     # The module ends in a `raise` and tensor code: neither ran, and torch is not installed.
     assert "a" not in ns and loaded.skipped["a"] > 0
-    assert isinstance(ns["torch"], triton_module.Placeholder)
+    assert isinstance(ns["torch"], Placeholder)
     configs = loaded.kernel("matmul_kernel").configs  # built by a helper that asked the driver
     assert len(configs) == 4 and configs[0].kwargs["BLOCK_SIZE_N"] == 256
 
@@ -138,14 +139,15 @@ def _autotuner(configs, hook):
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.build.context import offline
     from zeinspect.triton.load import loader as triton_module
+    from zeinspect.triton.load.module import jit_function
+    from zeinspect.triton.offline.driver import OfflineDriver
 
     target = GPUTarget("xpu", {"name": "bmg-g21"}, 32)
     with offline():
-        jit = triton_module.jit_function(triton_module.load(str(MODULES / "matmul_tutorial.py"), target)
-                                         .kernel("matmul_kernel"))
-    triton.runtime.driver.set_active(triton_module.OfflineDriver(target))  # no GPU: as when zeinspect loads a module
+        jit = jit_function(triton_module.load(str(MODULES / "matmul_tutorial.py"), target).kernel("matmul_kernel"))
+    triton.runtime.driver.set_active(OfflineDriver(target))  # no GPU: as when zeinspect loads a module
     try:
         tuner = triton.autotune(configs=configs, key=["M", "N", "K"],
                                 prune_configs_by={"early_config_prune": hook})(jit)
@@ -200,7 +202,7 @@ def test_the_prune_hook_never_drops_every_config(screen, sid_compiler, session_c
 def _tutorial_configs():
     from triton.backends.compiler import GPUTarget
 
-    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.build.context import offline
     from zeinspect.triton.load import loader as triton_module
 
     with offline():

@@ -56,7 +56,7 @@ def screened(tmp_path_factory, sid_compiler):
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directly(screened, sid_compiler, workers,
                                                                                   tmp_path):
-    """In the screening process (0) and in Triton front-end workers (2, triton.front_ends) alike;
+    """In the screening process (0) and in Triton front-end workers (2, triton.build.front_ends) alike;
     each with a build cache of its own, so every front end and compile runs."""
     cache, direct = screened
     proc = _zeinspect(tmp_path, "--from-cache", cache / "triton", "-t", TARGETS, "--compiler", sid_compiler.id,
@@ -77,7 +77,7 @@ def test_a_cache_the_tutorials_wrote_gives_the_figures_of_screening_them_directl
 
 
 def test_front_end_workers_return_what_triton_builds_here_across_generations(screened, sid_compiler):
-    """triton.front_ends with one compile per worker (a generation per two compiles): every
+    """triton.build.front_ends with one compile per worker (a generation per two compiles): every
     result is the SPIR-V and metadata Triton gives in this process, whether the builds ask in
     order, skip a place (a kernel whose first group failed) or come back to it."""
     from zeinspect.app.gate import settings
@@ -239,11 +239,11 @@ def test_only_the_rows_that_need_a_look_name_their_entries_and_the_clean_are_cou
 
 @pytest.mark.slow
 def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_compiler):
-    """A cache screened batch by batch (triton.library.SCREEN_BATCH), stopped by SIGTERM once
+    """A cache screened batch by batch (triton.app.library.SCREEN_BATCH), stopped by SIGTERM once
     Triton builds the batch after the ones ocloc audits at once (AUDITS_AT_ONCE: by then the first
     is audited and kept): exit 130, a line saying where it stopped, and a JSON document whose
     reports are those of the specializations done, with the figures the whole screen gave them."""
-    from zeinspect.triton.app.library import AUDITS_AT_ONCE, SCREEN_BATCH
+    from zeinspect.triton.probes.batches import AUDITS_AT_ONCE, SCREEN_BATCH
 
     tmp, _, whole = gpt2
     cache = tmp / "stopped"

@@ -1,4 +1,4 @@
-"""torch.compile under `triton --run` with a CPU build of torch (triton.inductor, triton.host_xpu):
+"""torch.compile under `triton --run` with a CPU build of torch (triton.capture.inductor, triton.capture.host_xpu):
 Inductor's own code generation for device xpu, every kernel it generates screened.
 
 The model is transformers' GPT-2 from the package index (installed here, with its dependencies,

@@ -1,4 +1,4 @@
-"""triton.link: a kernel that calls nothing in Intel's libdevice is linked with libdevice's
+"""triton.offline.link: a kernel that calls nothing in Intel's libdevice is linked with libdevice's
 metadata alone, and its SPIR-V is the one Triton's own link gives, byte for byte."""
 
 from __future__ import annotations

@@ -23,11 +23,13 @@ from zeinspect.settings import Settings
 triton = pytest.importorskip("triton")
 
 from zeinspect.triton import app as triton_app  # noqa: E402
+from zeinspect.triton import judge as triton_judge  # noqa: E402
 from zeinspect.triton.app import fix as triton_fix  # noqa: E402
 from zeinspect.triton.model.gate import parse_entries  # noqa: E402
 from zeinspect.triton.model.kernel import TritonKernel  # noqa: E402
 from zeinspect.triton.model.levers import TRITON_LEVERS, TritonShape  # noqa: E402
-from zeinspect.triton.probes.audit import probe_triton, triton_part  # noqa: E402
+from zeinspect.triton.model.part import triton_part  # noqa: E402
+from zeinspect.triton.probes.audit import probe_triton  # noqa: E402
 
 FP_FUSION = Lever(
     name="enable_fp_fusion", how=How.TRITON_OPTION, default=True, settings=lambda written: (True, False),
@@ -95,10 +97,10 @@ def test_the_new_triton_lever_is_searched_recorded_and_spelt(lever, kernel_file,
     # The cheapest clean shape: nothing else departs from the written one.
     assert winner.shape == TritonShape(enable_fp_fusion=False)
 
-    record = triton_fix.record(search)
+    record = triton_judge.record(search)
     assert record["shape"]["enable_fp_fusion"] is False and record["cleans"]
     assert "enable_fp_fusion=False" in record["triton"]
-    from zeinspect.triton import _describe_fix
+    from zeinspect.triton.plugin import _describe_fix
 
     assert "enable_fp_fusion False" in _describe_fix("fma.py:fma_kernel", record)[0]
     assert "fp fusion off" in winner.shape.describe()
@@ -109,12 +111,12 @@ def test_the_gate_reads_the_new_lever_from_an_entry_and_from_a_recorded_decision
     gate = tmp_path / "gate.yaml"
     [entry] = parse_entries([{"kernel": f"{kernel_file}:fma_kernel", "enable_fp_fusion": False}], tmp_path,
                             str(gate))
-    assert triton_app.kernel_of(entry).option("enable_fp_fusion") is False
+    assert entry.kernel.option("enable_fp_fusion") is False
 
     # A decision `fix` recorded (its shape as record() writes it) is what the audit builds.
     [plain] = parse_entries([{"kernel": f"{kernel_file}:fma_kernel"}], tmp_path, str(gate))
     shapes = tmp_path / "shapes.yaml"
-    shapes.write_text(yaml.safe_dump({"triton": {triton_app.kernel_of(plain).label: {
+    shapes.write_text(yaml.safe_dump({"triton": {plain.kernel.label: {
         "shape": TritonShape(enable_fp_fusion=False).to_json()}}}))
     seen: list[TritonKernel] = []
     monkeypatch.setattr(triton_app, "probe_triton", _fake_probe(seen))

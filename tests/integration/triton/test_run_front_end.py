@@ -104,7 +104,8 @@ def test_what_the_run_compiled_is_screened_and_a_front_end_error_fails_the_run(s
     reports = [r for r in doc["reports"] if r["kernel"].startswith("scale[")]
     assert len(reports) == 4 and all(r["status"] == "ok" for r in reports)
     # The figures are a plain build's: Triton-XPU's later stages and ocloc, run by the oracle.
-    from zeinspect.triton.build.backend import capabilities, gpu_target
+    from zeinspect.triton.build.backend import capabilities
+    from zeinspect.triton.offline.compiler import gpu_target
 
     target = gpu_target(capabilities(sid_compiler, "bmg-g21"), "bmg-g21", 32)
     for r in reports:
@@ -134,7 +135,8 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
     assert len(unread) == total["unread"] and all("not screened: " in i for i in unread)
     assert len({(r["kernel"]) for r in doc["reports"]}) == total["reported"]
     # One build per kernel and target checked against the oracle's plain build.
-    from zeinspect.triton.build.backend import capabilities, gpu_target
+    from zeinspect.triton.build.backend import capabilities
+    from zeinspect.triton.offline.compiler import gpu_target
 
     seen: set[tuple[str, str]] = set()
     for r in doc["reports"]:

@@ -1,4 +1,4 @@
-"""The stand-in XPU device (triton.xpu) under `triton --run`: a real library that asks torch
+"""The stand-in XPU device (triton.capture.xpu) under `triton --run`: a real library that asks torch
 about the device first, Liger-Kernel 0.8.5 from the package index (downloaded here), runs its
 own ops through its functional API on the device it chooses itself, and takes its XPU branch.
 

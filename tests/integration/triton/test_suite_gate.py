@@ -85,7 +85,7 @@ def test_the_suite_gates_the_kernels_its_tests_launch_against_the_ratchet(suite)
                               "  # measured by this test\n" for f in findings))
     second = _pytest(suite, "--zeinspect-ratchet", listed, "test_ops.py")
     assert second.returncode == 0 and "gate passed" in second.stdout, second.stdout
-    # Under the loop rule the suite's scratch users are measured (triton.cost), as an audit's are:
+    # Under the loop rule the suite's scratch users are measured (triton.probes.cost), as an audit's are:
     # none is judged on its bytes for want of a measure.
     looped = _pytest(suite, "--zeinspect-ratchet", empty, "--zeinspect-set", "loop_bound=0", "test_ops.py")
     assert "could not be measured" not in looped.stdout and f"({len(findings)} measured;" in looped.stdout, looped.stdout

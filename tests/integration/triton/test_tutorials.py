@@ -64,7 +64,7 @@ def test_every_xpu_config_of_the_matmul_tutorial_is_screened_and_the_retry_rule_
     from triton.backends.compiler import GPUTarget
 
     from zeinspect.hardware import slm_per_work_group
-    from zeinspect.triton.build.backend import offline
+    from zeinspect.triton.build.context import offline
     from zeinspect.triton.load import loader
 
     path = TUTORIALS / "03-matrix-multiplication.py"

@@ -6,7 +6,7 @@ from zeinspect.judge.fix import sycl_spelling
 from zeinspect.judge.shapes import Cell, CellState, Row
 from zeinspect.levers import MODULE_LEVERS, Shape
 from zeinspect.levers.base import grid, ignored
-from zeinspect.triton.app.fix import TritonRow, launch_spelling
+from zeinspect.triton.judge import TritonRow, launch_spelling
 from zeinspect.triton.model.levers import TRITON_LEVERS, TritonShape, warp_counts
 
 from ..fakes import report

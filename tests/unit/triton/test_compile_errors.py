@@ -9,7 +9,7 @@ import pytest
 
 errors = pytest.importorskip("triton.compiler.errors")
 
-from zeinspect.triton.build.backend import _def_line, classify, compile_error_text  # noqa: E402
+from zeinspect.triton.build.errors import classify, compile_error_text, def_line  # noqa: E402
 
 SOURCE = '''import triton
 import triton.language as tl
@@ -39,13 +39,13 @@ def _kernel(tmp_path):
 
 def test_the_line_is_the_files_and_the_excerpt_is_gone(tmp_path):
     fn = _kernel(tmp_path)
-    assert _def_line(fn) == SOURCE.splitlines().index("def k(desc, out):") + 1  # below both decorators
+    assert def_line(fn) == SOURCE.splitlines().index("def k(desc, out):") + 1  # below both decorators
     node = ast.parse("x = desc.load([0, 0])").body[0]
     node.lineno = 3  # Triton counts from the def line
     inner = AttributeError("'tensor' object has no attribute 'load'")
     exc = errors.CompilationError(fn.src, node, None)
     exc.__cause__ = inner
-    text = compile_error_text(exc, _def_line(fn))
+    text = compile_error_text(exc, def_line(fn))
     assert text == f"line {SOURCE.splitlines().index('    x = desc.load([0, 0])') + 1}: {inner}"
     assert "comment" not in text and "\n" not in text
     assert classify(text).startswith("uses tensor descriptors")

@@ -1,11 +1,12 @@
-"""Reading a capture's launch lines (triton.library.LaunchReader): lines repeated thousands of
+"""Reading a capture's launch lines (triton.sources.launches.LaunchReader): lines repeated thousands of
 times are counted without being parsed again, and still give what parsing each would."""
 
 from __future__ import annotations
 
 import json
 
-from zeinspect.triton.app.library import LaunchReader, _Tail, read_launches
+from zeinspect.triton.sources.launches import LaunchReader, read_launches
+from zeinspect.triton.sources.run import _Tail
 
 
 def _launch(**changes: object) -> str:

@@ -1,4 +1,4 @@
-"""CUDA's libdevice calls in a TTIR read as Intel's (triton.libdevice), from the map of the
+"""CUDA's libdevice calls in a TTIR read as Intel's (triton.offline.libdevice), from the map of the
 Triton in use: the same function with the same argument types in both libdevice modules."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ triton = pytest.importorskip("triton")
 from conftest import realworld  # noqa: E402
 
 from zeinspect.errors import InputError  # noqa: E402
-from zeinspect.triton.build.backend import offline  # noqa: E402
+from zeinspect.triton.build.context import offline  # noqa: E402
 from zeinspect.triton.load import loader  # noqa: E402
 
 TUTORIALS = realworld() / "triton-tutorials"

@@ -1,4 +1,4 @@
-"""triton.warm: what a kept Triton front-end result is keyed by.  A key that misses a change
+"""triton.build.warm: what a kept Triton front-end result is keyed by.  A key that misses a change
 of the code would give a stale screen, the worst bug a cache can have; one that changes
 without reason only costs time."""
 

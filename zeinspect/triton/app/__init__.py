@@ -3,9 +3,9 @@
 Triton's door: `request` turns what the command line gave into a `TritonRequest` for one of
 the four ways in (a kernel, FILE.py:KERNEL; the kernels a module or folder launches; what a
 command launches, `--run`; what a Triton cache holds, `--from-cache`), and `screen_request`
-screens it (one kernel through triton.single.screen).  `gate_reports` and `gate_fix` are what app.plugins
+screens it (one kernel through triton.app.single.screen).  `gate_reports` and `gate_fix` are what app.plugins
 calls for a gate configuration's entries.  Triton's build policy is a run setting
-(triton.policy.SETTING), read from the settings by every screen.
+(triton.model.policy.SETTING), read from the settings by every screen.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from ...levers.base import How
 from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
+from ..judge import record
 from ..model.gate import TritonEntry
 from ..model.kernel import TritonKernel, parse_pairs
 from ..model.levers import TRITON_LEVERS, TritonShape
 from ..probes.audit import probe_triton
 from ..probes.screen import screen_autotune
-from .fix import record, search_triton
+from .fix import search_triton
 from .single import screen
 
 
@@ -70,9 +71,9 @@ def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, A
             autotune: bool = False, fix: bool = False, explain: bool = False, artifacts: str | None = None,
             list_only: bool = False, run_timeout: float | None = None) -> TritonRequest:
     """What `zeinspect triton` was asked: `levers` are the Triton levers' values the command line
-    gave (triton.levers.TRITON_LEVERS: the launch options and the staging pass)."""
+    gave (triton.model.levers.TRITON_LEVERS: the launch options and the staging pass)."""
     given = {k: v for k, v in (levers or {}).items() if v is not None}
-    # Launch options not given are as the module's own code launches the kernel (triton.discover),
+    # Launch options not given are as the module's own code launches the kernel (triton.load.discover),
     # or as a cache entry or a capture recorded it.
     launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
               if lv.name in given}
@@ -106,7 +107,7 @@ def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, A
 def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
     """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
     LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with
-    `cost` (--cost), its scratch users' loop traffic (triton.cost); with the run's profile
+    `cost` (--cost), its scratch users' loop traffic (triton.probes.cost); with the run's profile
     (--profile), its reports joined with it (`profiled`)."""
     from ...app.profile import profiled
 
@@ -128,7 +129,7 @@ def _collections(got: Any) -> list[Collection]:
 
 def _screened(req: TritonRequest, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
-        from ..sources.cache import screen_cache
+        from .library import screen_cache
 
         return screen_cache(req.command[0], req.settings, progress=progress, stage=req.stage, launch=req.launch)
     if req.way is Way.RUN:
@@ -166,13 +167,6 @@ def module_reports(spec: str, config: Settings, progress: Progress | None = None
     return out
 
 
-def kernel_of(entry: TritonEntry) -> TritonKernel:
-    spec = entry.kernel
-    return TritonKernel(file=spec.file, kernel=spec.kernel, signature=spec.signature, constexprs=spec.constexprs,
-                        num_warps=spec.num_warps, threads_per_warp=spec.threads_per_warp, grf_mode=spec.grf_mode,
-                        options=spec.options)
-
-
 def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool | None]:
     """The kernel in the shape `zeinspect fix` recorded for it, and whether it is staged (None:
     no decision).  Levers a decision does not name (it predates them) keep the configured value."""
@@ -192,7 +186,7 @@ def _decided(shapes_path: str, kernel: TritonKernel) -> tuple[TritonKernel, bool
 def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_path: str | None,
                  progress: Progress | None) -> Collection:
     """A gate configuration's Triton kernel, in its recorded shape when `fix` chose one."""
-    kernel = kernel_of(entry)
+    kernel = entry.kernel
     stage = entry.stage
     if shapes_path:
         kernel, staged = _decided(shapes_path, kernel)
@@ -217,12 +211,12 @@ def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_
 
 def gate_fix(entry: TritonEntry, config: Settings, session: Session, progress: Progress | None) -> dict:
     sub = replace(config, targets=entry.targets or config.targets)
-    return record(search_triton(kernel_of(entry), sub, session, progress=progress))
+    return record(search_triton(entry.kernel, sub, session, progress=progress))
 
 
 
 def screen_package(*args: Any, **kwargs: Any) -> Any:
-    """Every launched kernel of a module or package (triton.package.screen_package)."""
+    """Every launched kernel of a module or package (triton.app.package.screen_package)."""
     from .package import screen_package as screen
 
     return screen(*args, **kwargs)

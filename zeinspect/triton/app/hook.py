@@ -48,10 +48,10 @@ def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes:
     def prune(configs: list, named_args: dict, **kwargs: Any) -> list:
         from ...app.gate import settings
         from ...app.session import open_session
-        from ..build.backend import offline
+        from ..build.context import offline
+        from ..judge import pruned
         from ..model.kernel import AutotuneConfig, TritonKernel, parse_pairs
         from ..probes.screen import screen_configs
-        from ..views import ranking
 
         path, name = _kernel(kernel, sys._getframe(1))
         given = parse_pairs(signature, "signature")
@@ -64,11 +64,9 @@ def prune_configs(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes:
         # offline(): the user's process gets its backends, TRITON_CACHE_DIR and sys.modules back.
         with offline():
             screen = screen_configs(base, [AutotuneConfig.of(c) for c in configs], config, open_session(config))
-        bad = [any(not r.built or (r.spill_bytes or 0) > max_spill_bytes for r in got.reports) for _, got in screen]
-        kept = [c for c, b in zip(configs, bad) if not b]
-        if kept:
-            return kept
-        best = ranking(screen)[0]
+        kept, best = pruned(screen, max_spill_bytes)
+        if best is None:
+            return [configs[i] for i in kept]
         warnings.warn(f"zeinspect: every config of {name} fails on {', '.join(targets)}; keeping the least bad "
                       f"one ({screen[best][0].describe()})", stacklevel=2)
         return [configs[best]]

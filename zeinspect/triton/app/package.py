@@ -4,7 +4,7 @@
 kernel another kernel calls is a helper, not launched on its own), and end each one of three
 ways:
   - screened: built on every target with the values it is launched with (the user's, the
-    kernel's defaults, its autotune configs, or its module's own launch: triton.discover);
+    kernel's defaults, its autotune configs, or its module's own launch: triton.load.discover);
   - a named value the user must give (`--constexprs BLOCK_SIZE=...`, `--signature '*fp16'`);
   - a one-line reason it cannot build here (what the installed Triton or the Intel backend
     does not have).
@@ -104,7 +104,7 @@ def modules_under(path: Path) -> list[Path]:
 
 def _calls_and_returns(obj: Any) -> tuple[set[str], bool]:
     """(the names a JIT function's body calls, whether it returns a value)."""
-    from ..load.loader import jit_function
+    from ..load.module import jit_function
 
     try:
         tree = ast.parse(textwrap.dedent(jit_function(obj).src))
@@ -145,7 +145,8 @@ def screen_package(path: str, base: TritonKernel, config: Settings, *, progress:
     """Every launched kernel of the module or package at `path` (see the module docstring);
     with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`)."""
     from ...app.session import open_session
-    from ..build.backend import capabilities, loaded_module, prime_launches
+    from ..build.backend import capabilities
+    from ..build.modules import loaded_module, prime_launches
     from ..probes.audit import probe_triton
     from ..probes.screen import screen_autotune
 
@@ -206,9 +207,10 @@ DECLARED_BY = "kernels the modules launch"
 
 def _list(out: PackageScreen, kernel: TritonKernel, obj: Any, caps: dict, target: str) -> None:
     """What a kernel needs before it can be built, without building it."""
-    from ..build.backend import launches
-    from ..load.loader import jit_function
-    from ..model.kernel import AutotuneConfig, signature_for
+    from ..build.modules import launches
+    from ..load.module import jit_function
+    from ..load.signature import signature_for
+    from ..model.kernel import AutotuneConfig
 
     configs = getattr(obj, "configs", None) or []
     tuned = AutotuneConfig.of(configs[0]).applied_to(kernel) if configs else kernel
@@ -220,24 +222,3 @@ def _list(out: PackageScreen, kernel: TritonKernel, obj: Any, caps: dict, target
                                          needed(str(exc))))
         return
     out.screened.append(kernel.label)
-
-
-def summary(screen: PackageScreen, path: str) -> str:
-    """The summary `zeinspect triton FILE.py|DIR` prints first."""
-    done = "screened" if screen.reports or not screen.screened else "ready to screen"
-    lines = [f"{path}: {screen.modules} module(s), {len(screen.screened) + len(screen.unscreened)} launched "
-             f"kernel(s): {len(screen.screened)} {done}, "
-             f"{sum(1 for u in screen.unscreened if u.needs)} need values, "
-             f"{sum(1 for u in screen.unscreened if not u.needs)} cannot build here"]
-    for u in screen.unscreened:
-        if u.needs:
-            lines.append(f"  needs values: {u.kernel}: {', '.join(u.needs)}")
-    if any(u.needs for u in screen.unscreened):
-        lines.append("  (give them with --constexprs NAME=VALUE and --signature NAME=TYPE or '*TYPE' for every "
-                     "pointer; KERNEL.NAME=... gives a value to one kernel)")
-    for u in screen.unscreened:
-        if not u.needs:
-            lines.append(f"  cannot build here: {u.kernel}: {u.reason}")
-    for error in screen.load_errors:
-        lines.append(f"  did not load: {error}")
-    return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 """One Triton kernel screened: as compiled (and staged, if asked), or every config of its
 `@triton.autotune` with the Triton levers searched for the configs with a finding, and the lines
 that spill explained, as asked.  What triton.app's KERNEL way runs, and what a library's screen
-(triton.library) runs for each specialization it captures.
+(triton.app.library) runs for each specialization it captures.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from ...probes.explain import ExplainResult
 from ...probes.results import Collection, CompileStats, Progress
 from ...probes.session import Session
 from ...settings import Settings
+from ..judge import record
 from ..model.kernel import TritonKernel
 from ..probes.audit import probe_triton
 from ..probes.screen import Screen, screen_autotune
-from .fix import record, search_triton
+from .fix import search_triton
 
 
 @dataclass

@@ -4,7 +4,7 @@ The suite runs in pytest's process (and in each xdist worker) with the capture i
 (triton.capture): every kernel a test launches is recorded as Triton specialized it, and
 nothing is compiled or run on a device, so the suite needs no Intel GPU (a CPU build of torch
 does).  When the session ends, pytest's main process screens each specialization on the
-targets (triton.library) and judges the reports against the ratchet as `zeinspect audit` does
+targets (triton.app.library) and judges the reports against the ratchet as `zeinspect audit` does
 (app.audit.judge_collection).  The terminal summary shows the table and the findings.
 
 The session's exit status is the gate's: 0 when it passes, 1 when it fails, and 5 (pytest's
@@ -50,7 +50,8 @@ class TritonSuite:
         """In pytest's main process: where the launches go and what the driver answers for, in
         the environment (xdist's workers start after this and inherit it); then the capture."""
         if not self.worker:
-            from .library import capture_environment, capture_target
+            from ..sources.run import capture_environment
+            from .library import capture_target
 
             self.folder = tempfile.TemporaryDirectory(prefix="zeinspect-suite-")
             env = capture_environment(Path(self.folder.name), capture_target(self.settings))
@@ -73,7 +74,8 @@ class TritonSuite:
             return
         from ...app.audit import judge_collection
         from ..probes.cost import attach_costs
-        from .library import read_launches, screen_captured
+        from ..sources.launches import read_launches
+        from .library import screen_captured
 
         out = Path(os.environ[CAPTURE_ENV])
         for name, value in self.saved.items():

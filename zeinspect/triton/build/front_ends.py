@@ -19,7 +19,7 @@ screening process, as without workers.
 
 Only IR kernels go to workers: a source kernel needs its Python module loaded, which each
 worker would do again (importing the user's library and torch per worker), and its warm cache
-(triton.warm) already spares most of those compiles.
+(triton.build.warm) already spares most of those compiles.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from ...errors import ZeinspectError
 from ...malloc import limit_arenas
 from ...toolchain.run import SLOTS
 from ...toolchain.targets import TargetPlan
-from .backend import compile_kernel, target_groups
 from ..model.kernel import IR_SUFFIX, TritonKernel
+from .backend import compile_kernel, target_groups
 
 RECYCLE = 64
 """Compiles a worker makes before it is replaced (FrontEnds: by generations of pools): its native
@@ -86,7 +86,7 @@ class FrontEnds:
             groups = target_groups(plan)
         except ZeinspectError:
             return  # each build meets the error itself, as its kernel's
-        # What the build cache already holds is taken from it (triton.warm), not compiled again.
+        # What the build cache already holds is taken from it (triton.build.warm), not compiled again.
         self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
                      if not _kept(cache, k, g.caps, g.targets[0])]
         self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}

@@ -6,7 +6,7 @@ compile.  The front end's result (TTGIR, SPIR-V, the metadata the report keeps, 
 as launched) is a function of:
 
 * the request (`TritonKernel`: file, kernel, signature, constexprs, launch options, attrs);
-* the target as Triton sees it (its capabilities and name, triton.backend.gpu_target);
+* the target as Triton sees it (its capabilities and name, triton.offline.compiler.gpu_target);
 * the code the module can run at import and at compile: every `.py` file of the kernel's
   package (its top package, found as the loader finds it), or of its folder for a file that
   is not in a package, by content, so a helper edited in another file is a new key, and a
@@ -45,7 +45,7 @@ def request_json(kernel: TritonKernel) -> dict:
 
 
 def request_from_json(d: dict) -> TritonKernel:
-    """The request back, in the form its makers give it (triton.library.read_launches: attrs as
+    """The request back, in the form its makers give it (triton.sources.launches.read_launches: attrs as
     (path tuple, value); TritonKernel.with_options: options as (name, value) pairs)."""
     return TritonKernel(**{**d, "options_given": frozenset(d["options_given"]),
                            "attrs": tuple((tuple(path), value) for path, value in d["attrs"]),

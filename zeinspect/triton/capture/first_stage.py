@@ -1,12 +1,12 @@
 """Triton's own pipeline to its first stage, in the captured command's process: a kernel's TTIR
 and metadata written into the capture's Triton cache, as Triton writes its entries, and nothing
 compiled past it (no device here; zeinspect's screen builds the rest from the TTIR, as it
-screens any cache entry: triton.cache).
+screens any cache entry: triton.sources.cache).
 
 Both ways a captured command compiles go through it: the kernels its own code launches
 (triton.capture, at Triton's pre-compile hook, with the JITFunction that really ran, its real
 globals, signature, constexprs and specialization attributes) and those torch.compile
-generates (triton.inductor).  It imports Triton and the standard library only: it runs in the
+generates (triton.capture.inductor).  It imports Triton and the standard library only: it runs in the
 user's process.
 """
 

@@ -1,5 +1,5 @@
 """zeinspect's host XPU: a device `xpu` in a CPU build of torch, whose memory is host memory
-and whose operators run on the CPU (a captured command's stand-in, triton.xpu).
+and whose operators run on the CPU (a captured command's stand-in, triton.capture.xpu).
 
 Why: a library puts its tensors on `xpu` and a model is moved there before torch.compile;
 Dynamo, AOTAutograd and Inductor then trace fake tensors on the device, and run small things
@@ -19,7 +19,7 @@ with zeinspect's toolchains:
   fallback lazy and XLA tensors use).
 
 Values are computed on the CPU, as before: nothing of Triton's runs (the capture answers its
-launches), and nothing Inductor generates runs (triton.inductor).
+launches), and nothing Inductor generates runs (triton.capture.inductor).
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def run_attention_as_math(torch: Any) -> None:
     CPU torch has no XPU entry in), so it cannot run here as it is.  While torch.compile traces
     it stays as it is: which kernel a real XPU takes is decided in torch's XPU build, and a guess
     would make Inductor generate kernels the device never runs; Dynamo says so and runs that
-    frame uncompiled (triton.inductor)."""
+    frame uncompiled (triton.capture.inductor)."""
     import torch.nn.functional as F  # noqa: N812 - torch's own name
 
     original = F.scaled_dot_product_attention

@@ -1,11 +1,11 @@
 """What `torch.compile` generates for an Intel GPU, captured in `triton --run` with a CPU build
-of torch: Inductor's own code generation for device `xpu`, on the host XPU (triton.host_xpu).
+of torch: Inductor's own code generation for device `xpu`, on the host XPU (triton.capture.host_xpu).
 
 How a command's `torch.compile` reaches Inductor's XPU code generation here:
 - its model and inputs are on the host XPU (real tensors on `xpu`), so TorchDynamo's fake
   tensors, its graphs and AOTAutograd's forward and backward are on `xpu`;
 - Inductor asks `torch.xpu` for the device's properties and capability (the stand-in answers
-  as the target, triton.xpu), reads `torch.xpu._is_compiled()` as torch's XPU build answers it,
+  as the target, triton.capture.xpu), reads `torch.xpu._is_compiled()` as torch's XPU build answers it,
   runs on the host XPU what it runs on the device while compiling (constant folding, the
   pattern matcher's example tensors), and lowers each graph with its XPU heuristics into Triton
   kernels, each with its autotune configs;
@@ -13,7 +13,7 @@ How a command's `torch.compile` reaches Inductor's XPU code generation here:
   Inductor's signature, constants, divisibility and options for XPU); Triton's own pipeline
   runs to its first stage and writes the TTIR and metadata into the capture's Triton cache; one
   line per config names that entry, and zeinspect screens it on every target as a cache entry
-  (triton.cache, triton.library);
+  (triton.sources.cache, triton.app.library);
 - the backward graph is lowered when the forward is (`force_non_lazy_backward_lowering`), and
   compiles run in the command's process (`compile_threads=1`), where the capture is;
 - the command goes on with the traced graph run eagerly on the host XPU: values are computed on
@@ -43,7 +43,7 @@ Write = Callable[[dict], None]
 
 def install(torch: Any, write: Write) -> None:
     """torch.compile, in the captured command: Inductor's generation for the stand-in XPU, on the
-    host XPU (without it Dynamo cannot trace for xpu: triton.xpu says so and installs nothing)."""
+    host XPU (without it Dynamo cannot trace for xpu: triton.capture.xpu says so and installs nothing)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     original = torch.compile

@@ -13,7 +13,7 @@ library's own `import triton` finds it in place), which
 - notes each launch's call site (the first frame outside Triton) and the device its tensors
   were on;
 - with a CPU build of torch, stands in for the XPU once the command imports torch
-  (triton.xpu): `torch.xpu` answers as the target, tensors put on `xpu` say they are there,
+  (triton.capture.xpu): `torch.xpu` answers as the target, tensors put on `xpu` say they are there,
   and which answers the library read are written as lines of their own.
 
 One JSON line per launch, appended and flushed as it happens: a crash, a hang (killed at the
@@ -63,8 +63,8 @@ def _install(out: str, spec: dict) -> None:
     from triton.runtime import driver
     from triton.runtime.jit import JITFunction
 
-    from ..build.backend import device_properties, gpu_target, offline_backend_class
-    from ..load.loader import OfflineDriver
+    from ..offline.compiler import device_properties, gpu_target, offline_backend_class
+    from ..offline.driver import OfflineDriver
 
     class CaptureDriver(OfflineDriver):
         def get_benchmarker(self) -> Any:
@@ -130,7 +130,7 @@ its result, so its id is never another's."""
 
 def _record(out: str, hook: dict) -> bool:
     """Triton's cache_hook: one launch, as Triton specialized it, taken through Triton's front end
-    to its TTIR in the capture's Triton cache (triton.first_stage: the function that really ran,
+    to its TTIR in the capture's Triton cache (triton.capture.first_stage: the function that really ran,
     with its globals) and written; True: compile nothing more (the launch returns, nothing runs)."""
     info = hook["fn"]
     fn = info.jit_function
@@ -164,7 +164,7 @@ def _record(out: str, hook: dict) -> bool:
 
 
 def _constexpr(value: Any) -> Any:
-    """A constexpr as JSON keeps it: a Triton dtype by its name (triton.kernel.DTYPE_PREFIX)."""
+    """A constexpr as JSON keeps it: a Triton dtype by its name (triton.model.kernel.DTYPE_PREFIX)."""
     from ..model.kernel import DTYPE_PREFIX
 
     if value.__class__.__name__ == "dtype":

@@ -23,12 +23,12 @@ What answers, from torch's own XPU code (torch/xpu/__init__.py, memory.py, strea
 Any other public `torch.xpu` function is an XPU-only call a CPU torch cannot stand in for: it
 raises one line naming it, and the capture's summary names it.
 
-Tensors: a tensor put on `xpu` is a real tensor on zeinspect's host XPU (triton.host_xpu): host
+Tensors: a tensor put on `xpu` is a real tensor on zeinspect's host XPU (triton.capture.host_xpu): host
 memory, its operators run on the CPU.  Where the host XPU cannot be built (no C++ compiler), a
 factory given `device="xpu"`, `.to("xpu")` and `.xpu()` give a CPU tensor of the class
 XpuTensor, whose `device` is `xpu:0`, and what is computed from it is one too (torch's subclass
 rules); `.cpu()` gives a plain tensor back.  Either way values are computed on the CPU: nothing
-of Triton's runs, its launches are captured.  torch.compile needs the host XPU (triton.inductor).
+of Triton's runs, its launches are captured.  torch.compile needs the host XPU (triton.capture.inductor).
 
 Also answered as torch's XPU build does: `torch.xpu._is_compiled()` (Inductor reads it when it
 is imported), and `torch._C._xpu_getCurrentRawStream` (what Inductor's generated code imports).
@@ -224,7 +224,7 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     from .host_xpu import backward_on_the_calling_thread, register, run_attention_as_math
 
     try:
-        register(torch)  # tensors on xpu are real, in host memory (triton.host_xpu)
+        register(torch)  # tensors on xpu are real, in host memory (triton.capture.host_xpu)
         backward_on_the_calling_thread(torch)
         run_attention_as_math(torch)
         hosted = True

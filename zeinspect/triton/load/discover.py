@@ -5,7 +5,7 @@ Real modules compute a kernel's constexprs, launch options and argument dtypes i
 tensors) and call it from their own tests at the bottom (`softmax(torch.randn(1823, 781))`).
 Where the user gives no value and the kernel has no default or autotune config for it, this
 runs the module as a program in a child process, with torch replaced by a stand-in that
-only knows shapes and dtypes (triton.fake_torch) and every kernel launch recorded and then
+only knows shapes and dtypes (triton.load.fake_torch) and every kernel launch recorded and then
 stopped before anything is compiled or run: the first launch of each kernel gives its
 values.  The child runs in a temporary folder (whatever the module writes lands there and is
 removed), prints nowhere, and is killed after a time limit ($ZEINSPECT_LOAD_TIMEOUT); a
@@ -24,24 +24,14 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..model.launch import Launch
 
 OPTIONS = ("num_warps", "num_stages", "threads_per_warp", "grf_mode", "num_ctas", "maxnreg", "warp_size")
 
 
-@dataclass(frozen=True)
-class Launch:
-    """How a module's own host code launches one kernel."""
-
-    line: int
-    args: dict = field(default_factory=dict)
-    """argument name -> a Triton type (`*fp16`, `i32`, `fp32`) or, for a constexpr, its value."""
-    options: dict = field(default_factory=dict)
-
-    def describe(self) -> str:
-        return f"as the module's own code launches it (line {self.line})"
 
 
 def discover(paths: list[str], targets: list[dict], timeout: float) -> dict[str, dict[str, dict[str, Launch]]]:
@@ -128,13 +118,15 @@ def _launches(spec: dict, path: str) -> dict[str, dict]:
     from triton.backends.compiler import GPUTarget
     from triton.runtime import autotuner, jit
 
-    from . import fake_torch, loader
+    from ..offline.driver import OfflineDriver
+    from . import fake_torch
+    from .module import jit_function
 
     found: dict[str, dict] = {}
     current = {"line": 0}
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        fn = loader.jit_function(self)
+        fn = jit_function(self)
         if fn is not None:
             _record(fn, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}, current["line"],
                     found)
@@ -144,7 +136,7 @@ def _launches(spec: dict, path: str) -> dict[str, dict]:
     for cls, _ in saved:
         cls.run = run  # type: ignore[method-assign]
     target = GPUTarget("xpu", spec["target"], spec["threads_per_warp"])
-    triton.runtime.driver.set_active(loader.OfflineDriver(target, spec["properties"]))
+    triton.runtime.driver.set_active(OfflineDriver(target, spec["properties"]))
     torch = fake_torch.make()
     modules = {"torch": torch, "torch.autograd": torch.autograd, "torch.xpu": torch.xpu, "torch.cuda": torch.cuda}
     real_import = builtins.__import__

@@ -1,12 +1,12 @@
 """A stand-in for torch that knows only shapes and dtypes: enough for a module's host code to
-reach its kernel launch, which triton.discover records and stops (no value is computed, no
+reach its kernel launch, which triton.load.discover records and stops (no value is computed, no
 device is touched).
 
 Tensors carry a shape, a dtype and contiguous strides; creating, reshaping and combining them
 gives tensors of the shapes the module's host code reads (`x.shape`, `x.stride(0)`,
 `x.element_size()`, `x.numel()`).  Everything else torch offers answers with a permissive
 value that accepts any use, so host code that asks for more than shapes still runs to its
-launch.  Only the discovery child process (triton.discover) ever imports this module.
+launch.  Only the discovery child process (triton.load.discover) ever imports this module.
 """
 
 from __future__ import annotations
@@ -16,52 +16,9 @@ from __future__ import annotations
 import math
 import types
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
-
-class Anything:
-    """A value of which nothing is known: any attribute, call, index or operation gives another."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return Anything()
-
-    def __getitem__(self, key: Any) -> Any:
-        return Anything()
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(())
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __enter__(self) -> Anything:
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        return False
-
-    def __int__(self) -> int:
-        return 0
-
-    def __index__(self) -> int:
-        return 0
-
-    def __float__(self) -> float:
-        return 0.0
-
-
-def _anything(self: Any, *args: Any) -> Any:
-    return Anything()
-
-
-for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lt", "le", "gt", "ge"):
-    setattr(Anything, f"__{_op}__", _anything)
-    setattr(Anything, f"__r{_op}__", _anything)
+from ..model.placeholder import Anything
 
 
 class dtype:  # noqa: N801 - torch's own name

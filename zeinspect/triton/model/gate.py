@@ -22,6 +22,7 @@ from typing import Any
 from ...errors import InputError, UsageError
 from ...judge.gate import rel, strings
 from ...pairs import parse_pairs
+from .kernel import TritonKernel
 from .levers import added_levers
 
 KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "grf_mode", "stage", "targets",
@@ -29,29 +30,12 @@ KEYS = {"kernel", "signature", "constexprs", "num_warps", "threads_per_warp", "g
 
 
 @dataclass(frozen=True)
-class TritonKernelSpec:
-    """A Triton kernel as the configuration names it (zeinspect.triton makes it a request)."""
-
-    file: str
-    kernel: str
-    signature: dict
-    constexprs: dict
-    num_warps: int = 4
-    threads_per_warp: int = 32
-    grf_mode: str = "default"
-    options: tuple[tuple[str, Any], ...] = ()
-    """The values of Triton levers registered beside the built-in ones (triton.levers), by name."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.file}:{self.kernel}"
-
-
-@dataclass(frozen=True)
 class TritonEntry:
     """One Triton kernel a gate configuration audits: what to compile, and how to judge it."""
 
-    kernel: TritonKernelSpec
+    kernel: TritonKernel
+    """The request, as a command line gives one (its launch options all given: the entry's or Triton's
+    defaults)."""
     stage: bool = False
     """Audit it after the SLM staging pass."""
     autotune: bool = False
@@ -105,7 +89,7 @@ def _entry(entry: Any, where: str, base: Path, path: str) -> TritonEntry:
         options = tuple(sorted((name, lever.parse(entry[name])) for name, lever in added.items() if name in entry))
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}: {exc}", path=path) from None
-    kernel = TritonKernelSpec(file=rel(base, file), kernel=name,
+    kernel = TritonKernel(file=rel(base, file), kernel=name,
                               signature=_pairs(str(entry.get("signature", "")), "signature", where, path),
                               constexprs=_pairs(str(entry.get("constexprs", "")), "constexprs", where, path),
                               num_warps=entry.get("num_warps", 4), threads_per_warp=entry.get("threads_per_warp", 32),

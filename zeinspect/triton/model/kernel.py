@@ -1,29 +1,25 @@
 """What a Triton kernel request is: `FILE.py:KERNEL`, its signature, constexprs and launch options.
 
-Offline there is no tensor to type an argument, so the signature comes from the user
-(`--signature '*fp16'` for every pointer, NAME=TYPE pairs), from the kernel's own source
-(an argument it loads from or stores to is a pointer: triton.source) and from defaults
-(other scalars are i32, and the report says so).
+The request as given (a command line, a gate entry, a cache entry's metadata); the signature
+it leaves open is completed where the module is loaded (triton.load.signature).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
 from ...model import GrfMode
 from ...pairs import parse_pairs
-from ..load.discover import Launch
-from ..load.source import pointer_arguments
+from .launch import Launch
 
 LAUNCH_OPTIONS = ("num_warps", "threads_per_warp", "grf_mode", "num_stages")
 TRITON_GRF_MODES = tuple(mode.triton for mode in GrfMode)
 """The register-file modes of the installed triton-xpu (3.3.0b1: XPUOptions.grf_mode)."""
 
-__all__ = ["AutotuneConfig", "TritonKernel", "constexpr_value", "parse_pairs", "parse_spec", "signature_for"]
+__all__ = ["AutotuneConfig", "TritonKernel", "constexpr_value", "parse_pairs", "parse_spec"]
 
 
 @dataclass(frozen=True)
@@ -41,14 +37,14 @@ class TritonKernel:
     """Software pipelining depth; None: Triton's default."""
     options_given: frozenset[str] = frozenset(LAUNCH_OPTIONS)
     """The launch options above that were asked for; the others are as the module's own code
-    launches the kernel (triton.discover), where it does."""
+    launches the kernel (triton.load.discover), where it does."""
     attrs: tuple = ()
     """Triton's specialization attributes of the arguments, as a launch gave them (argument path,
     [[attribute, value], ...]: `tt.divisibility` 16 for an aligned pointer or a multiple of 16),
     from a captured run (triton.capture); empty: none (as Triton's own default)."""
     options: tuple[tuple[str, Any], ...] = ()
     """Other Triton compile options, (name, value) pairs sorted by name: those a registered
-    Triton lever (triton.levers) sets that are not fields above.  Passed to Triton's options
+    Triton lever (triton.model.levers) sets that are not fields above.  Passed to Triton's options
     as they are, so a new launch-option lever needs no field here."""
 
     @property
@@ -118,7 +114,7 @@ class AutotuneConfig:
         """From a `triton.Config`, read as Triton-XPU reads it: a `grf_mode` among its kwargs is
         its launch option; maxnreg is CUDA's (XPUOptions has none), a pre_hook runs at launch, and
         more than one CTA per program is NVIDIA's clusters: each is said, not built."""
-        from ..load.loader import Placeholder
+        from .placeholder import Placeholder
 
         constexprs = {k: v for k, v in config.kwargs.items() if k != "grf_mode"}
         notes = []
@@ -182,81 +178,12 @@ def constexpr_value(text: str) -> Any:
 def is_pointer(arg: str) -> bool:
     """Whether an argument is a pointer by its name (`a_ptr`, `out_ptr`, `X_ptr`): the
     convention of Triton's tutorials; kernels that do not follow it are read by use
-    (triton.source)."""
+    (triton.load.source)."""
     return "ptr" in arg.lower()
 
 
-def pointers_by_use(fn: Any) -> list[str]:
-    """The arguments the kernel's source loads from, stores to or builds block pointers on."""
-    source = getattr(fn, "src", None)
-    found = pointer_arguments(source, [p.name for p in fn.params]) if isinstance(source, str) else None
-    return found or []
-
-
-def _launched_type(launch: Launch | None, arg: str, pointer: bool) -> str | None:
-    """The Triton type the module's own launch passes for `arg`, if it agrees on pointerness."""
-    typed = launch.args.get(arg) if launch is not None else None
-    return typed if isinstance(typed, str) and typed.startswith("*") == pointer else None
-
-
-def signature_for(fn: Any, kernel: TritonKernel, launch: Callable[[], Launch | None] = lambda: None
-                  ) -> tuple[dict, dict, list[str]]:
-    """(signature, constexprs, notes): types as given, pointers (named *ptr*, or used as
-    pointers in the source) from `*TYPE`, constexprs from --constexprs or their defaults in the
-    source; what is still open from the module's own launch of the kernel (`launch`, asked only
-    then); other scalars i32 (each said in the notes)."""
-    signature, constexprs, defaulted, launched = {}, {}, [], []
-    missing_values, missing_types = [], []
-    used = pointers_by_use(fn)
-    for param in fn.params:
-        arg = param.name
-        pointer = arg in used or is_pointer(arg)
-        if arg in kernel.constexprs:
-            signature[arg] = "constexpr"
-            value = kernel.constexprs[arg]
-            constexprs[arg] = constexpr_value(value) if isinstance(value, str) else value
-        elif param.is_constexpr and param.has_default:
-            signature[arg], constexprs[arg] = "constexpr", param.default
-        elif param.is_constexpr:
-            found = launch()
-            if found is None or arg not in found.args:
-                missing_values.append(arg)
-                continue
-            signature[arg], constexprs[arg] = "constexpr", found.args[arg]
-            launched.append(f"{arg}={found.args[arg]!r}")
-        elif arg in kernel.signature:
-            signature[arg] = kernel.signature[arg]
-        elif pointer and "*" in kernel.signature:
-            signature[arg] = kernel.signature["*"]
-        elif (typed := _launched_type(launch(), arg, pointer)) is not None:
-            signature[arg] = typed
-            launched.append(f"{arg}: {typed}")
-        elif pointer:
-            missing_types.append(arg)
-        else:
-            signature[arg] = "i32"
-            defaulted.append(arg)
-    if missing_values or missing_types:
-        said = []
-        if missing_values:
-            said.append(f"constexpr {', '.join(repr(a) for a in missing_values)} needs a value: --constexprs "
-                        f"{','.join(f'{a}=...' for a in missing_values)} (no default, no autotune config sets it, "
-                        "and the module's own code does not launch the kernel)")
-        if missing_types:
-            said.append(f"pointer {', '.join(repr(a) for a in missing_types)} needs a type: --signature '*fp16' "
-                        f"(every pointer) or {missing_types[0]}=*TYPE")
-        raise UsageError(f"{kernel.label}: " + "; ".join(said))
-    notes = [f"scalar arguments typed i32 by default: {', '.join(defaulted)}"] if defaulted else []
-    if launched:
-        notes.append(f"{', '.join(launched)}: {launch().describe()}")  # type: ignore[union-attr]
-    unnamed = [a for a in used if not is_pointer(a) and a not in kernel.signature and a not in constexprs]
-    if unnamed:
-        notes.append(f"pointers by use (the kernel loads from or stores to them): {', '.join(unnamed)}")
-    return signature, constexprs, notes
-
-
 IR_SUFFIX = ".ttir"
-"""A request whose file is Triton's IR (a cache entry's TTIR, triton.cache) is built from it:
+"""A request whose file is Triton's IR (a cache entry's TTIR, triton.sources.cache) is built from it:
 the IR already holds the signature, the constexprs' values and the specialization attributes."""
 
 CARRIED_OPTIONS = ("enable_fp_fusion", "default_dot_input_precision")
@@ -266,7 +193,7 @@ the lowering and mean the same to every backend."""
 
 def entry_kernel(ttir: object, meta: dict) -> TritonKernel:
     """The kernel a Triton cache entry's TTIR (its path) and metadata make: built from the TTIR,
-    with the entry's launch options (triton.cache)."""
+    with the entry's launch options (triton.sources.cache)."""
     target = meta["target"] if isinstance(meta.get("target"), dict) else {}
     threads = meta.get("threads_per_warp") or target.get("warp_size") or 32
     grf = meta.get("grf_mode")

@@ -9,7 +9,7 @@ warps can only add registers per lane), up to 32 (a work-group of 32 x 32 lanes,
 every target accepts).  Each doubling counts as one departure when shapes tie.
 
 A launch-option lever sets the field of the same name of a TritonKernel request; the
-staging lever runs triton.staging between Triton's TTGIR and its lowering.
+staging lever runs triton.build.staging between Triton's TTGIR and its lowering.
 """
 
 from __future__ import annotations

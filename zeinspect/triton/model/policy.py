@@ -32,7 +32,7 @@ BUILD_POLICIES = tuple(p.value for p in BuildPolicy)
 
 
 def policy_of(config: Settings) -> BuildPolicy:
-    """The run's build policy (the `triton_policy` setting, which zeinspect.triton registers)."""
+    """The run's build policy (the `triton_policy` setting, which zeinspect.triton.plugin registers)."""
     return BuildPolicy(config.get(SETTING.name))
 
 

@@ -1,6 +1,6 @@
 """Reading Triton's TTGIR text: the one type parser, and what the kernel's loops carry.
 
-The staging pass (triton.staging), the loop analysis below and the reference evaluator of
+The staging pass (triton.build.staging), the loop analysis below and the reference evaluator of
 the tests (tests/support/ttgir_eval.py) all read types through `parse_type`: a ranked
 tensor (`tensor<64x32xf16, #blocked>`, `tensor<64x32x!tt.ptr<f16>, #blocked>`), a shared
 memory descriptor (`!ttg.memdesc<64x16xf16, #shared, #smem>`) or a scalar (`f32`).

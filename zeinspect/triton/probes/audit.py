@@ -1,8 +1,8 @@
 """The Triton probe: compile a `@triton.jit` kernel offline for Intel targets, audit its SPIR-V.
 
-Triton compiles once per group of targets with the same capabilities (triton.backend); the
+Triton compiles once per group of targets with the same capabilities (triton.build.backend); the
 SPIR-V is then audited like any other by the real ocloc with the build flags Triton chose
-(its `grf_mode`), and built again where Triton-XPU's own build policy would (triton.policy):
+(its `grf_mode`), and built again where Triton-XPU's own build policy would (triton.model.policy):
 the final build is reported, the first kept beside it.  With `stage=True` the SLM staging
 pass rewrites the TTGIR between Triton's TTGIR and its lowering.
 """
@@ -30,43 +30,9 @@ from ...toolchain.targets import TargetPlan
 from ..build.backend import TritonBuild, as_input, build
 from ..build.front_ends import FrontEnds
 from ..model.kernel import TritonKernel
+from ..model.part import TritonPart
 from ..model.policy import LARGE_GRF_FLAG, BuildPolicy, policy_of, policy_rebuilds
 from ..model.ttgir import loop_carried, pointer_note
-
-
-@dataclass(frozen=True)
-class TritonPart:
-    """What a Triton report carries beside its figures (JSON: `extra.triton`)."""
-
-    path: str
-    """DPAS or FMA: the lowering Triton chose for tl.dot on the target."""
-    artifacts: dict
-    """`ttgir` and `spirv`: the files kept on disk."""
-    metadata: dict
-    policy: str
-    loop_carried: dict | None = None
-    staging: dict | None = None
-    first_build: dict | None = None
-    """The first build's report, where Triton's build policy rebuilt the kernel."""
-
-    @property
-    def spirv(self) -> str:
-        return self.artifacts["spirv"]
-
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {"path": self.path, "artifacts": self.artifacts, "metadata": self.metadata,
-                               "policy": self.policy, "loop_carried": self.loop_carried}
-        if self.staging is not None:
-            out["staging"] = self.staging
-        if self.first_build is not None:
-            out["first_build"] = self.first_build
-        return out
-
-
-def triton_part(report: KernelReport) -> TritonPart | None:
-    """The Triton part of a report (None for reports of other probes)."""
-    part = (report.extra or {}).get("triton")
-    return part if isinstance(part, TritonPart) else None
 
 
 @dataclass
@@ -112,7 +78,7 @@ def _flags(config: Settings, b: TritonBuild) -> str:
 
 
 def _rules(run: _Run, flags: str, reports: list[KernelReport]) -> dict[str, str]:
-    """target -> why Triton-XPU's build policy builds the kernel again there (triton.policy)."""
+    """target -> why Triton-XPU's build policy builds the kernel again there (triton.model.policy)."""
     return {r.target: why for r in reports if (why := policy_rebuilds(run.policy, flags, r))}
 
 
@@ -133,7 +99,7 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
                front_ends: FrontEnds | None = None, stages: list[bool] | None = None) -> TritonBatch:
     """Triton's front end for many kernels, as a cache or a capture holds them, on the calling
     thread (Triton's compile is not thread-safe), or taken from the workers that ran it
-    (triton.front_ends).  A kernel whose build stops keeps its error.  `stages`: which kernels
+    (triton.build.front_ends).  A kernel whose build stops keeps its error.  `stages`: which kernels
     the SLM staging pass rewrites (`--stage`), by position."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]

@@ -1,7 +1,7 @@
 """Scratch traffic in loops for Triton kernels (`zeinspect triton --cost`; a gate's `cost` or
 `loop_bound` on its `triton:` entries).
 
-A Triton report's build is its own SPIR-V artifact (triton.probe keeps it on disk, one per
+A Triton report's build is its own SPIR-V artifact (triton.probes.audit keeps it on disk, one per
 kernel and target) compiled with the report's options.  Its cost is read as a SYCL or OpenCL
 build's is (probes.explain.scratch_costs): the same SPIR-V, the same options, on the same
 target, compiled again with IGC's ISA dump, and cached like it.  Only the scratch users are
@@ -22,7 +22,7 @@ from ...probes.explain import scratch_costs
 from ...probes.results import Collection
 from ...probes.session import Session
 from ...settings import Settings
-from .audit import triton_part
+from ..model.part import triton_part
 
 
 def attach_costs(collection: Collection, config: Settings, session: Session) -> None:

@@ -17,12 +17,12 @@ from ...model import KernelReport
 from ...probes.explain import ExplainResult, explain
 from ...probes.session import Session
 from ...settings import Settings
-from .audit import triton_part
+from ..model.part import triton_part
 
 
 def explain_reports(label: str, module_file: str, reports: list[KernelReport], config: Settings,
                     session: Session) -> ExplainResult:
-    """Explain the builds behind Triton reports (triton.probe), grouped by artifact and options;
+    """Explain the builds behind Triton reports (triton.probes.audit), grouped by artifact and options;
     `label` (`module.py:kernel`) names them as the reports do."""
     groups: dict[tuple[str, str], list[str]] = {}
     for r in reports:

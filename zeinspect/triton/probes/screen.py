@@ -18,7 +18,8 @@ from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
 from ...toolchain.targets import TargetPlan
-from ..build.backend import TRITON_LOCK, capabilities, loaded_module
+from ..build.backend import TRITON_LOCK, capabilities
+from ..build.modules import loaded_module
 from ..model.kernel import AutotuneConfig, TritonKernel
 from .audit import probe_triton
 

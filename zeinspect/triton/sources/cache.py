@@ -13,7 +13,7 @@ What a specialization needs, and where it comes from:
 - the kernel itself, its signature, its constexprs' values and its specialization attributes
   (divisibility): all in `NAME.ttir`, Triton's IR before any target's lowering (the argument
   types and `tt.divisibility` are attributes of the function, the constexprs are folded);
-  built from it by Triton's own pipeline, from its first stage (triton.backend, IR_SUFFIX);
+  built from it by Triton's own pipeline, from its first stage (triton.build.backend, IR_SUFFIX);
 - the launch options: `NAME.json`'s `num_warps`, `num_stages`, `threads_per_warp` (a CUDA
   entry has none: its warps are 32 lanes, `target.warp_size`) and Triton-XPU's `grf_mode`;
   and the options that change the lowering and mean the same on every backend,
@@ -24,7 +24,7 @@ What a specialization needs, and where it comes from:
 Options of the other target (CUDA's `maxnreg`, `num_ctas`, `ptx_version`) do not carry over.
 The same TTIR with the same options in several entries (one compile per GPU, or per Triton
 run) is one specialization, counted.  The cache is only read: Triton's compiles here write
-to zeinspect's own cache folder (triton.backend.offline).
+to zeinspect's own cache folder (triton.build.context.offline).
 
 Every folder is read on its own: a metadata file that does not read, or with no TTIR beside
 it, is named in a note and skipped; a TTIR this Triton cannot build is a note of the screen.
@@ -45,8 +45,8 @@ from typing import Any, ClassVar
 
 from ...errors import InputError, debugging, internal_incident
 from ...ledger import Exclusion, Part
-from ..app.library import Specialization
 from ..model.kernel import IR_SUFFIX, TritonKernel, entry_kernel
+from .launches import Specialization
 
 GROUP_PREFIX = "__grp__"
 _FIRST_LOC = re.compile(r'^#loc\d* = loc\("(?P<file>[^"]+)":(?P<line>\d+):\d+\)', re.MULTILINE)
@@ -54,7 +54,7 @@ _FIRST_LOC = re.compile(r'^#loc\d* = loc\("(?P<file>[^"]+)":(?P<line>\d+):\d+\)'
 
 @dataclass
 class CacheRead:
-    """What a Triton cache folder holds: the source of a library screen (triton.library)."""
+    """What a Triton cache folder holds: the source of a library screen (triton.app.library)."""
 
     KIND: ClassVar[str] = "cache"
     root: str
@@ -193,11 +193,3 @@ def _target(target: Any) -> str:
     if isinstance(arch, dict) and arch.get("name"):
         return str(arch["name"])
     return f"{target.get('backend', '?')} {arch}"
-
-
-def screen_cache(root: str, config: Any, *, progress: Any = None, stage: bool = False, launch: Any = None) -> Any:
-    """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target
-    (staged too, and with the launch options given, as asked)."""
-    from ..app.library import screen_captured
-
-    return screen_captured(read_cache(root), config, progress=progress, stage=stage, launch=launch)

@@ -1,0 +1,109 @@
+"""Triton's judgements, pure functions of reports: the autotune ranking, the prune hook's keep or
+drop, and the fix's choice among the shapes it built (with the decision as a Triton author
+writes it).  No compile, no Triton: the searches that build are use cases (triton.app.fix) and
+the screens probes (triton.probes.screen).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..judge.shapes import Row, Search
+from ..levers.base import How, LeverRegistry, spell
+from ..model import KernelReport
+from .model.kernel import TritonKernel
+from .model.levers import TRITON_LEVERS, TritonShape
+from .model.part import triton_part
+
+
+def _rank_key(item: tuple[int, tuple[Any, Any]]) -> tuple:
+    index, (_, got) = item
+    if not got.reports:  # a config that could not be screened ranks after every screened one
+        return 1 << 30, 0, 0, index
+    blocked = sum(1 for r in got.reports if r.applicable and not r.built)
+    scratch = [r for r in got.reports if r.built and r.uses_scratch]
+    return blocked, len(scratch), sum(r.scratch_bytes or 0 for r in scratch), index
+
+
+def ranking(screen: list) -> list[int]:
+    """Config indices, best first: fewest targets where it cannot build or launch, then fewest
+    with scratch, then least scratch in all, then the module's order."""
+    return [i for i, _ in sorted(enumerate(screen), key=_rank_key)]
+
+
+def pruned(screen: list, max_spill_bytes: int) -> tuple[list[int], int | None]:
+    """The prune hook's verdict on a screen ((config, Collection) pairs): the indices of the configs
+    it keeps (none that, on any target, does not build, cannot launch or spills more than
+    `max_spill_bytes`), and, when it keeps none, the least bad one (ranking) to keep instead."""
+    bad = [any(not r.built or (r.spill_bytes or 0) > max_spill_bytes for r in got.reports) for _, got in screen]
+    kept = [i for i, b in enumerate(bad) if not b]
+    return kept, (None if kept else ranking(screen)[0])
+
+
+@dataclass
+class TritonRow(Row):
+    levers: LeverRegistry = field(default=TRITON_LEVERS, repr=False)
+
+
+@dataclass
+class TritonSearch:
+    kernel: TritonKernel
+    rows: list[TritonRow] = field(default_factory=list)
+    staging: dict = field(default_factory=dict)
+    compiler_ids: list[str] = field(default_factory=list)
+
+    @property
+    def winner(self) -> TritonRow | None:
+        ranked = sorted(self.rows, key=Row.key)
+        return ranked[0] if ranked and ranked[0].builds_everywhere else None
+
+    @property
+    def runner_up(self) -> TritonRow | None:
+        ranked = sorted(self.rows, key=Row.key)
+        return ranked[1] if len(ranked) > 1 else None
+
+    def why(self) -> str:
+        fake = Search(input=self.kernel.label, kernel=self.kernel.kernel, written=TritonShape(), depends=[])
+        fake.rows = list(self.rows)
+        return fake.why()
+
+
+def record(search: TritonSearch) -> dict:
+    w = search.winner
+    shape = w.shape if w is not None and isinstance(w.shape, TritonShape) else TritonShape(stage=True)
+    cells = w.cells if w else []
+    return {
+        "shape": shape.to_json(),
+        "found": w is not None,
+        "cleans": w is not None and not w.scratch_targets,
+        "why": search.why(),
+        "triton": launch_spelling(shape),
+        "compilers": search.compiler_ids,
+        "results": {c.target: {"status": c.report.status.value if c.report else "failed",
+                               "simd": c.report.simd if c.report else None, "grf": c.report.grf if c.report else None,
+                               "spill_bytes": c.report.spill_bytes if c.report else None,
+                               "private_bytes": c.report.private_bytes if c.report else None,
+                               "staging": _staging_text(c.report)} for c in cells},
+    }
+
+
+def launch_spelling(shape: TritonShape) -> str:
+    """The decision as a Triton author writes it at the launch (or in a triton.Config): the
+    launch options, outermost first (num_warps, threads_per_warp, grf_mode), then any pass."""
+    options = [lv for lv in TRITON_LEVERS if lv.how is How.TRITON_OPTION][::-1]
+    passes = [lv for lv in TRITON_LEVERS if lv.how is not How.TRITON_OPTION]
+    text = ", ".join(spell(tuple(options), shape, None))
+    return text + "".join(f"; and {x}" for x in spell(tuple(passes), shape, None))
+
+
+def _staging_text(report: KernelReport | None) -> str | None:
+    part = triton_part(report) if report else None
+    staging = part.staging if part is not None and part.staging else {}
+    if not staging:
+        return None
+    parts = []
+    for d in staging.get("dots", []):
+        parts.append(f"staged, K_TILE {d['k_tile']}, {d['slm_bytes']} bytes of SLM" if d["applied"]
+                     else f"declined by gate {d['gate']}: {d['reason']}")
+    return "; ".join(parts)
