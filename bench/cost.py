@@ -4,7 +4,7 @@ oneMKL RNG 2026.2.0 (SPIR-V images, built here) or vLLM's attention library (nat
 
 `--cost` makes a dumping compile (IGC's ISA) of each module that holds a scratch user, for
 the targets where it uses scratch, and reads the dump; a kernel read from a native image is
-costed from its own code, disassembled (app.inspect.attach_costs); both are cached like any
+costed from its own code, disassembled (probes.costs.attach_costs); both are cached like any
 compile.  This bench inspects the library (downloaded with pip, bench/wheels.py) as
 `zeinspect inspect --json` does:
   - without `--cost`, warm (the build cache filled by a first run);

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import record  # noqa: E402
 
 from zeinspect.toolchain.compilers import discover  # noqa: E402
-from zeinspect.toolchain.ocloc import compile_argv  # noqa: E402
+from zeinspect.toolchain.ocloc import Flags, compile_argv  # noqa: E402
 
 CASES = [("kernels/sg32_accumulate.cl", "dg2-g10", "-g"), ("kernels/fma_tile.cl", "bmg-g21", "-g"),
          ("kernels/fma_tile.cl", "tgllp", "-g")]
@@ -61,7 +61,8 @@ def main() -> None:
     rows = []
     for file, target, options, spirv in cases:
         with tempfile.TemporaryDirectory() as tmp:
-            argv = compile_argv(compiler, str(file), target, spirv_input=spirv, out_dir=tmp, options=options)
+            argv = compile_argv(compiler, str(file), target, spirv_input=spirv, out_dir=tmp,
+                                flags=Flags(options))
             plain = _median(lambda argv=argv, tmp=tmp: subprocess.run(argv, cwd=tmp, capture_output=True, check=True))
             given = ["-t", target, "--compiler", compiler.id, "--json", "--options", options]
             explain = [sys.executable, "-m", "zeinspect", "explain", str(file)] + (

@@ -72,13 +72,15 @@ def command_alone(script: Path, env: dict, targets: str) -> float:
     """The command's own time under the capture, nothing screened: Dynamo, Inductor and Triton's
     first stage for every config, and the step itself, on the CPU (triton.app.library.capture)."""
     from zeinspect.app.gate import settings
+    from zeinspect.app.session import open_session
     from zeinspect.triton.app.library import capture, capture_target
 
     saved = dict(os.environ)
     os.environ.update(env)
     try:
         started = time.monotonic()
-        capture([sys.executable, str(script)], target=capture_target(settings({"targets": tuple(targets.split(","))})))
+        config = settings({"targets": tuple(targets.split(","))})
+        capture([sys.executable, str(script)], target=capture_target(config, open_session(config)))
         return time.monotonic() - started
     finally:
         os.environ.clear()

@@ -42,11 +42,13 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ONE_BY_ONE = """
 import sys
 from zeinspect.app.gate import settings
+from zeinspect.app.session import open_session
 from zeinspect.triton.offline import link
 link.ENABLED = False  # triton-xpu's own libdevice link for every kernel: what it spends
 from zeinspect.triton.sources.cache import read_cache
 from zeinspect.triton.app.library import Screener
-screener = Screener(settings({"targets": tuple(sys.argv[2].split(","))}))
+config = settings({"targets": tuple(sys.argv[2].split(","))})
+screener = Screener(config, open_session(config))
 for spec in read_cache(sys.argv[1]).specializations:
     screener.screen(spec)
 """

@@ -69,7 +69,10 @@ def main() -> int:
         kept.mkdir()
         os.environ.update(PYTHONPATH=os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library))),
                           ZEINSPECT_CACHE_DIR=str(tmp / "capture-cache"))
-        target = capture_target(settings({"targets": tuple(args.targets.split(","))}))
+        from zeinspect.app.session import open_session
+
+        config = settings({"targets": tuple(args.targets.split(","))})
+        target = capture_target(config, open_session(config))
         cache, widths, count, started = kept / "triton-cache", [], 0, time.monotonic()
         for width in WIDTHS:  # one width per command, until the cache holds enough entries
             got = capture([sys.executable, str(script), str(width)], target=target, folder=kept)

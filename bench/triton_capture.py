@@ -52,7 +52,10 @@ def main() -> None:
     from zeinspect.triton.app.library import capture, capture_target, screen_captured
 
     config = resolve({"targets": TARGETS})
-    target = capture_target(config)
+    from zeinspect.app.session import open_session
+
+    session = open_session(config)
+    target = capture_target(config, session)
     rows = []
     library = wheels.unpacked("xpu-kernels", "0.3.0", "xpu_kernels").parent
     os.environ["PYTHONPATH"] = os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library), str(ROOT)))
@@ -94,12 +97,12 @@ def main() -> None:
         kept = os.environ.get("ZEINSPECT_CACHE_DIR")
         os.environ["ZEINSPECT_CACHE_DIR"] = empty
         started = time.monotonic()
-        first = screen_captured(got, config)
+        first = screen_captured(got, config, session)
         cold = time.monotonic() - started
         warm = []
         for _ in range(REPEATS):
             started = time.monotonic()
-            again = screen_captured(got, config)
+            again = screen_captured(got, config, session)
             warm.append(time.monotonic() - started)
         if kept is None:
             del os.environ["ZEINSPECT_CACHE_DIR"]

@@ -60,10 +60,12 @@ def python_path(package: str, version: str, folder: str, extra: tuple) -> str:
 
 def capture_seconds(script: Path, path: str, targets: str, front_end: bool) -> float:
     """The command alone, in the capture (no screen), the fastest of REPEATS runs."""
+    from zeinspect.app.session import open_session
     from zeinspect.settings import resolve
     from zeinspect.triton.app.library import capture, capture_target
 
-    target = capture_target(resolve({"targets": tuple(targets.split(","))}))
+    config = resolve({"targets": tuple(targets.split(","))})
+    target = capture_target(config, open_session(config))
     env = {"PYTHONPATH": os.pathsep.join((path, str(ROOT))),
            "ZEINSPECT_TRITON_CAPTURE_FRONT_END": "1" if front_end else "0"}
     from unittest import mock

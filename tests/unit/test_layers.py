@@ -363,3 +363,42 @@ def test_the_purity_check_sees_a_probe_and_a_compiler_runner(tmp_path):
     (fake / "judge" / "fix.py").write_text("from ..toolchain.front_end import to_spirv\n")
     assert impure_judge_imports(fake) == ["zeinspect/judge/fix.py:1: zeinspect.toolchain.front_end",
                                           "zeinspect/judge/shapes.py:4: zeinspect.probes.aot"]
+
+
+MOST_PARAMETERS = 8
+"""No function takes more (self and cls aside), except click commands, whose parameters are
+their options: a use case takes a request or a few grouped values (docs/contributing.md)."""
+
+
+def _is_click_command(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(ast.unparse(d).split("(")[0].rsplit(".", 1)[-1] in ("command", "group", "option", "argument")
+               or "_options" in ast.unparse(d) for d in node.decorator_list)
+
+
+def long_signatures(root: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.stem in GENERATED_MODULES:
+            continue
+        for node in ast.walk(parsed(path)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _is_click_command(node):
+                continue
+            a = node.args
+            names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + [p.arg for p in (a.vararg, a.kwarg) if p]
+            count = len([n for n in names if n not in ("self", "cls")])
+            if count > MOST_PARAMETERS:
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.name} takes {count}")
+    return found
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    assert long_signatures() == []
+
+
+def test_the_signature_check_sees_a_long_one_and_spares_a_click_command(tmp_path):
+    fake = tmp_path / "zeinspect"
+    fake.mkdir()
+    (fake / "a.py").write_text("def f(a, b, c, d, e, f, g, h, *, i=1):\n    pass\n\n"
+                               "class C:\n    def m(self, a, b, c, d, e, f, g, h):\n        pass\n\n"
+                               "@cli.command()\n@click.option('--x')\ndef cmd(a, b, c, d, e, f, g, h, i, j):\n    pass\n")
+    assert long_signatures(fake) == ["zeinspect/a.py:1: f takes 9"]

@@ -25,6 +25,7 @@ from ..probes.collect import collect_reports
 from ..probes.executor import Executor
 from ..probes.logs import read_log, reports_from_log
 from ..probes.results import Collection, Progress
+from ..probes.session import Session
 from ..settings import Settings
 from . import plugins
 from .coverage import ledger_of
@@ -120,7 +121,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
             collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
             shaped = set()
         if measure:
-            from .inspect import attach_costs
+            from ..probes.costs import attach_costs
 
             attach_costs(collection, list(request.paths), config, session, skip=shaped)
     for name, entries in request.sources.items():
@@ -150,14 +151,15 @@ def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
 
 
 def judge_collection(collection: Collection, config: Settings, *,
-                     costs: Callable[[Collection, Settings, Any], None] | None = None) -> AuditRun:
+                     costs: Callable[[Collection, Settings, Any], None] | None = None,
+                     session: Session | None = None) -> AuditRun:
     """Reports collected some other way (the kernels a test suite launched, pytest
     --zeinspect-triton), judged against the ratchet as an audit's are; `costs` sets their
     scratch users' loop traffic when the audit would measure it (`cost`, the loop rule, a
     ratchet entry's `loop=`)."""
     ratchet = _ratchet(config)
     if costs is not None and _measures_cost(config, ratchet):
-        costs(collection, config, open_session(config))
+        costs(collection, config, session or open_session(config))
     return _judged(collection, collection.compilers, ratchet, config)
 
 

@@ -34,7 +34,7 @@ from . import plugins
 from .equivalence import compare
 from .gate import gate_entries
 from .outcome import Outcome
-from .search import search_module
+from .search import Scope, search_module
 from .session import open_session
 
 
@@ -87,8 +87,8 @@ def fix_inputs(inputs: list[Input], config: Settings, session: Session, plan: Ta
     for inp in inputs:
         if not inp.compilable:
             continue
-        found = search_module(inp, config, session, plan, allow_subgroup_change=allow_subgroup_change,
-                              progress=progress, measure=True)
+        found = search_module(inp, config, session, plan, progress=progress,
+                              scope=Scope(allow_subgroup_change=allow_subgroup_change, measure=True))
         result.untouched += [f"{inp.path}:{k}" for k in found.clean]
         result.decisions += [decide(s) for s in found.searches]
     _verify(result, config, session)

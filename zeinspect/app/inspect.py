@@ -8,13 +8,9 @@ with the AOT twin from the compiler of the driver's own build when asked.
 
 from __future__ import annotations
 
-import os
 import time
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import UsageError
 from ..inputs import Reading, collect, read_input
@@ -26,9 +22,10 @@ from ..model import Compiler, GrfMode, KernelReport
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
-from ..probes.explain import ExplainResult, users_costs
+from ..probes.explain import ExplainResult
 from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
+from ..probes.session import Session
 from ..settings import Settings
 from .coverage import ledger_of
 from .outcome import Outcome, of_reports
@@ -65,70 +62,12 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     session = open_session(config, backend=backend)
     got = collect_reports(list(paths), config, session, progress=progress)
     if config.cost:
+        from ..probes.costs import attach_costs
+
         attach_costs(got, paths, config, session)
-    explained = explain_paths(paths, config, backend=backend).explained if explain else None
+    explained = explain_paths(paths, config, session=session).explained if explain else None
     return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports),
                          ledger_of(got, config))
-
-
-def attach_costs(got: Collection, paths: list[str], config: Settings, session: Any, *,
-                 skip: set[str] | frozenset[str] = frozenset()) -> None:
-    """Each scratch user's cost (inputs.isa.ScratchCost): for a kernel zeinspect built, from IGC's
-    ISA of the same build (a dumping compile of its module for the targets where it uses
-    scratch); for one read from a native image, from that image's own code, disassembled
-    (probes.native_cost).  Both cached like any compile.  `skip`: inputs costed already (built
-    in recorded shapes: judge.shapes_file), by normalised path."""
-    from ..inputs import host_info, iter_host_images, iter_inputs
-    from ..inputs.kinds import InputKind
-    from ..model import Source
-    from ..probes.native_cost import native_costs
-
-    users = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.AOT
-             and os.path.normpath(r.input) not in skip]
-    native = [r for r in got.reports if r.built and r.uses_scratch and r.source is Source.BINARY and r.ip]
-    users_of: dict[str, list[KernelReport]] = {}
-    for r in users:
-        users_of.setdefault(r.input, []).append(r)
-    by_ip: dict[str, dict[str, set[str]]] = {}
-    for r in native:
-        by_ip.setdefault(r.input, {}).setdefault(r.ip, set()).add(r.kernel)  # type: ignore[arg-type]
-    compiler_for = session.plan(config.targets).compiler_for_ip if native else {}
-    costs: dict[tuple[str, str, str], dict] = {}
-    native_found: dict[tuple[str, str, str], dict] = {}
-    # Native images are disassembled in parallel (one ocloc each, `config.jobs` at a time), at
-    # most twice that many images held at once; their results are taken in input order.
-    workers = max(1, config.jobs or os.cpu_count() or 1)
-    pending: deque[tuple[str, Future]] = deque()
-
-    def take(keep: int) -> None:
-        while len(pending) > keep:
-            path, future = pending.popleft()
-            found, problems = future.result()
-            got.incidents.extend(problems)
-            native_found.update(((path, k, ip), c) for (k, ip), c in found.items())
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for inp in iter_inputs(list(paths)):
-            for one in (iter_host_images(inp, [], host_info()) if inp.kind == InputKind.HOST else [inp]):
-                if one.path in by_ip and not one.compilable:
-                    pending.append((one.path, pool.submit(native_costs, one, by_ip[one.path], compiler_for, config,
-                                                          session.cache)))
-                    take(2 * workers)
-                if one.path not in users_of or not one.compilable:
-                    continue
-                found_aot, problems = users_costs(one, users_of[one.path], config, session)
-                got.incidents += problems
-                costs.update(found_aot)
-        take(0)
-    measured = {id(r) for r in users}  # by identity: comparing reports field by field is a library's hot path
-    from_code = {id(r) for r in native}
-    got.reports = [r.replace(cost=costs.get((r.input, r.kernel, r.target))) if id(r) in measured else
-                   r.replace(cost=native_found.get((r.input, r.kernel, r.ip or ""))) if id(r) in from_code else r
-                   for r in got.reports]
-    unmeasured = {r.identity for r in native if (r.input, r.kernel, r.ip) not in native_found}
-    if unmeasured:
-        got.notes.append(f"--cost: {len(unmeasured)} scratch users read from native images could not be measured "
-                         "(see the incidents)")
 
 
 @dataclass
@@ -140,12 +79,12 @@ class Explained:
         return Outcome.of(len(self.explained.failures), self.explained.incidents)
 
 
-def explain_paths(paths: list[str], config: Settings, *, backend: Callable[[], Executor] | None = None
-                  ) -> Explained:
+def explain_paths(paths: list[str], config: Settings, *, session: Session | None = None) -> Explained:
     """Which source lines spill, from IGC's own ISA of the build in `config`'s shape (a sub-group
-    size given is the module rewritten, as `kernel` builds it)."""
+    size given is the module rewritten, as `kernel` builds it); through `session`, the command's,
+    or one opened for it."""
     reading = Reading()
-    got = run_explain(collect(list(paths), reading), config, open_session(config, backend=backend))
+    got = run_explain(collect(list(paths), reading), config, session or open_session(config))
     got.notes += reading.notes()
     got.incidents += reading.incidents
     return Explained(got)

@@ -37,7 +37,7 @@ from ..probes.executor import Executor
 from ..probes.results import Progress
 from ..settings import Settings
 from .outcome import Outcome
-from .search import ModuleSearch, search_module
+from .search import ModuleSearch, Scope, search_module
 from .session import open_session
 
 NATIVE_ONLY = ("native image: its shape was fixed when it was built; rebuild it in another shape "
@@ -110,8 +110,8 @@ def fix_library(paths: list[str], config: Settings, *, write_to: str | None = No
         if search_from is None:
             out.images.append(ImageSearch(image.path, "native-only", note=source))
             continue
-        found = search_module(search_from, config, session, plan, allow_subgroup_change=allow_subgroup_change,
-                              progress=step, cost=cost)
+        found = search_module(search_from, config, session, plan, progress=step,
+                              scope=Scope(allow_subgroup_change=allow_subgroup_change, cost=cost))
         done[0] += found.compiles
         done[1] += found.compiles
         out.images.append(ImageSearch(image.path, source, found))

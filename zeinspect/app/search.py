@@ -8,7 +8,6 @@ choice needs it.
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,7 +19,7 @@ from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..levers.base import grid
 from ..levers.sub_group import depends_on_sub_group, sub_group_dependence
 from ..model import WHOLE_MODULE, GrfMode, KernelReport, Status
-from ..probes.aot import probe
+from ..probes.aot import probe, probe_each
 from ..probes.explain import scratch_costs
 from ..probes.modules import written
 from ..probes.results import Progress
@@ -168,20 +167,31 @@ def module_shapes(written: dict[str, Shape], users: list[str], depends: dict[str
     return out
 
 
-def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan, *,
-                  allow_subgroup_change: bool = False, progress: Progress | None = None, kernels: tuple[str, ...] = (),
-                  measure: bool = False, cost: bool = False) -> ModuleSearch:
+@dataclass(frozen=True)
+class Scope:
+    """What a module's shape search covers beside its shapes."""
+
+    allow_subgroup_change: bool = False
+    """Sub-group sizes other than the kernels' own (a change of the kernel's semantics to review)."""
+    kernels: tuple[str, ...] = ()
+    """Search these (used or not) instead of the scratch users."""
+    measure: bool = False
+    """Where no shape removes a kernel's scratch, each shape's scratch traffic in loops, measured."""
+    cost: bool = False
+    """Every scratch user's traffic measured, cleaned or not."""
+
+
+def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan, *, scope: Scope = Scope(),
+                  progress: Progress | None = None) -> ModuleSearch:
     """Every module shape of `inp`, each compiled once for the targets it can change (through
     the cache, shapes in parallel as the audit's builds are), and each scratch user's shape
     table read from those builds: the cost of a library's search is about (shapes x targets)
-    compiles, not (shapes x kernels x targets).  `kernels`: search these (used or not) instead
-    of the scratch users.  `measure`: where no shape removes a kernel's scratch (or `cost`),
-    each shape's scratch traffic in loops is measured, from IGC's ISA of its build (dumping
+    compiles, not (shapes x kernels x targets).  `scope.kernels`: search these (used or not)
+    instead of the scratch users.  `scope.measure`: where no shape removes a kernel's scratch (or
+    `scope.cost`), each shape's scratch traffic in loops is measured, from IGC's ISA of its build (dumping
     compiles per kernel: what a module's own fix affords, a library's does not)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     out = ModuleSearch(input=inp.path)
-    wanted = kernels
+    wanted = scope.kernels
     module = written(inp, base, session, plan)
     out.spirv = module.spirv
     plain = probe([inp], replace(base, shape=Shape(), rewrites=()), session, plan=plan)
@@ -200,7 +210,7 @@ def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan
     if not users:
         return out
     depends = sub_group_dependence(module.spirv, users)
-    shapes = module_shapes(module.shapes, users, depends, plan, allow_subgroup_change)
+    shapes = module_shapes(module.shapes, users, depends, plan, scope.allow_subgroup_change)
     out.shapes = shapes
     todo = [m for m in shapes if m.targets and m.shape != Shape()]
     for m in shapes:
@@ -208,33 +218,28 @@ def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan
             m.reports = dict(out.as_written)
     done = 0
 
-    def build(m: ModuleShape) -> tuple[ModuleShape, Any]:
+    def config_of(m: ModuleShape) -> Settings:
         rewrites = tuple(rw for k in sorted(m.rewritten) for rw in module_rewrites(k, m.shape, module.shapes[k]))
         # The build-option levers' values build the module; the rewrite levers' are its rewrites.
         options = Shape(**{lv.name: getattr(m.shape, lv.name) for lv in MODULE_LEVERS.of(How.BUILD_OPTION)})
-        config = replace(base, shape=options, rewrites=rewrites, kernels=()).with_targets(m.targets)
-        try:
-            return m, probe([inp], config, session, plan=session.plan(m.targets))
-        except UsageError as exc:  # no spelling for this register file on this compiler
-            return m, str(exc)
+        return replace(base, shape=options, rewrites=rewrites, kernels=()).with_targets(m.targets)
 
-    workers = max(1, min(len(todo), base.jobs or os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for m, got in pool.map(build, todo):
-            done += 1
-            out.compiles += 1
-            if isinstance(got, str):
-                m.why_not.update({t: got for t in m.targets})
-                m.targets = ()
-            else:
-                _keep_compilers(out, got)
-                m.reports = {(r.kernel, r.target): r for r in got.reports}
-            if progress:
-                progress(done, len(todo))
+    # The module shapes build in parallel (probes.aot.probe_each), as the audit's builds do.
+    for m, got in zip(todo, probe_each(inp, [config_of(m) for m in todo], session)):
+        done += 1
+        out.compiles += 1
+        if isinstance(got, str):
+            m.why_not.update({t: got for t in m.targets})
+            m.targets = ()
+        else:
+            _keep_compilers(out, got)
+            m.reports = {(r.kernel, r.target): r for r in got.reports}
+        if progress:
+            progress(done, len(todo))
     out.searches = [_kernel_search(inp.path, k, module.shapes[k], depends[k], shapes, plan, out.compiler_ids, base)
                     for k in users]
     for search in out.searches:
-        if cost or (measure and not any(r.builds_everywhere and not r.scratch_targets for r in search.candidates)):
+        if scope.cost or (scope.measure and not any(r.builds_everywhere and not r.scratch_targets for r in search.candidates)):
             _measure_traffic(inp, search.kernel, search, session)
     return out
 

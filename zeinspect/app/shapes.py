@@ -13,7 +13,7 @@ from ..probes.executor import Executor
 from ..probes.results import Progress
 from ..settings import Settings
 from .outcome import Outcome
-from .search import search_module
+from .search import Scope, search_module
 from .session import open_session
 
 
@@ -34,6 +34,6 @@ def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (),
     for inp in collect(list(paths)):
         if not inp.compilable:
             raise InputError(f"shapes need a source or SPIR-V module, not a {inp.kind}", path=inp.path)
-        searches += search_module(inp, config, session, plan, kernels=kernels, allow_subgroup_change=allow_subgroup_change,
-                                  progress=progress, measure=True, cost=cost).searches
+        scope = Scope(allow_subgroup_change=allow_subgroup_change, kernels=kernels, measure=True, cost=cost)
+        searches += search_module(inp, config, session, plan, scope=scope, progress=progress).searches
     return Shapes(searches)

@@ -71,8 +71,7 @@ def triton(spec: tuple, as_json: bool, compile: CompileOptions, **given: Any) ->
     every kernel a Triton cache holds, built from its TTIR with the options it was compiled with."""
     from ..triton import app
 
-    levers = {name.removeprefix("lever_"): given.pop(name) for name in list(given) if name.startswith("lever_")}
-    req = app.request(tuple(spec), compile.config(default_targets=TRITON_TARGETS), levers=levers, **given)
+    req = app.request(tuple(spec), compile.config(default_targets=TRITON_TARGETS), given)
     got = compile.run("compiling", lambda p: app.screen_request(req, progress=p))
     from ..triton import views  # imported here: with --run, the screen's modules load while the command runs
 

@@ -19,7 +19,7 @@ from ..errors import UsageError
 from ..hardware import LARGE_GRF_PROBE_IPS
 from ..model import Compiler, GrfMode, KernelReport
 from ..toolchain.knowledge import remembered
-from ..toolchain.ocloc import compile_argv
+from ..toolchain.ocloc import Flags, compile_argv
 from ..toolchain.run import run_tool
 from .base import BuildOptions, CliOption, How, Lever
 
@@ -71,7 +71,7 @@ def _try(compiler: Compiler, ip: str, where: str, text: str) -> int | None:
         elif text:
             internal.append(text)
         argv = compile_argv(compiler, str(src), ip, out_dir=str(Path(tmp) / "out"), output="probe",
-                            options=" ".join(options), internal_options=" ".join(internal))
+                            flags=Flags(" ".join(options), " ".join(internal)))
         run = run_tool(argv, cwd=tmp, timeout=120)
         if run.returncode != 0:
             return None

@@ -11,8 +11,11 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import os
 import shlex
 import sys
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from .. import names
 from ..cache import BuildCache
@@ -78,23 +81,35 @@ def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, ca
     return data, InputKind.SPIRV, notes
 
 
+class _ImageOptions(NamedTuple):
+    """What of a SYCL image decides the options the runtime builds it with (hashable: the key of
+    `_options_for`'s memo)."""
+
+    compile_options: str
+    link_options: str
+    spec_constants: bool
+    esimd: bool
+    grf_size: str | None
+    opt_level: int | None
+
+
 def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler,
                    sycl: tuple[tuple[str, str], ...] = ()) -> tuple[str, str, tuple[str, ...]]:
     """(options, internal options, notes) the SYCL runtime would build this image with here.
 
     A register-file option among them takes the spelling this compiler accepts for that mode
     (some are internal options for ocloc, as NEO treats them when it gets them from the runtime)."""
-    return _options_for(image.compile_options, image.link_options, tuple(t.name for t in targets), compiler,
-                        image.has_spec_constants, image.is_esimd, image.grf_size, image.opt_level, sycl)
+    asked = _ImageOptions(image.compile_options, image.link_options, image.has_spec_constants, image.is_esimd,
+                          image.grf_size, image.opt_level)
+    return _options_for(asked, tuple(t.name for t in targets), compiler, sycl)
 
 
 @functools.lru_cache(maxsize=4096)
-def _options_for(compile_options: str, link_options: str, target_names: tuple[str, ...], compiler: Compiler,
-                 spec_constants: bool, esimd: bool, grf_size: str | None, opt_level: int | None,
+def _options_for(image: _ImageOptions, target_names: tuple[str, ...], compiler: Compiler,
                  sycl: tuple[tuple[str, str], ...] = ()) -> tuple[str, str, tuple[str, ...]]:
     """_image_options for one spelling of options: a library's thousands of images share a few."""
-    tokens, notes = options_for_target(compile_options, link_options, target_names, esimd=esimd,
-                                       grf_size=grf_size, opt_level=opt_level, environment=sycl)
+    tokens, notes = options_for_target(image.compile_options, image.link_options, target_names, esimd=image.esimd,
+                                       grf_size=image.grf_size, opt_level=image.opt_level, environment=sycl)
     plain: list[str] = []
     internal: list[str] = []
     for token in tokens:
@@ -107,7 +122,7 @@ def _options_for(compile_options: str, link_options: str, target_names: tuple[st
         internal.append(spelling.internal_options)
     if tokens:
         notes.append(f"built with the image's own options: {shlex.join(tokens)}")
-    if spec_constants:
+    if image.spec_constants:
         notes.append("specialization constants compiled with their default values")
     return merge_options(*plain), merge_options(*internal), tuple(notes)
 
@@ -374,3 +389,22 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
                                  target_order.get(r.target, 1 << 30)))
     result.reports = produced
     return result
+
+
+def probe_each(inp: Input, configs: list[Settings], session: Session) -> Iterator[Collection | str]:
+    """`inp` built in each of `configs` (a shape search's module shapes, each on its own targets),
+    `jobs` at a time on threads, the results in order: each build's reports, or the one-line
+    reason a config cannot be built on this compiler (no spelling for its register file)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(config: Settings) -> Collection | str:
+        try:
+            return probe([inp], config, session, plan=session.plan(config.targets))
+        except UsageError as exc:
+            return str(exc)
+
+    if not configs:
+        return
+    workers = max(1, min(len(configs), configs[0].jobs or os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(one, configs)

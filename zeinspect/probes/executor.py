@@ -42,7 +42,7 @@ from ..inputs.zebin import read_zebin
 from ..levers import Shape
 from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
-from ..toolchain.ocloc import compile_argv
+from ..toolchain.ocloc import Flags, compile_argv
 from ..toolchain.run import ToolRun, run_tool
 from .results import CompileStats, Progress
 
@@ -114,7 +114,7 @@ class Compiled:
 
 def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
     return compile_argv(job.compiler, file_path, device, spirv_input=job.kind == InputKind.SPIRV, out_dir=out_dir,
-                        options=job.options, internal_options=job.internal_options)
+                        flags=Flags(job.options, job.internal_options))
 
 
 def _parse(binary: bytes, ip: str) -> tuple[list[KernelFigures] | None, tuple[int, int] | None, str | None]:

@@ -117,19 +117,19 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
     return out
 
 
-def _build_fields(compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str, internal: str,
-                  environment: tuple[tuple[str, str], ...]) -> dict:
+def _build_fields(job: _Job, environment: tuple[tuple[str, str], ...]) -> dict:
     """What a dumping compile's result depends on: the key of its cache entry, and of what is
     derived from it (scratch_costs)."""
-    return {"compiler": compiler.id, "source": hashlib.sha256(data).hexdigest(), "spirv": spirv, "ip": ip,
-            "options": options, "internal": internal, "environment": [list(kv) for kv in environment]}
+    return {"compiler": job.compiler.id, "source": hashlib.sha256(job.data).hexdigest(), "spirv": job.spirv,
+            "ip": job.ip, "options": job.options, "internal": job.internal,
+            "environment": [list(kv) for kv in environment]}
 
 
-def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: bool, ip: str, options: str,
-                  internal: str, timeout: float | None, environment: tuple[tuple[str, str], ...] = ()
-                  ) -> DumpedBuild:
-    key = make_key(kind="isa-dump/4", **_build_fields(compiler, data, spirv=spirv, ip=ip, options=options,
-                                                      internal=internal, environment=environment))
+def _dumped_build(cache: BuildCache, job: _Job, config: Settings) -> DumpedBuild:
+    """The job's dumping compile (IGC's ISA of each kernel), with the run's time limit and
+    compiler environment, from the build cache when it holds it."""
+    environment = config.compiler_environment
+    key = make_key(kind="isa-dump/4", **_build_fields(job, environment))
     hit = cache.get(key)
     if hit is not None:
         meta, payload = hit
@@ -137,8 +137,8 @@ def _dumped_build(cache: BuildCache, compiler: Compiler, data: bytes, *, spirv: 
         return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
                            base64.b64decode(body["binary"]) if body["binary"] is not None else None,
                            meta.get("exit_code", 0))
-    built = dump_isa(compiler, data, spirv=spirv, ip=ip, options=options, internal_options=internal, timeout=timeout,
-                     environment=environment)
+    built = dump_isa(job.compiler, job.data, spirv=job.spirv, ip=job.ip, options=job.options,
+                     internal_options=job.internal, timeout=config.timeout, environment=environment)
     if built.failure is None:  # a crash or a hang may not happen again: never cached
         body = {"dumps": [[d.file, d.text] for d in built.dumps],
                 "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
@@ -236,9 +236,7 @@ def explain(inputs: list[Input], config: Settings, session: Session, plan: Targe
     jobs = list(_jobs(inputs, config, plan, module_files or {}, out, cache))
 
     def build(job: _Job) -> DumpedBuild:
-        return _dumped_build(cache, job.compiler, job.data, spirv=job.spirv,
-                             ip=job.ip, options=job.options, internal=job.internal, timeout=config.timeout,
-                             environment=config.compiler_environment)
+        return _dumped_build(cache, job, config)
 
     with _pool(len(jobs), config) as pool:
         for job, built in zip(jobs, pool.map(build, jobs)):
@@ -266,15 +264,12 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
     jobs = list(_jobs(inputs, config, plan, {}, ExplainResult(), cache))
 
     def one(job: _Job) -> tuple[dict[str, dict], list[str]]:
-        fields = _build_fields(job.compiler, job.data, spirv=job.spirv, ip=job.ip,
-                               options=job.options, internal=job.internal, environment=config.compiler_environment)
+        fields = _build_fields(job, config.compiler_environment)
         key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
         hit = cache.get_json(key)
         if hit is not None:
             return hit, []
-        built = _dumped_build(cache, job.compiler, job.data, spirv=fields["spirv"], ip=job.ip,
-                              options=job.options, internal=job.internal, timeout=config.timeout,
-                              environment=config.compiler_environment)
+        built = _dumped_build(cache, job, config)
         found = ExplainResult()
         _read_build(found, job, built, config, pressure=False)
         got = {e.isa.kernel: e.isa.cost().to_json() for e in found.explanations}

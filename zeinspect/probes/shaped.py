@@ -35,7 +35,7 @@ def collect_in_chosen_shapes(paths: list[str], decisions: Decisions, config: Set
     """Each module built with its kernels in their recorded shapes (`decisions`: module path ->
     kernel -> shape, as judge.shapes_file reads them from `shapes_path`).  `cost`: each scratch
     user's loop traffic measured from IGC's ISA of that very build (the same options and
-    rewrites); the inputs without recorded shapes are left to the caller (app.inspect.attach_costs)."""
+    rewrites); the inputs without recorded shapes are left to the caller (probes.costs.attach_costs)."""
     reading = Reading()
     out = Collection()
     inputs = _with_decided_images(collect(paths, reading), decisions, out.parts)

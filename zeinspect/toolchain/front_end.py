@@ -27,7 +27,7 @@ from ..inputs.kinds import InputKind
 from ..model import Compiler
 from .environment import Environment, process
 from .knowledge import device_query, remembered
-from .ocloc import compile_argv
+from .ocloc import Flags, compile_argv
 from .run import run_tool
 
 FRONT_END_QUERIES = ("CL_DEVICE_EXTENSIONS", "CL_DEVICE_OPENCL_C_FEATURES")
@@ -63,8 +63,8 @@ def run_front_end(compiler: Compiler, source: bytes, ip: str, options: str, inte
         src = Path(tmp) / "module.cl"
         src.write_bytes(source)
         out = Path(tmp) / "out"
-        argv = compile_argv(compiler, str(src), ip, spv_only=True, out_dir=str(out), options=options,
-                            internal_options=internal_options)
+        argv = compile_argv(compiler, str(src), ip, spv_only=True, out_dir=str(out),
+                            flags=Flags(options, internal_options))
         run = run_tool(argv, cwd=tmp, timeout=timeout, env=process(environment))
         produced = sorted(out.glob("*.spv")) if out.is_dir() else []
         if run.returncode != 0 or run.describe_failure() or not produced:

@@ -106,7 +106,7 @@ def sub_group_sizes(compiler: Compiler, device: str) -> tuple[int, ...] | None:
     (compute-runtime gfx_core_helper: getDeviceSubGroupSizes, {8, 16, 32} before Xe-HPC,
     {16, 32} from it), which the SYCL runtime checks `reqd_sub_group_size` against.  None
     when the compiler builds none of them (it does not know the target)."""
-    from .ocloc import compile_argv
+    from .ocloc import Flags, compile_argv
 
     def ask() -> Any:
         found = []
@@ -115,7 +115,7 @@ def sub_group_sizes(compiler: Compiler, device: str) -> tuple[int, ...] | None:
                 (Path(tmp) / "probe.cl").write_text(SUB_GROUP_PROBE.format(n=n))
                 internal = "" if compiler.zebin_by_default else "-cl-intel-allow-zebin"
                 argv = compile_argv(compiler, "probe.cl", device, out_dir=tmp, output="probe",
-                                    internal_options=internal)
+                                    flags=Flags(internal=internal))
                 run = run_tool(argv, cwd=tmp, timeout=120)
                 if run.returncode == 0 and any(p.suffix == ".bin" for p in Path(tmp).iterdir()):
                     found.append(n)

@@ -7,12 +7,24 @@ register-file spelling probes) and every `reproduce:` command it prints comes fr
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..model import Compiler
 
 
+class Flags(NamedTuple):
+    """What a compile passes the compiler: `-options` (the OpenCL build options) and
+    `-internal_options` (IGC's internal ones), each one string as ocloc takes it."""
+
+    options: str = ""
+    internal: str = ""
+
+
+NO_FLAGS = Flags()
+
+
 def compile_argv(compiler: Compiler, file: str, device: str, *, spirv_input: bool = False, spv_only: bool = False,
-                 out_dir: str | None = None, output: str = "module", options: str = "",
-                 internal_options: str = "") -> list[str]:
+                 out_dir: str | None = None, output: str = "module", flags: Flags = NO_FLAGS) -> list[str]:
     """`ocloc compile` of `file` for `device` (one name, or several joined by commas for a fat
     build); without `out_dir` the command writes where it is run, as a user would run it."""
     argv = [compiler.path, "compile", "-file", file, "-device", device]
@@ -22,8 +34,8 @@ def compile_argv(compiler: Compiler, file: str, device: str, *, spirv_input: boo
         argv.append("-spv_only")
     if out_dir is not None:
         argv += ["-out_dir", out_dir, "-output", output]
-    if options:
-        argv += ["-options", options]
-    if internal_options:
-        argv += ["-internal_options", internal_options]
+    if flags.options:
+        argv += ["-options", flags.options]
+    if flags.internal:
+        argv += ["-internal_options", flags.internal]
     return argv

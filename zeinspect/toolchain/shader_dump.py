@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..model import Compiler
 from .environment import Environment, process
-from .ocloc import compile_argv
+from .ocloc import Flags, compile_argv
 from .run import run_tool
 
 DUMP_ENV = {"IGC_ShaderDumpEnable": "1"}
@@ -59,7 +59,7 @@ def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options
         out = Path(tmp) / "out"
         env = process(environment, {**DUMP_ENV, "IGC_DumpToCustomDir": str(dumps)})
         argv = compile_argv(compiler, str(src), ip, spirv_input=spirv, out_dir=str(out),
-                            options=options, internal_options=internal_options)
+                            flags=Flags(options, internal_options))
         run = run_tool(argv, cwd=tmp, timeout=timeout, env=env)
         found = tuple(IsaDump(p.name, p.read_text(errors="replace").replace(f"// File: {src}", f"// File: {THE_MODULE}"))
                       for p in sorted(dumps.rglob("*_entry_*.asm")))

@@ -31,7 +31,7 @@ from ..model.levers import TRITON_LEVERS, TritonShape
 from ..probes.audit import probe_triton
 from ..probes.screen import screen_autotune
 from .fix import search_triton
-from .single import screen
+from .single import Asked, screen
 
 
 class Way(enum.StrEnum):
@@ -55,68 +55,73 @@ class TritonRequest:
     """KERNEL and MODULE: what to build (MODULE: the options and values every kernel is given)."""
     command: tuple[str, ...] = ()
     """RUN: the command to run; CACHE: the cache folder."""
-    autotune: bool = False
-    fix: bool = False
-    stage: bool = False
-    explain: bool = False
-    artifacts: Path | None = None
+    asked: Asked = Asked()
+    """KERNEL: what else to do than build it; RUN and CACHE: `stage` alone."""
     list_only: bool = False
     run_timeout: float | None = None
     launch: Mapping[str, Any] | None = None
     """RUN and CACHE: the launch options given (the Triton levers' values), set on every specialization."""
 
 
-def request(spec: tuple[str, ...], settings: Settings, *, levers: Mapping[str, Any] | None = None,
-            signature: str = "", constexprs: str = "", run: bool = False, cache_dir: str | None = None,
-            autotune: bool = False, fix: bool = False, explain: bool = False, artifacts: str | None = None,
-            list_only: bool = False, run_timeout: float | None = None) -> TritonRequest:
-    """What `zeinspect triton` was asked: `levers` are the Triton levers' values the command line
-    gave (triton.model.levers.TRITON_LEVERS: the launch options and the staging pass)."""
-    given = {k: v for k, v in (levers or {}).items() if v is not None}
+ASKED_OF_A_KERNEL = {"autotune": "--autotune", "fix": "--fix", "explain": "--explain", "list_only": "--list",
+                     "artifacts": "--artifacts"}
+"""The options only a FILE.py:KERNEL (or FILE.py, DIR) screen takes, by their name in `given`."""
+
+
+def request(spec: tuple[str, ...], settings: Settings, given: Mapping[str, Any]) -> TritonRequest:
+    """What `zeinspect triton` was asked: `given`, the command line's options by name (signature,
+    constexprs, run, cache_dir, autotune, fix, explain, artifacts, list_only, run_timeout), and
+    each Triton lever's value as `lever_NAME` (triton.model.levers.TRITON_LEVERS: the launch
+    options and the staging pass)."""
+    levers = {k.removeprefix("lever_"): v for k, v in given.items() if k.startswith("lever_") and v is not None}
+    run, cache_dir = bool(given.get("run")), given.get("cache_dir")
     # Launch options not given are as the module's own code launches the kernel (triton.load.discover),
     # or as a cache entry or a capture recorded it.
-    launch = {lv.name: lv.dump(lv.parse(given[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
-              if lv.name in given}
+    launch = {lv.name: lv.dump(lv.parse(levers[lv.name])) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)
+              if lv.name in levers}
+    stage = bool(levers.get("stage"))
     if run or cache_dir is not None:
         if cache_dir is not None and (spec or run):
             raise UsageError("--from-cache DIR takes no FILE, DIR or --run")
         if run and not spec:
             raise UsageError("--run needs a command after `--`")
-        asked = [flag for flag, on in (("--autotune", autotune), ("--fix", fix), ("--explain", explain),
-                                       ("--list", list_only), ("--artifacts", artifacts)) if on]
-        if asked:
-            raise UsageError(f"{', '.join(asked)} apply to FILE.py:KERNEL (or FILE.py, DIR); with "
+        flags = [flag for name, flag in ASKED_OF_A_KERNEL.items() if given.get(name)]
+        if flags:
+            raise UsageError(f"{', '.join(flags)} apply to FILE.py:KERNEL (or FILE.py, DIR); with "
                              f"{'--from-cache' if cache_dir is not None else '--run'} each specialization is screened "
                              "as recorded, with --stage and the launch options (--num-warps, --grf-mode, ...) applied")
         return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
-                             command=(cache_dir,) if cache_dir is not None else tuple(spec), run_timeout=run_timeout,
-                             stage=bool(given.get("stage")), launch=launch)
+                             command=(cache_dir,) if cache_dir is not None else tuple(spec),
+                             run_timeout=given.get("run_timeout"), asked=Asked(stage=stage), launch=launch)
     if len(spec) != 1:
         raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     path, sep, name = spec[0].rpartition(":")
     if not sep or not path or Path(spec[0]).exists():
         path, name = spec[0], ""
-    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(signature, "signature"),
-                          constexprs=parse_pairs(constexprs, "constexprs"),
+    kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(given.get("signature") or "", "signature"),
+                          constexprs=parse_pairs(given.get("constexprs") or "", "constexprs"),
                           options_given=frozenset(launch)).with_options(launch)
-    return TritonRequest(Way.KERNEL if name else Way.MODULE, settings, kernel, autotune=autotune, fix=fix,
-                         stage=bool(given.get("stage")), explain=explain,
-                         artifacts=Path(artifacts) if artifacts else None, list_only=list_only)
+    artifacts = given.get("artifacts")
+    asked = Asked(autotune=bool(given.get("autotune")), fix=bool(given.get("fix")), stage=stage,
+                  explain=bool(given.get("explain")), artifacts=Path(artifacts) if artifacts else None)
+    return TritonRequest(Way.KERNEL if name else Way.MODULE, settings, kernel, asked=asked,
+                         list_only=bool(given.get("list_only")))
 
 
-def screen_request(req: TritonRequest, *, progress: Progress | None = None) -> Any:
+def screen_request(req: TritonRequest, *, progress: Progress | None = None, session: Session | None = None) -> Any:
     """The request screened its way: a TritonResult (KERNEL), a PackageScreen (MODULE) or a
     LibraryScreen (RUN, CACHE); each carries its outcome, and triton.views renders it; with
     `cost` (--cost), its scratch users' loop traffic (triton.probes.cost); with the run's profile
-    (--profile), its reports joined with it (`profiled`)."""
+    (--profile), its reports joined with it (`profiled`).  One build session serves the whole
+    command (`session`, or one opened here): the screen, the capture's target and the costs."""
     from ...app.profile import profiled
+    from ...app.session import open_session
 
-    got = _screened(req, progress)
+    session = session or open_session(req.settings)
+    got = _screened(req, session, progress)
     if req.settings.cost and not req.list_only:
-        from ...app.session import open_session
         from ..probes.cost import attach_costs
 
-        session = open_session(req.settings)
         for collection in _collections(got):
             attach_costs(collection, req.settings, session)
     got.profiled = profiled(req.settings, [r for c in _collections(got) for r in c.reports])
@@ -127,21 +132,22 @@ def _collections(got: Any) -> list[Collection]:
     return got.collections if hasattr(got, "collections") else [got.collection]
 
 
-def _screened(req: TritonRequest, progress: Progress | None) -> Any:
+def _screened(req: TritonRequest, session: Session, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
         from .library import screen_cache
 
-        return screen_cache(req.command[0], req.settings, progress=progress, stage=req.stage, launch=req.launch)
+        return screen_cache(req.command[0], req.settings, session, progress=progress, stage=req.asked.stage,
+                            launch=req.launch)
     if req.way is Way.RUN:
         from .library import screen_run
 
-        return screen_run(list(req.command), req.settings, timeout=req.run_timeout, progress=progress,
-                          stage=req.stage, launch=req.launch)
+        return screen_run(list(req.command), req.settings, session, timeout=req.run_timeout, progress=progress,
+                          stage=req.asked.stage, launch=req.launch)
     assert req.kernel is not None
     if req.way is Way.MODULE:
-        return screen_package(req.kernel.file, req.kernel, req.settings, progress=progress, build=not req.list_only)
-    return screen(req.kernel, req.settings, autotune=req.autotune, fix=req.fix, stage=req.stage, explain=req.explain,
-                  artifacts_dir=req.artifacts, progress=progress)
+        return screen_package(req.kernel.file, req.kernel, req.settings, session, progress=progress,
+                              build=not req.list_only)
+    return screen(req.kernel, req.settings, session, asked=req.asked, progress=progress)
 
 
 def module_reports(spec: str, config: Settings, progress: Progress | None = None) -> Collection:
@@ -154,8 +160,10 @@ def module_reports(spec: str, config: Settings, progress: Progress | None = None
     path, sep, name = spec.rpartition(":")
     if not sep or not path.endswith(".py"):
         path, name = spec, ""
+    from ...app.session import open_session
+
     found = screen_package(path, TritonKernel(file=path, kernel="", signature={}, constexprs={}, options_given=frozenset()),
-                           config, progress=progress)
+                           config, open_session(config), progress=progress)
     out = Collection()
     keep = [r for r in found.collection.reports if not name or r.kernel == name]
     out.extend(found.collection, reports=keep)

@@ -12,26 +12,25 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ...ledger import STOPPED, Part
 from ...probes.results import Collection, Progress
+from ...probes.session import Session
 from ...settings import Settings
 from ..model.kernel import IR_SUFFIX
 from ..sources.launches import Source, Specialization
 from ..sources.run import capture
 
 
-def capture_target(config: Settings) -> dict:
+def capture_target(config: Settings, session: Session) -> dict:
     """What the offline driver answers for in a capture: the first planned target (its
     capabilities, its name, 32 threads per warp as Triton's default)."""
-    from ...app.session import open_session
     from ..build.backend import capabilities
 
-    plan = open_session(config).plan(config.targets)
+    plan = session.plan(config.targets)
     first = plan.targets[0]
     return {"caps": capabilities(plan.compiler_for_ip[first.ip], first.name), "name": first.name,
             "threads_per_warp": 32}
@@ -75,40 +74,31 @@ class Screener:
     """Specializations screened one at a time on every target, through one session: as a
     capture reads them (while the command runs) or all at the end (screen_captured)."""
 
-    def __init__(self, config: Settings, *, backend: Callable[..., Any] | None = None) -> None:
-        self.config, self.backend = config, backend
-        self.session: Any = None
+    def __init__(self, config: Settings, session: Session) -> None:
+        self.config, self.session = config, session
         self.done: dict[int, Collection | str] = {}
         """id(specialization) -> its collection, or why it was not screened."""
         self.stopped = ""
         """Where a screen of many was stopped (Ctrl-C, SIGTERM), or "" when it ran to its end."""
 
-    def session_of(self) -> Any:
-        """The command's one build session, opened at the first build."""
-        from ...app.session import open_session
-
-        if self.session is None:
-            self.session = open_session(self.config, backend=self.backend)
-        return self.session
-
     def screen_all(self, specs: list[Specialization], progress: Progress | None) -> None:
         """Every specialization not screened yet, in batches (triton.probes.batches)."""
         from ..probes.batches import screen_all
 
-        self.stopped = screen_all(self.done, specs, self.config, self.session_of, progress) or self.stopped
+        self.stopped = screen_all(self.done, specs, self.config, self.session, progress) or self.stopped
 
     def screen(self, spec: Specialization) -> Collection | str:
         if id(spec) in self.done:
             return self.done[id(spec)]
         from ...errors import ZeinspectError, debugging, internal_incident
-        from .single import screen
+        from .single import Asked, screen
 
         if spec.problem is not None:
             self.done[id(spec)] = spec.problem
             return spec.problem
         try:
-            got: Collection | str = screen(spec.kernel, self.config, session=self.session_of(),
-                                           stage=spec.staged).collections[-1]
+            got: Collection | str = screen(spec.kernel, self.config, self.session,
+                                           asked=Asked(stage=spec.staged)).collections[-1]
         except ZeinspectError as exc:
             got = exc.one_line()
         except Exception as exc:  # noqa: BLE001 - one specialization's internal error is its incident
@@ -159,15 +149,14 @@ def with_levers(specs: list[Specialization], *, stage: bool, launch: Any) -> lis
     return [*specs, *staged]
 
 
-def screen_captured(got: Source, config: Settings, *, progress: Progress | None = None,
-                    backend: Callable[..., Any] | None = None, screener: Screener | None = None,
-                    stage: bool = False, launch: Any = None) -> LibraryScreen:
+def screen_captured(got: Source, config: Settings, session: Session, *, progress: Progress | None = None,
+                    screener: Screener | None = None, stage: bool = False, launch: Any = None) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart.  `screener`: one that screened some of them already; `stage`
     and `launch`: the levers given (with_levers)."""
     from ...app.outcome import failing
 
-    screener = screener or Screener(config, backend=backend)
+    screener = screener or Screener(config, session)
     out = LibraryScreen(got)
     out.collection.notes += got.problems
     out.collection.incidents += got.incidents
@@ -206,7 +195,7 @@ def screen_captured(got: Source, config: Settings, *, progress: Progress | None 
     return out
 
 
-def screen_run(command: list[str], config: Settings, *, timeout: float | None = None,
+def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,
                progress: Progress | None = None, stage: bool = False, launch: Any = None) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.app.library).
 
@@ -217,7 +206,7 @@ def screen_run(command: list[str], config: Settings, *, timeout: float | None = 
     entries are: batched, their front ends in workers, ocloc in batches.  A launch whose front end
     failed in the command is that specialization's finding (unread: exit 3)."""
     config = config.with_targets(config.targets)
-    screener = Screener(config)
+    screener = Screener(config, session)
 
     def launched(spec: Specialization) -> object:
         if launch:  # its options change first (with_levers): screened with the others after the command
@@ -228,17 +217,19 @@ def screen_run(command: list[str], config: Settings, *, timeout: float | None = 
         return screener.screen(spec) if spec.graph is None and not spec.kernel.file.endswith(IR_SUFFIX) else None
 
     with tempfile.TemporaryDirectory(prefix="zeinspect-capture-") as tmp:
-        got = capture(command, target=capture_target(config), timeout=timeout, meanwhile=_load_screen,
+        got = capture(command, target=capture_target(config, session), timeout=timeout, meanwhile=_load_screen,
                       on_new=launched, folder=Path(tmp))
-        return screen_captured(got, config, progress=progress, screener=screener, stage=stage, launch=launch)
+        return screen_captured(got, config, session, progress=progress, screener=screener, stage=stage,
+                               launch=launch)
 
 
-def screen_cache(root: str, config: Any, *, progress: Any = None, stage: bool = False, launch: Any = None) -> Any:
+def screen_cache(root: str, config: Settings, session: Session, *, progress: Progress | None = None,
+                 stage: bool = False, launch: Any = None) -> Any:
     """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target
     (staged too, and with the launch options given, as asked)."""
     from ..sources.cache import read_cache
 
-    return screen_captured(read_cache(root), config, progress=progress, stage=stage, launch=launch)
+    return screen_captured(read_cache(root), config, session, progress=progress, stage=stage, launch=launch)
 
 
 def _load_screen() -> None:

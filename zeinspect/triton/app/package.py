@@ -17,7 +17,6 @@ import ast
 import dataclasses
 import re
 import textwrap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,8 @@ from ...app.outcome import Outcome, of_reports
 from ...errors import InputError, ToolchainError, UsageError
 from ...ledger import Part
 from ...model import KernelReport
-from ...probes.executor import Executor
 from ...probes.results import Collection, Progress
+from ...probes.session import Session
 from ...settings import Settings
 from ..model.kernel import TritonKernel
 
@@ -139,18 +138,15 @@ _NEEDS = re.compile(r"(?:constexpr|pointer) ((?:'\w+'(?:, )?)+) needs (?:a value
 def needed(message: str) -> list[str]:
     """The names a `signature_for` refusal asks the user for."""
     return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
-def screen_package(path: str, base: TritonKernel, config: Settings, *, progress: Progress | None = None,
-                   backend: Callable[[], Executor] | None = None,
-                   build: bool = True) -> PackageScreen:
+def screen_package(path: str, base: TritonKernel, config: Settings, session: Session, *,
+                   progress: Progress | None = None, build: bool = True) -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring);
     with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`)."""
-    from ...app.session import open_session
     from ..build.backend import capabilities
     from ..build.modules import loaded_module, prime_launches
     from ..probes.audit import probe_triton
     from ..probes.screen import screen_autotune
 
-    session = open_session(config, backend=backend)
     plan = session.plan(config.targets)
     first = plan.targets[0]
     caps = capabilities(plan.compiler_for_ip[first.ip], first.name)

@@ -6,14 +6,11 @@ that spill explained, as asked.  What triton.app's KERNEL way runs, and what a l
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...app.outcome import Outcome, of_reports
-from ...app.session import open_session
-from ...probes.executor import Executor
 from ...probes.explain import ExplainResult
 from ...probes.results import Collection, CompileStats, Progress
 from ...probes.session import Session
@@ -23,6 +20,22 @@ from ..model.kernel import TritonKernel
 from ..probes.audit import probe_triton
 from ..probes.screen import Screen, screen_autotune
 from .fix import search_triton
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a screen of one kernel was asked beyond its build as compiled."""
+
+    autotune: bool = False
+    """Every config of its @triton.autotune, each judged."""
+    fix: bool = False
+    """With `autotune`: the Triton levers searched for each config with a finding."""
+    stage: bool = False
+    """Built again with the SLM staging pass."""
+    explain: bool = False
+    """Which Python lines spill."""
+    artifacts: Path | None = None
+    """Where to keep the TTGIR and SPIR-V of each build."""
 
 
 @dataclass
@@ -55,29 +68,26 @@ class TritonResult:
         return of_reports(reports, incidents)
 
 
-def screen(kernel: TritonKernel, config: Settings, *, autotune: bool = False, fix: bool = False,
-           stage: bool = False, explain: bool = False, artifacts_dir: Path | None = None,
-           progress: Progress | None = None,
-           backend: Callable[[], Executor] | None = None, session: Session | None = None) -> TritonResult:
-    """`session`: one opened for the same config, shared by many screens (a library's)."""
+def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: Asked = Asked(),
+           progress: Progress | None = None) -> TritonResult:
+    """`session`: the command's (a library's screens share it)."""
     from ..probes.explain import explain_reports
 
-    session = session or open_session(config, backend=backend)
-    out = TritonResult(kernel, explain_asked=explain)
-    if autotune:
+    out = TritonResult(kernel, explain_asked=asked.explain)
+    if asked.autotune:
         out.screen = screen_autotune(kernel, config, session, progress=progress)
-        if fix:
+        if asked.fix:
             out.remedies = {n: record(search_triton(tuned.applied_to(kernel), config, session, progress=progress))
                             for n, (tuned, got) in enumerate(out.screen)
                             if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)}
-        if explain:
+        if asked.explain:
             out.explained_configs = {
                 n: explain_reports(f"{kernel.label} config #{n + 1}", kernel.file, scratch, config, session)
                 for n, (_, got) in enumerate(out.screen) if (scratch := [r for r in got.reports if r.scratch_bytes])}
         return out
-    wanted = [("as compiled", False)] + ([("staged", True)] if stage else [])
-    out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=artifacts_dir,
+    wanted = [("as compiled", False)] + ([("staged", True)] if asked.stage else [])
+    out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=asked.artifacts,
                                      progress=progress)) for label, staged in wanted]
-    if explain:
+    if asked.explain:
         out.explained = explain_reports(kernel.label, kernel.file, out.runs[-1][1].reports, config, session)
     return out

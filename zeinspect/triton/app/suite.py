@@ -43,6 +43,9 @@ class TritonSuite:
         self.screen: Any = None
         self.run: Any = None
         self.not_judged = 0
+        self.session: Any = None
+        """The suite's one build session (pytest's main process): the capture's target, the screen
+        and its costs."""
         self.saved: dict[str, str | None] = {}
         """The caller's values of the variables the capture sets, restored at the end."""
 
@@ -50,11 +53,13 @@ class TritonSuite:
         """In pytest's main process: where the launches go and what the driver answers for, in
         the environment (xdist's workers start after this and inherit it); then the capture."""
         if not self.worker:
+            from ...app.session import open_session
             from ..sources.run import capture_environment
             from .library import capture_target
 
+            self.session = open_session(self.settings)
             self.folder = tempfile.TemporaryDirectory(prefix="zeinspect-suite-")
-            env = capture_environment(Path(self.folder.name), capture_target(self.settings))
+            env = capture_environment(Path(self.folder.name), capture_target(self.settings, self.session))
             self.saved = {name: os.environ.get(name) for name in env}
             os.environ.update(env)
         capture.install()
@@ -85,8 +90,8 @@ class TritonSuite:
                 os.environ[name] = value
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
-        self.screen = screen_captured(got, self.settings)
-        self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs)
+        self.screen = screen_captured(got, self.settings, self.session)
+        self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs, session=self.session)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands
         if not got.specializations:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.ttgir import ELEM_BYTES, SSA, parse_tensor, split_top
 
@@ -187,28 +187,29 @@ def stage(ttgir: str, caps: dict, *, slm_total: int, shared_in_use: int, form: s
     """Rewrite every dot that passes the four gates; return the text unchanged otherwise."""
     mod = Module(ttgir)
     result = StagingResult(ttgir=ttgir, changed=False, form=form)
-    plans = []
+    plans: list[_Plan] = []
     for line_no, line in enumerate(mod.lines):
         d = _DEF.match(line)
         if not d or d["op"] != "tt.dot":
             continue
         decision = _judge(mod, line_no, d, caps, slm_total, shared_in_use)
         result.dots.append(decision[0])
-        if decision[0].applied:
+        if isinstance(decision, _Plan):
             plans.append(decision)
     if not plans:
         return result
     lines = list(mod.lines)
     doomed: set[int] = set()
-    for n, (dec, line_no, a, b, acc, parent_enc, attrs, loc) in enumerate(plans):
-        for op in (a, b):
+    for n, plan in enumerate(plans):
+        line_no = plan.line_no
+        for op in (plan.a, plan.b):
             for ln in (op.load_line, op.alloc_line, op.cast_line):
                 if ln is not None:
                     doomed.add(ln)
         defined = _DEF.match(lines[line_no])
         assert defined is not None  # the dot's own line
         indent = defined["indent"]
-        lines[line_no] = "\n".join(_emit(dec, n, indent, a, b, acc, parent_enc, attrs, loc, form))
+        lines[line_no] = "\n".join(_emit(plan, n, indent, form))
     text = "\n".join(line for i, line in enumerate(lines) if i not in doomed)
     result.ttgir, result.changed = text, True
     return result
@@ -232,7 +233,8 @@ def _k_tile(k_dim: int, a_row_bytes: int) -> int:
 
 
 def _judge(mod: Module, line_no: int, d: re.Match, caps: dict, slm_total: int, shared_in_use: int
-           ) -> tuple[Any, ...]:
+           ) -> tuple[DotDecision] | _Plan:
+    """The dot's decision, alone where a gate declines it, or with what its rewrite needs."""
     res = d["res"]
     body, loc = _strip_loc(d["rest"])
     decision = DotDecision(result=res, applied=False)
@@ -285,11 +287,25 @@ def _judge(mod: Module, line_no: int, d: re.Match, caps: dict, slm_total: int, s
         return (decision,)
     decision.applied, decision.k_tile, decision.slm_bytes = True, k_tile, staged
     attrs = (", " + ", ".join(attr_parts)) if attr_parts else ""
-    return decision, line_no, a, b, acc_name, c_type, attrs, loc
+    return _Plan(decision, line_no, a, b, acc_name, c_type, attrs, loc)
 
 
-def _emit(dec: DotDecision, n: int, ind: str, a: _Operand, b: _Operand, acc: str, c_type: str, attrs: str, loc: str,
-          form: str) -> list[str]:
+class _Plan(NamedTuple):
+    """A dot the pass stages: its decision, its line, its traced operands, the accumulator, the
+    result type, its other attributes and its location, as the rewrite writes them again."""
+
+    dec: DotDecision
+    line_no: int
+    a: _Operand
+    b: _Operand
+    acc: str
+    c_type: str
+    attrs: str
+    loc: str
+
+
+def _emit(plan: _Plan, n: int, ind: str, form: str) -> list[str]:
+    dec, _, a, b, acc, c_type, attrs, loc = plan
     p = f"%zs{n}_"
     m, k, nn, t = dec.m, dec.k, dec.n, dec.k_tile
     assert t is not None and k is not None  # only applied decisions are emitted

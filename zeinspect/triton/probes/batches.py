@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...probes.results import Collection, Progress
+from ...probes.session import Session
 from ...settings import Settings
 from ..model.kernel import IR_SUFFIX
 from ..sources.launches import Specialization
@@ -28,14 +29,14 @@ compiles take.  The process-wide bound on compiles (toolchain.run.SLOTS) holds a
 
 
 def screen_all(done: dict[int, Collection | str], specs: list[Specialization], config: Settings,
-               session_of: Callable[[], Any], progress: Progress | None) -> str:
+               session: Session, progress: Progress | None) -> str:
     """Every specialization not screened yet, batch by batch (SCREEN_BATCH): Triton builds a
     batch on this thread while ocloc audits the one before on another (triton.probes.audit.build_many,
     audit_many), so the front end and the compiler overlap, and ocloc audits two batches at once
     (AUDITS_AT_ONCE).  Progress moves batch by batch, and a run stopped by Ctrl-C or SIGTERM
     keeps every batch done.  `done`: id(specialization) -> its collection, or why it was not
-    screened, filled in place (what is in it already is not screened again); `session_of()`: the
-    command's build session, asked for only when there is something to build.  Returns where the
+    screened, filled in place (what is in it already is not screened again); `session`: the
+    command's build session.  Returns where the
     run was stopped, or "" when it ran to its end."""
     from concurrent.futures import Future, ThreadPoolExecutor
     from functools import partial
@@ -51,7 +52,6 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
     todo = sorted((s for s in specs if id(s) not in done), key=_ir_size, reverse=True)
     if not todo:
         return ""
-    session = session_of()
     batches = [todo[i:i + SCREEN_BATCH] for i in range(0, len(todo), SCREEN_BATCH)]
     count, stopped = 0, ""
     # Every front end a cache's TTIR needs, started at once in workers (triton.build.front_ends): the
