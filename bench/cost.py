@@ -76,9 +76,10 @@ def main() -> int:
     in_loops = [r for r in users if r["cost"]["in_loops"]]
     # Families (the kernel's name without its template arguments, zeinspect.names.family) ranked
     # by the most scratch a member moves per loop iteration; then the ten costliest kernels, by
-    # the names zeinspect shows (names.labels: what tells a family's members apart).
+    # the names zeinspect shows (formats.labels: what tells a family's members apart).
     sys.path.insert(0, str(ROOT))
     from zeinspect import names
+    from zeinspect.formats.labels import labels as label_of
 
     def per_iteration(r: dict) -> int:
         return r["cost"]["per_iteration_bytes"]
@@ -87,7 +88,7 @@ def main() -> int:
     for r in users:
         families.setdefault(names.family(r["kernel"]), []).append(r)
     ranked = sorted(families.items(), key=lambda kv: -max(map(per_iteration, kv[1])))
-    labels = names.labels([r["kernel"] for r in users])
+    labels = label_of([r["kernel"] for r in users])
     costliest = sorted(users, key=per_iteration, reverse=True)[:10]
     family_rows = [{"family": family, "scratch users": len(members),
              "with traffic in loops": sum(1 for r in members if r["cost"]["in_loops"]),

@@ -264,6 +264,17 @@ class Source(enum.StrEnum):
     LOG = "log"  # read from a build log, nothing compiled
 
 
+@dataclass(kw_only=True)
+class Remarks:
+    """What a result says beside its findings, the one part every result record holds for it (as
+    app.outcome.Outcome does): notes, a line each for the reader, and incidents, a line each for
+    a compiler or driver crash or hang or an internal error contained to one part of the input
+    (each a finding of its own: exit 3)."""
+
+    notes: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class KernelFigures:
     """What one kernel's metadata says, already derived with the driver's rules."""

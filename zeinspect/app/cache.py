@@ -237,22 +237,3 @@ def bounded_at_exit(cache: BuildCache) -> None:
 
         atexit.register(at_exit)
     _RUN["caches"].append(cache)
-
-
-def text(report: CacheReport) -> str:
-    out = []
-    for lv in report.levels:
-        when = ""
-        if lv.oldest is not None and lv.newest is not None:
-            when = (f", written {time.strftime('%Y-%m-%d', time.gmtime(lv.oldest))} to "
-                    f"{time.strftime('%Y-%m-%d', time.gmtime(lv.newest))}")
-        bundles = f" (and {lv.bundles} bundles)" if lv.bundles else ""
-        line = f"{lv.name}: {lv.where}: {lv.entries} entries{bundles}, {lv.bytes / 2**20:.1f} MiB{when}"
-        if lv.older_format:
-            line += f"; {lv.older_format} entries of older cache formats (prune removes them)"
-        if lv.removed:
-            line += f"; removed {lv.removed} entries, {lv.removed_bytes / 2**20:.1f} MiB"
-        if lv.bound is not None:
-            line += f"; bound {lv.bound / 2**20:.0f} MiB ($ZEINSPECT_CACHE_MAX_SIZE), entries and Triton artifacts"
-        out.append(line)
-    return "\n".join(out) + "\n"

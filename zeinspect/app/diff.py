@@ -12,7 +12,7 @@ both compilers know, of the default ones (`--compiler A --compiler B`); else the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from ..inputs.saved import read_saved
 from ..judge.diff import Change, DiffResult, Thresholds, compare, environment_of, side
 from ..judge.profile import ProfileJoin
 from ..levers import Shape
+from ..model import Remarks
 from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
 from ..settings import Settings
@@ -32,14 +33,12 @@ from .profile import profiled
 
 
 @dataclass
-class Side:
+class Side(Remarks):
     label: str
     reports: list[dict] = field(default_factory=list)
     crashed: set[int] = field(default_factory=set)
     """Indexes of reports whose compile crashed or hung (their figures are unreadable)."""
     compilers: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     """What was built (empty for a saved document: nothing to explain)."""
     config: Settings | None = None
@@ -57,6 +56,21 @@ class DiffRequest:
     shapes: tuple[Shape, ...] = ()
     thresholds: Thresholds = Thresholds()
     explain: bool = False
+
+
+def shapes_asked(values: Mapping[str, tuple]) -> tuple[Shape, tuple[Shape, ...]]:
+    """The shape options of `diff` (each lever's values, as given): none; one value, the shape
+    both sides build in; or two values of one lever, the two shapes compared (with one input).
+    Returns (the base shape, the two shapes or ())."""
+    given = [(name, v) for name, v in values.items() if v]
+    if not given:
+        return Shape(), ()
+    if len(given) > 1 or len(given[0][1]) > 2:
+        raise UsageError("give one shape option, once or twice")
+    name, chosen = given[0]
+    if len(chosen) == 2:
+        return Shape(), tuple(Shape(**{name: v}) for v in chosen)
+    return Shape(**{name: chosen[0]}), ()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ..judge.audit import AuditResult, audit
 from ..judge.coverage import Coverage
 from ..judge.profile import ProfileJoin
 from ..judge.ratchet import Dialect, Ratchet
-from ..model import Compiler, GrfMode, KernelReport
+from ..model import Compiler, GrfMode, KernelReport, Remarks
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
@@ -91,13 +91,14 @@ def explain_paths(paths: list[str], config: Settings, *, session: Session | None
 
 
 @dataclass
-class RuntimeResult:
+class RuntimeResult(Remarks):
     reports: list[KernelReport]
-    incidents: list[str]
     device: dict
     driver: dict
     aot: list[KernelReport] = field(default_factory=list)
     compilers: list[Compiler] = field(default_factory=list)
+    compared: bool = False
+    """Asked to compare with the AOT build (`--compare-aot`): shown side by side."""
 
     @property
     def outcome(self) -> Outcome:
@@ -117,7 +118,7 @@ def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | 
     got = runtime_probe([inp], RuntimeConfig(simulate=simulate, device=device, build_flags=config.options,
                                              kernels=config.kernels, timeout=config.timeout or DEFAULT_TIMEOUT,
                                              environment=config.compile_environment))
-    out = RuntimeResult(got.reports, got.incidents, got.device, got.driver)
+    out = RuntimeResult(got.reports, got.device, got.driver, incidents=got.incidents, compared=compare_aot)
     ip = next((r.ip for r in got.reports if r.ip), None)
     if compare_aot and ip is not None:
         from dataclasses import replace

@@ -33,6 +33,7 @@ from ..inputs.sycl_image import ImageInfo
 from ..judge.families import Family, Member, RatchetLine, group, ratchet_lines
 from ..judge.fix import Decision, FixResult, decide, document
 from ..judge.shapes_file import dump
+from ..model import Remarks
 from ..probes.executor import Executor
 from ..probes.results import Progress
 from ..settings import Settings
@@ -57,12 +58,10 @@ class ImageSearch:
 
 
 @dataclass
-class LibraryFix:
+class LibraryFix(Remarks):
     images: list[ImageSearch] = field(default_factory=list)
     families: list[Family] = field(default_factory=list)
     ratchet: list[RatchetLine] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
     seconds: float = 0.0

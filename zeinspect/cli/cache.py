@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from .common import cli, finish, given_settings, setting_options, write
+from .common import cli, finish, given_settings, setting_options, show
 
 
 @cli.group()
@@ -38,9 +37,10 @@ def _settings(kwargs: dict) -> Any:
 def cache_stats(as_json: bool, **url: Any) -> None:
     """Show the entries and bytes of each level."""
     from ..app import cache as cache_app
+    from ..formats.writers import CACHE
 
     got = cache_app.stats(_settings(url).cache_url)
-    write(json.dumps([lv.to_json() for lv in got.levels], indent=1) + "\n" if as_json else cache_app.text(got))
+    show(CACHE, got, as_json)
     finish(got)
 
 
@@ -53,9 +53,10 @@ def cache_stats(as_json: bool, **url: Any) -> None:
 def cache_prune(older_than: float | None, max_size: str | None, as_json: bool, **url: Any) -> None:
     """Remove old entries from each level (the shared one unless --cache-url-readonly)."""
     from ..app import cache as cache_app
+    from ..formats.writers import CACHE
 
     chosen = _settings(url)
     got = cache_app.prune(chosen.cache_url, older_than_days=older_than, max_size=max_size,
                           readonly=chosen.cache_readonly)
-    write(json.dumps([lv.to_json() for lv in got.levels], indent=1) + "\n" if as_json else cache_app.text(got))
+    show(CACHE, got, as_json)
     finish(got)

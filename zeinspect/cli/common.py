@@ -210,6 +210,11 @@ def emit(writers: dict, result: Any, outputs: list[tuple[str, str | None]], **op
     registry.emit(writers, result, [(f, d) for f, d in outputs if f], registry.Options(**options), write)
 
 
+def show(writers: dict, result: Any, as_json: bool, **options: Any) -> None:
+    """A command's one view on the terminal: its JSON document with --json, else its text."""
+    emit(writers, result, [("json" if as_json else "text", None)], **options)
+
+
 def audit_options(f: Callable | None = None, *, groups: tuple[str, ...] = ()) -> Any:
     """What a gate run reads (PATHs, logs, a gate configuration, the runtime), and the gate's
     settings (the ratchet, recorded shapes, the measure; and `groups` besides)."""

@@ -68,26 +68,14 @@ def diff(old: str, new: str | None, compilers: tuple, option_sets: tuple,
     """Compare kernels between two builds (OLD NEW: inputs of any kind or saved --json
     documents), or one input under two compilers (--compiler A --compiler B), two option
     strings or two shapes.  Exit 0: nothing got worse; 1: something did; 2: could not compare."""
-    from ..app.diff import DiffRequest, Thresholds
+    from ..app.diff import DiffRequest, Thresholds, shapes_asked
     from ..app.diff import diff as run_diff
     from ..app.gate import settings
     from ..formats.writers import DIFF
-    from ..levers import Shape
     from ..triton import plugin as _triton_plugin  # noqa: F401 - registers Triton modules as an input (app.plugins)
     from .common import progress_display
 
-    values = {lv.name: levers.pop(f"lever_{lv.name}") for lv in _LEVERS}
-    pair = [(name, v) for name, v in values.items() if v]
-    shapes: tuple = ()
-    base_shape = Shape()
-    if pair:
-        if len(pair) > 1 or len(pair[0][1]) > 2:
-            raise click.UsageError("give one shape option, once or twice")
-        name, given = pair[0]
-        if len(given) == 2:
-            shapes = tuple(Shape(**{name: v}) for v in given)
-        else:
-            base_shape = Shape(**{name: given[0]})
+    base_shape, shapes = shapes_asked({lv.name: levers.pop(f"lever_{lv.name}") for lv in _LEVERS})
     # The rest of **levers are the settings' options (targets, kernels, jobs, timeout, cache, environment).
     given = given_settings(levers, _READ + [r for r in _READ_TARGETS if r[1].name == "targets"])
     config = settings({**given, "compiler": compilers[0] if len(compilers) == 1 else None,

@@ -17,8 +17,8 @@ from .common import (
     finish,
     own_stats,
     shape_options,
+    show,
     show_incidents,
-    write,
 )
 
 
@@ -98,16 +98,12 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
            as_json: bool) -> None:
     """Compile every shape of each scratch-using kernel on every target and show the table."""
     from ..app.shapes import shapes as search_shapes
-    from ..formats import shapes as shapes_fmt
-    from ..formats.json import dumps
+    from ..formats.writers import SHAPES
 
     got = compile.run("compiling shapes", lambda p: search_shapes(
         [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p,
         cost=cost))
-    if as_json:
-        write(dumps(shapes_fmt.document(got.searches)))
-    else:
-        write(shapes_fmt.table(got.searches) if got.searches else "no kernel uses scratch memory on these targets\n")
+    show(SHAPES, got, as_json)
     finish(got)
 
 
@@ -135,8 +131,7 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
     from ..app.fix import fix as run_fix
     from ..app.gate import load_gate
     from ..app.library_fix import fix_library, names_a_library
-    from ..formats import fix as fix_fmt
-    from ..formats.json import dumps
+    from ..formats.writers import FIX, LIBRARY_FIX
 
     if paths and not config and names_a_library(list(paths)):
         from ..fileio import atomic_write
@@ -145,7 +140,7 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
         got_library = compile.run("compiling shapes", lambda p: fix_library(
             list(paths), compile.config(), write_to=write_to, ratchet_to=ratchet_to,
             allow_subgroup_change=allow_subgroup_change, progress=p, cost=cost))
-        write(dumps(library_fmt.document(got_library)) if as_json else library_fmt.text(got_library))
+        show(LIBRARY_FIX, got_library, as_json)
         if html_to:
             atomic_write(html_to, library_fmt.page(got_library).encode())
             got_library.written.append(html_to)
@@ -158,7 +153,7 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
     aot = compile.config(gate=gate)
     got = compile.run("compiling shapes", lambda p: run_fix(tuple(paths), aot, gate=gate, write_to=write_to,
                                                             allow_subgroup_change=allow_subgroup_change, progress=p))
-    write(dumps(fix_fmt.document(got.result, got.sources)) if as_json else fix_fmt.text(got.result, got.sources))
+    show(FIX, got, as_json)
     for path in got.written:
         click.echo(f"wrote {path}", err=as_json)
     for d in got.differ:

@@ -6,7 +6,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .common import CompileOptions, cli, compile_options, emit, finish, own_stats, probe_options, write
+from .common import CompileOptions, cli, compile_options, emit, finish, own_stats, probe_options, show
 
 
 def _inspect(paths: list[str], compile: CompileOptions, shape: Any, as_json: bool, view: str,
@@ -36,16 +36,11 @@ def kernel(file: str, compile: CompileOptions, shape: Any, as_json: bool, runtim
     if not (runtime or simulate):
         _inspect([file], compile, shape, as_json, "cards", explain=explain)
     from ..app.inspect import runtime_kernel
-    from ..formats.json import dumps, report_document
-    from ..formats.text import cards, side_by_side
+    from ..formats.writers import RUNTIME
 
     got = runtime_kernel(file, compile.config(shape=shape), device=device, simulate=simulate,
                          compare_aot=compare_aot)
-    if as_json:
-        doc = report_document(got.reports + got.aot, got.compilers, incidents=got.incidents)
-        write(dumps({**doc, "runtime": {"device": got.device, "driver": got.driver}}))
-    else:
-        write(side_by_side(got.reports, got.aot) if compare_aot else cards(got.reports))
+    show(RUNTIME, got, as_json)
     finish(got)
 
 
@@ -88,10 +83,10 @@ def inspect(paths: tuple, compile: CompileOptions, shape: Any, as_json: bool, ve
 def devices(simulate: str | None, as_json: bool) -> None:
     """List Level Zero drivers and devices, and the SYCL devices dpctl sees."""
     from ..app.devices import listing
-    from ..formats import devices as devices_fmt
+    from ..formats.writers import DEVICES
 
     got = listing(simulate)
-    write(devices_fmt.dumps(got.found) if as_json else devices_fmt.text(got.found))
+    show(DEVICES, got, as_json)
     finish(got)
 
 
@@ -129,11 +124,10 @@ def occupancy(paths: tuple, wg_size: int | None, slm_bytes: int | None, grf_coun
     whether its work-group can launch, by the driver's and the compiler's own rules (no GPU)."""
     from ..app.occupancy import WhatIf
     from ..app.occupancy import occupancy as run
-    from ..formats import occupancy as occupancy_fmt
-    from ..formats.json import dumps
+    from ..formats.writers import OCCUPANCY
 
     what_if = WhatIf(wg_size=wg_size, slm_bytes=slm_bytes, grf_count=grf_count)
     got = compile.run("compiling", lambda p: run(list(paths), compile.config(), what_if,
                                                  progress=p))
-    write(dumps(occupancy_fmt.document(got)) if as_json else occupancy_fmt.text(got))
+    show(OCCUPANCY, got, as_json)
     finish(got)

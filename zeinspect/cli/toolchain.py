@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import cli, finish, write
+from .common import cli, finish, show
 
 
 @cli.group()
@@ -17,10 +17,10 @@ def toolchain() -> None:
 def toolchain_list(as_json: bool) -> None:
     """Show each compiler found: path, ocloc and IGC versions, known targets."""
     from ..app.toolchain import listing
-    from ..formats import toolchain as toolchain_fmt
+    from ..formats.writers import TOOLCHAIN
 
     got = listing()
-    write(toolchain_fmt.dumps(got.found, got.multi) if as_json else toolchain_fmt.text(got.found, got.multi))
+    show(TOOLCHAIN, got, as_json)
     finish(got)
 
 

@@ -14,7 +14,7 @@ import click
 
 from ..hardware import TRITON_TARGETS
 from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the Triton gate entries, inputs and settings
-from .common import CompileOptions, cli, compile_options, finish, own_stats, write
+from .common import CompileOptions, cli, compile_options, finish, own_stats, show
 
 
 def _triton_options(f: Callable) -> Callable:
@@ -75,5 +75,5 @@ def triton(spec: tuple, as_json: bool, compile: CompileOptions, **given: Any) ->
     got = compile.run("compiling", lambda p: app.screen_request(req, progress=p))
     from ..triton import views  # imported here: with --run, the screen's modules load while the command runs
 
-    write(views.render_request(req, got, as_json=as_json, stats=own_stats(got.stats)))
+    show(views.TRITON, (req, got), as_json, stats=own_stats(got.stats))
     finish(got)

@@ -82,14 +82,14 @@ def markdown(result: AuditResult, *, strict: bool, ledger: str | None = None, un
     """The gate as a pull-request comment or a CI job summary: the verdict and the summary (with
     the ledger's line), then the findings in a table (kernel, target, verdict, scratch, the
     finding), names as code."""
-    from .. import names
+    from .labels import labels as label_names
 
     head = [f"**zeinspect audit**: {verdict_line(result, strict=strict, unread=unread)}",
             "", md_text(result.summary), "", *([md_text(ledger), ""] if ledger else []), md_text(counts(result)), ""]
     shown = [j for verdict in _ORDER for j in result.judgements if j.verdict is verdict]
     if not shown:
         return "\n".join(head).rstrip() + "\n"
-    labels = names.labels([j.report.kernel for j in shown if j.report is not None])
+    labels = label_names([j.report.kernel for j in shown if j.report is not None])
     rows = ["| kernel | target | verdict | scratch | finding |", "|---|---|---|---|---|"]
     size = sum(len(x) + 1 for x in head + rows)
     for n, j in enumerate(shown):

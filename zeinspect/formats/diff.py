@@ -15,6 +15,7 @@ from typing import Any
 from .. import __version__, names
 from ..judge.diff import NA, PART_FIELDS, Change, DiffResult, Entry, Figures
 from .common import md_code, md_text, safe
+from .labels import labels as label_names
 from .profile import document as profile_document
 
 SCHEMA = "zeinspect.diff/1"
@@ -181,7 +182,7 @@ def markdown(run: Any, *, html_name: str | None = None) -> str:
             head.append(f"| ... and {len(families) - FAMILIES_SHOWN} more families | | |")
         head.append("")
     rows = ["| kernel | target | why | old | new |", "|---|---|---|---|---|"]
-    labels = names.labels([e.identity.kernel for e in worst])
+    labels = label_names([e.identity.kernel for e in worst])
     size = sum(len(x) + 1 for x in head + rows) + 200
     shown = 0
     for e in worst:

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from .. import names
 from ..model import CAUSES, KernelReport, Status, built_under
 from .common import fmt_bytes, fmt_opt, fold_rows, safe
+from .labels import labels as label_names
 
 MARK_OVERFLOW = "OVER"
 MARK_FAILED = "FAIL"
@@ -133,7 +134,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
         hidden = len(rows) - len(shown)
         rows = shown
     several_inputs = len({k[0] for k in rows}) > 1
-    readable = names.labels([kernel for _, kernel in rows])
+    readable = label_names([kernel for _, kernel in rows])
     places = _places([inp for inp, _ in rows]) if several_inputs else {}
     rows, elsewhere = fold_rows(rows, _reads)
     labels = [safe((f"{places[inp]}:{readable[kernel]}" if several_inputs else readable[kernel])
@@ -198,7 +199,7 @@ def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
         return []
     ranked = sorted(measured, key=lambda r: (-r.cost["per_iteration_bytes"], r.kernel, r.target))  # type: ignore[index]
     out = ["scratch traffic (bytes per iteration of the innermost loop with any; from IGC's ISA):"]
-    labels = names.labels([r.kernel for r in ranked])
+    labels = label_names([r.kernel for r in ranked])
     for r in ranked[:limit]:
         cost = r.cost or {}
         shown = (f"{cost['per_iteration_bytes']} B/iteration at depth {cost['loop_depth']}" if cost["in_loops"]

@@ -260,6 +260,122 @@ def _explain_html(result: Any, opts: Options) -> Iterator[str]:
 EXPLAIN: dict[str, Writer] = {"text": _explain_text, "json": _explain_json, "html": _explain_html}
 
 
+# -- the other commands: a text view and a JSON view each ----------------------------------------
+
+def _json(document: Any) -> Iterator[str]:
+    from .json import dumps
+
+    yield dumps(document)
+
+
+def _shapes_text(got: Any, opts: Options) -> Iterator[str]:
+    from .shapes import table
+
+    yield table(got.searches) if got.searches else "no kernel uses scratch memory on these targets\n"
+
+
+def _shapes_json(got: Any, opts: Options) -> Iterator[str]:
+    from .shapes import document
+
+    yield from _json(document(got.searches))
+
+
+def _fix_text(got: Any, opts: Options) -> Iterator[str]:
+    from .fix import text
+
+    yield text(got.result, got.sources)
+
+
+def _fix_json(got: Any, opts: Options) -> Iterator[str]:
+    from .fix import document
+
+    yield from _json(document(got.result, got.sources))
+
+
+def _library_fix_text(got: Any, opts: Options) -> Iterator[str]:
+    from .library_fix import text
+
+    yield text(got)
+
+
+def _library_fix_json(got: Any, opts: Options) -> Iterator[str]:
+    from .library_fix import document
+
+    yield from _json(document(got))
+
+
+def _devices_text(got: Any, opts: Options) -> Iterator[str]:
+    from .devices import text
+
+    yield text(got.found)
+
+
+def _devices_json(got: Any, opts: Options) -> Iterator[str]:
+    from .devices import dumps
+
+    yield dumps(got.found)
+
+
+def _occupancy_text(got: Any, opts: Options) -> Iterator[str]:
+    from .occupancy import text
+
+    yield text(got)
+
+
+def _occupancy_json(got: Any, opts: Options) -> Iterator[str]:
+    from .occupancy import document
+
+    yield from _json(document(got))
+
+
+def _toolchain_text(got: Any, opts: Options) -> Iterator[str]:
+    from .toolchain import text
+
+    yield text(got.found, got.multi)
+
+
+def _toolchain_json(got: Any, opts: Options) -> Iterator[str]:
+    from .toolchain import dumps
+
+    yield dumps(got.found, got.multi)
+
+
+def _cache_text(got: Any, opts: Options) -> Iterator[str]:
+    from .cache import text
+
+    yield text(got)
+
+
+def _cache_json(got: Any, opts: Options) -> Iterator[str]:
+    from .cache import dumps
+
+    yield dumps(got)
+
+
+def _runtime_text(got: Any, opts: Options) -> Iterator[str]:
+    """`kernel --runtime`: the driver's builds as cards, or beside the AOT ones (--compare-aot)."""
+    from .text import cards, side_by_side
+
+    yield side_by_side(got.reports, got.aot) if got.compared else cards(got.reports)
+
+
+def _runtime_json(got: Any, opts: Options) -> Iterator[str]:
+    from .json import report_document
+
+    doc = report_document(got.reports + got.aot, got.compilers, incidents=got.incidents)
+    yield from _json({**doc, "runtime": {"device": got.device, "driver": got.driver}})
+
+
+SHAPES: dict[str, Writer] = {"text": _shapes_text, "json": _shapes_json}
+FIX: dict[str, Writer] = {"text": _fix_text, "json": _fix_json}
+LIBRARY_FIX: dict[str, Writer] = {"text": _library_fix_text, "json": _library_fix_json}
+DEVICES: dict[str, Writer] = {"text": _devices_text, "json": _devices_json}
+OCCUPANCY: dict[str, Writer] = {"text": _occupancy_text, "json": _occupancy_json}
+TOOLCHAIN: dict[str, Writer] = {"text": _toolchain_text, "json": _toolchain_json}
+CACHE: dict[str, Writer] = {"text": _cache_text, "json": _cache_json}
+RUNTIME: dict[str, Writer] = {"text": _runtime_text, "json": _runtime_json}
+
+
 def emit(writers: dict[str, Writer], result: Any, outputs: list[tuple[str, str | None]], opts: Options,
          terminal: Callable[[str], None]) -> None:
     """Each requested (format, destination): the terminal for None, else a file written whole."""

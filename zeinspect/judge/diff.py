@@ -36,6 +36,8 @@ from typing import Any
 
 import msgspec
 
+from ..model import Remarks
+
 UNREADABLE = "unreadable"
 NA = "n/a"
 FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
@@ -201,15 +203,12 @@ class Thresholds:
 
 
 @dataclass
-class DiffResult:
+class DiffResult(Remarks):
     entries: list[Entry] = field(default_factory=list)
     old_label: str = "old"
     new_label: str = "new"
     only_old_targets: tuple[str, ...] = ()
     only_new_targets: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
-    """Why a side could not be compared in part (a crashed compile, an unreadable document)."""
     environments: tuple[dict, dict] = ({}, {})
     """The compiler variables each side was built under (toolchain.environment)."""
 

@@ -29,7 +29,7 @@ from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
-from ..model import Compiler, KernelReport
+from ..model import Compiler, KernelReport, Remarks
 from ..settings import Settings
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan
@@ -58,11 +58,8 @@ class Explanation:
 
 
 @dataclass
-class ExplainResult:
+class ExplainResult(Remarks):
     explanations: list[Explanation] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
-    """Compiler crashes and timeouts."""
     failures: list[str] = field(default_factory=list)
     """Modules that did not build, with the compiler's error lines."""
     compilers: list[Compiler] = field(default_factory=list)

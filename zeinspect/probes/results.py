@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from ..ledger import Part
-from ..model import Compiler, KernelReport
+from ..model import Compiler, KernelReport, Remarks
 from ..toolchain.targets import TargetPlan
 
 Progress = Callable[[int, int], None]
@@ -46,12 +46,9 @@ class CompileStats:
 
 
 @dataclass
-class Collection:
+class Collection(Remarks):
     reports: list[KernelReport] = field(default_factory=list)
     compilers: list[Compiler] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
-    """One line per toolchain failure (crash, hang) that became a finding."""
     stats: CompileStats = field(default_factory=CompileStats)
     plan: TargetPlan | None = None
     internal_kernels: set[str] = field(default_factory=set)

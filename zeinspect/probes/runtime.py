@@ -30,7 +30,7 @@ from ..hardware import SIMULATED
 from ..inputs import Input
 from ..inputs.kinds import InputKind
 from ..levers import DEFAULT_SHAPE
-from ..model import WHOLE_MODULE, KernelReport, Source, Status, driver_version_text, scratch_limit_for_ip
+from ..model import WHOLE_MODULE, KernelReport, Remarks, Source, Status, driver_version_text, scratch_limit_for_ip
 from ..toolchain import environment as compiler_environment
 
 DEFAULT_TIMEOUT = 600.0
@@ -48,11 +48,10 @@ class RuntimeConfig:
 
 
 @dataclass
-class RuntimeResult:
+class RuntimeResult(Remarks):
     reports: list[KernelReport] = field(default_factory=list)
     device: dict = field(default_factory=dict)
     driver: dict = field(default_factory=dict)
-    incidents: list[str] = field(default_factory=list)
 
 
 def simulation_env(product: str) -> dict:

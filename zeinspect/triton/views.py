@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ..formats.common import safe
@@ -165,7 +166,7 @@ def library_text(screen: Any) -> str:
     from ..formats.coverage import line
     from ..formats.text import table
 
-    head = screen.source.summary()
+    head = source_summary(screen.source)
     ledger = line(screen.coverage, unit="specializations")
     if not screen.collection.reports:
         return head + "\n" + (f"{ledger}\n" if ledger else "") + "".join(f"note: {n}\n" for n in screen.collection.notes)
@@ -177,7 +178,7 @@ def library_document(screen: Any, stats: dict) -> str:
     coverage = screen.coverage
     doc = report_document(screen.collection.reports, screen.collection.compilers, stats=stats,
                           notes=screen.collection.notes, incidents=screen.collection.incidents + screen.unread_incidents())
-    doc[screen.source.KIND] = screen.source.to_json()
+    doc[screen.source.KIND] = {**screen.source.to_json(), "summary": source_summary(screen.source)}
     doc["coverage"] = coverage.to_json()
     from ..formats.json import dumps
 
@@ -203,3 +204,74 @@ def package_summary(screen: Any, path: str) -> str:
     for error in screen.load_errors:
         lines.append(f"  did not load: {error}")
     return "\n".join(lines) + "\n"
+
+
+def source_summary(source: Any) -> str:
+    """The first line of a library screen: what its source (triton.sources: a capture, a Triton
+    cache) held."""
+    return capture_summary(source) if source.KIND == "capture" else cache_summary(source)
+
+
+def capture_summary(capture: Any) -> str:
+    launched = [s for s in capture.specializations if s.graph is None]
+    generated = [s for s in capture.specializations if s.graph is not None]
+    kernels = len({s.label for s in launched})
+    status = ("timed out" if capture.timed_out else "crashed" if capture.exit_code is not None and capture.exit_code < 0
+              else f"exit {capture.exit_code}")
+    text = (f"captured {capture.launches} launches of {kernels} kernels ({len(launched)} "
+            f"specializations) from `{' '.join(capture.command)[:120]}` ({status}; the command's own status, "
+            "not the screen's)")
+    if generated:
+        graphs = len({s.graph for s in generated})
+        text += (f"; torch.compile: Inductor generated {len({(s.graph, s.kernel.kernel) for s in generated})} "
+                 "Triton kernels "
+                 f"({len(generated)} autotune configs) for xpu in {graphs} graph{'s' if graphs > 1 else ''}, "
+                 "all screened (nothing generated runs here)")
+    if capture.specializations and "xpu" not in capture.devices:
+        text += (f"; its tensors were on {', '.join(sorted(capture.devices)) or 'no device'}, not an Intel GPU: "
+                 "a library that picks values by device took its other branch")
+    if capture.xpu is not None:
+        text += f"; {stand_in_summary(capture.xpu)}"
+    return text
+
+
+def stand_in_summary(stand_in: Any) -> str:
+    read = ", ".join(stand_in.answered) or "nothing"
+    where = ("tensors on xpu in host memory, computed on the CPU" if stand_in.tensors == "host"
+             else "tensors on the CPU")
+    text = f"torch.xpu stood in for {stand_in.name} ({stand_in.target}), {where}; the command read: {read}"
+    if stand_in.refused:
+        text += f"; XPU-only calls it could not answer: {', '.join(stand_in.refused)}"
+    return text
+
+
+def cache_summary(cache: Any) -> str:
+    kernels = len({s.kernel.kernel for s in cache.specializations})
+    text = (f"read {cache.entries} cached kernels ({kernels} kernels, {len(cache.specializations)} "
+            f"specializations) from the Triton cache {cache.root}")
+    if cache.written_for:
+        text += f", written for {', '.join(sorted(cache.written_for))}"
+    if cache.versions:
+        import triton
+
+        others = sorted(v for v in cache.versions if v != triton.__version__)
+        text += (f" by Triton {', '.join(others)} (built here with {triton.__version__})" if others
+                 else f" by Triton {triton.__version__}")
+    if cache.from_ir:
+        text += (f"; {cache.from_ir} {'entry' if cache.from_ir == 1 else 'entries'} compiled from an IR file, "
+                 "not from Python (no TTIR kept), not screened")
+    return text
+
+
+def _request_text(shown: tuple[Any, Any], opts: Any) -> Iterator[str]:
+    req, result = shown
+    yield render_request(req, result, as_json=False, stats=opts.stats)
+
+
+def _request_json(shown: tuple[Any, Any], opts: Any) -> Iterator[str]:
+    req, result = shown
+    yield render_request(req, result, as_json=True, stats=opts.stats)
+
+
+TRITON = {"text": _request_text, "json": _request_json}
+"""`zeinspect triton`'s writers (formats.writers' registry form): the result is (request, result)."""

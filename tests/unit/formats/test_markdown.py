@@ -8,11 +8,11 @@ import pytest
 from markdown_it import MarkdownIt
 
 from zeinspect.formats.common import md_code, md_text
+from zeinspect.formats.labels import labels
 from zeinspect.judge import ratchet
 from zeinspect.judge.audit import audit
 from zeinspect.levers import DEFAULT_SHAPE
 from zeinspect.model import KernelReport, Source, Status
-from zeinspect.names import labels
 
 from ..judge.test_diff import _Run, report, run
 

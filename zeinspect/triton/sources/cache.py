@@ -81,30 +81,13 @@ class CacheRead:
     def entries(self) -> int:
         return sum(s.launches for s in self.specializations)
 
-    def summary(self) -> str:
-        kernels = len({s.kernel.kernel for s in self.specializations})
-        text = (f"read {self.entries} cached kernels ({kernels} kernels, {len(self.specializations)} "
-                f"specializations) from the Triton cache {self.root}")
-        if self.written_for:
-            text += f", written for {', '.join(sorted(self.written_for))}"
-        if self.versions:
-            import triton
-
-            others = sorted(v for v in self.versions if v != triton.__version__)
-            text += (f" by Triton {', '.join(others)} (built here with {triton.__version__})" if others
-                     else f" by Triton {triton.__version__}")
-        if self.from_ir:
-            text += (f"; {self.from_ir} {'entry' if self.from_ir == 1 else 'entries'} compiled from an IR file, "
-                     "not from Python (no TTIR kept), not screened")
-        return text
-
     def where(self, spec: Specialization) -> str:
         n = spec.launches
         more = f" and {n - 3} more" if n > 3 else ""
         return f"{n} cache {'entry' if n == 1 else 'entries'}: {', '.join(spec.sites[:3])}{more}"
 
     def to_json(self) -> dict:
-        return {"root": self.root, "entries": self.entries, "summary": self.summary(),
+        return {"root": self.root, "entries": self.entries,
                 "written_for": sorted(self.written_for), "triton_versions": sorted(self.versions),
                 "problems": self.problems, "from_ir": self.from_ir,
                 "specializations": [{"kernel": s.kernel.kernel, "file": s.origin, "values": s.describe,

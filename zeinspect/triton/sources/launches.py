@@ -88,28 +88,6 @@ class Capture:
     def devices(self) -> set[str]:
         return {d for s in self.specializations for d in s.devices}
 
-    def summary(self) -> str:
-        launched = [s for s in self.specializations if s.graph is None]
-        generated = [s for s in self.specializations if s.graph is not None]
-        kernels = len({s.label for s in launched})
-        status = ("timed out" if self.timed_out else "crashed" if self.exit_code is not None and self.exit_code < 0
-                  else f"exit {self.exit_code}")
-        text = (f"captured {self.launches} launches of {kernels} kernels ({len(launched)} "
-                f"specializations) from `{' '.join(self.command)[:120]}` ({status}; the command's own status, "
-                "not the screen's)")
-        if generated:
-            graphs = len({s.graph for s in generated})
-            text += (f"; torch.compile: Inductor generated {len({(s.graph, s.kernel.kernel) for s in generated})} "
-                     "Triton kernels "
-                     f"({len(generated)} autotune configs) for xpu in {graphs} graph{'s' if graphs > 1 else ''}, "
-                     "all screened (nothing generated runs here)")
-        if self.specializations and "xpu" not in self.devices:
-            text += (f"; its tensors were on {', '.join(sorted(self.devices)) or 'no device'}, not an Intel GPU: "
-                     "a library that picks values by device took its other branch")
-        if self.xpu is not None:
-            text += f"; {self.xpu.summary()}"
-        return text
-
     def where(self, spec: Specialization) -> str:
         """Where a specialization came from, for its note."""
         if spec.graph is not None:
@@ -119,7 +97,7 @@ class Capture:
 
     def to_json(self) -> dict:
         return {"command": self.command, "exit_code": self.exit_code, "timed_out": self.timed_out,
-                "launches": self.launches, "devices": sorted(self.devices), "summary": self.summary(),
+                "launches": self.launches, "devices": sorted(self.devices),
                 "xpu": self.xpu.to_json() if self.xpu is not None else None,
                 "specializations": [{"kernel": s.kernel.kernel if s.graph else s.label, "values": s.describe,
                                      "ttir": s.kernel.file if s.kernel.file.endswith(IR_SUFFIX) else None,
@@ -156,15 +134,6 @@ class StandIn:
                 out.refused.append(str(r["xpu_refused"]))
         return out
 
-    def summary(self) -> str:
-        read = ", ".join(self.answered) or "nothing"
-        where = ("tensors on xpu in host memory, computed on the CPU" if self.tensors == "host"
-                 else "tensors on the CPU")
-        text = f"torch.xpu stood in for {self.name} ({self.target}), {where}; the command read: {read}"
-        if self.refused:
-            text += f"; XPU-only calls it could not answer: {', '.join(self.refused)}"
-        return text
-
     def to_json(self) -> dict:
         return {"target": self.target, "name": self.name, "answered": self.answered, "refused": self.refused,
                 "tensors": self.tensors}
@@ -185,8 +154,6 @@ class Source(Protocol):
 
     @property
     def label(self) -> str: ...
-
-    def summary(self) -> str: ...
 
     def where(self, spec: Specialization) -> str: ...
 
