@@ -8,6 +8,7 @@ choice needs it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,77 +17,15 @@ from ..errors import UsageError
 from ..inputs import Input
 from ..judge.shapes import Cell, CellState, Row, Search, cell_of
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
-from ..levers.base import grid
-from ..levers.sub_group import depends_on_sub_group, sub_group_dependence
+from ..levers.sub_group import sub_group_dependence
 from ..model import WHOLE_MODULE, GrfMode, KernelReport, Status
 from ..probes.aot import probe, probe_each
-from ..probes.explain import scratch_costs
+from ..probes.explain import scratch_costs_each
 from ..probes.modules import written
 from ..probes.results import Progress
 from ..probes.session import Session
 from ..settings import Settings
 from ..toolchain.targets import TargetPlan
-
-
-def scratch_users(inp: Input, config: Settings, session: Session, plan: TargetPlan) -> tuple[list[str], list[str]]:
-    """(kernels that use scratch or do not build on some planned target, the others), as written."""
-    got = probe([inp], replace(config, shape=Shape()), session, plan=plan)
-    names = list(dict.fromkeys(r.kernel for r in got.reports))
-    users = [n for n in names if any(r.kernel == n and (r.uses_scratch or r.status is not Status.OK)
-                                     for r in got.reports)]
-    return users, [n for n in names if n not in users]
-
-
-def search(inp: Input, kernel: str, base: Settings, session: Session, plan: TargetPlan, *,
-           allow_subgroup_change: bool = False, progress: Progress | None = None, cost: bool = False) -> Search:
-    """Compile every shape of `kernel` for every planned target (through the cache).  When no
-    shape removes the scratch (or `cost`), each shape that builds everywhere with scratch gets
-    its scratch traffic in loops measured, from IGC's ISA of its build (cached like it)."""
-    module = written(inp, base, session, plan)
-    if kernel not in module.shapes:
-        raise UsageError(f"no kernel {kernel!r} in {inp.path}")
-    as_written = module.shapes[kernel]
-    result = Search(input=inp.path, kernel=kernel, written=as_written,
-                    depends=depends_on_sub_group(module.spirv, kernel))
-    shapes = grid(MODULE_LEVERS, Shape, as_written)
-    for n, shape in enumerate(shapes):
-        risky = any(lv.changes_semantics and getattr(shape, lv.name) != getattr(as_written, lv.name)
-                    for lv in MODULE_LEVERS)
-        row = Row(shape=shape, changes_semantics=risky and bool(result.depends) and not allow_subgroup_change,
-                  as_written=shape == as_written, written=as_written)
-        if row.changes_semantics:
-            row.cells = [Cell(t.name, CellState.SKIPPED, None, "changes semantics") for t in plan.targets]
-            result.rows.append(row)
-            continue
-        config = replace(base, shape=shape, kernels=(kernel,), rewrites=module_rewrites(kernel, shape, as_written))
-        row.config = config
-        try:
-            got = probe([inp], config, session, plan=plan)
-            by_target = {r.target: r for r in got.reports if r.kernel in (kernel, WHOLE_MODULE)}
-            for c in got.compilers:
-                if c.id not in result.compiler_ids:
-                    result.compiler_ids.append(c.id)
-            row.cells = [cell_of(t.name, by_target.get(t.name), shape) for t in plan.targets]
-        except UsageError as exc:  # e.g. no spelling for this register-file mode
-            row.cells = [Cell(t.name, CellState.NOT_AVAILABLE, None, str(exc)) for t in plan.targets]
-        result.rows.append(row)
-        if progress:
-            progress(n + 1, len(shapes))
-    if cost or not any(r.builds_everywhere and not r.scratch_targets for r in result.candidates):
-        _measure_traffic(inp, kernel, result, session)
-    return result
-
-
-def _measure_traffic(inp: Input, kernel: str, result: Search, session: Session) -> None:
-    """Each candidate that builds everywhere with scratch: its scratch cost per target."""
-    for row in result.candidates:
-        if not row.builds_everywhere or not row.scratch_targets:
-            continue
-        targets = [c.target for c in row.scratch_targets]
-        costs, problems = scratch_costs([inp], row.config.with_targets(targets), session)
-        result.notes += [f"{row.shape.describe()}: {p}" for p in problems]
-        row.costs = {t: costs.get((inp.path, kernel, t)) for t in targets}
-
 
 # -- a whole module at once: what a library's search costs -------------------------------------
 
@@ -236,12 +175,40 @@ def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan
             m.reports = {(r.kernel, r.target): r for r in got.reports}
         if progress:
             progress(done, len(todo))
-    out.searches = [_kernel_search(inp.path, k, module.shapes[k], depends[k], shapes, plan, out.compiler_ids, base)
-                    for k in users]
-    for search in out.searches:
-        if scope.cost or (scope.measure and not any(r.builds_everywhere and not r.scratch_targets for r in search.candidates)):
-            _measure_traffic(inp, search.kernel, search, session)
+    read_from: dict[int, ModuleShape] = {}
+    out.searches = [_kernel_search(out, k, module.shapes[k], depends[k], plan, base, read_from) for k in users]
+    measured = [s for s in out.searches if scope.cost or (scope.measure and not any(
+        r.builds_everywhere and not r.scratch_targets for r in s.candidates))]
+    _measure_module_traffic(inp, measured, read_from, config_of, session)
     return out
+
+
+def _measure_module_traffic(inp: Input, searches: list[Search], read_from: dict[int, ModuleShape],
+                            config_of: Callable[[ModuleShape], Settings], session: Session) -> None:
+    """The scratch traffic of every candidate of `searches` that builds everywhere with scratch,
+    read from one dumping compile per module shape and target (the build its cells came from),
+    every kernel's from the same dump: a library image's 54 scratch users cost one dump per
+    shape, not 54."""
+    wanted: dict[int, tuple[ModuleShape, set[str], set[str]]] = {}
+    rows: list[tuple[Search, Row, ModuleShape]] = []
+    for search in searches:
+        for row in search.candidates:
+            if not row.builds_everywhere or not row.scratch_targets:
+                continue
+            m = read_from[id(row)]
+            _, kernels, targets = wanted.setdefault(id(m), (m, set(), set()))
+            kernels.add(search.kernel)
+            targets.update(c.target for c in row.scratch_targets)
+            rows.append((search, row, m))
+    asked = [([inp], replace(config_of(m), kernels=tuple(sorted(kernels))).with_targets(sorted(targets)))
+             for m, kernels, targets in wanted.values()]
+    # The module shapes' dumping compiles run at once, `jobs` at a time (probes.explain).
+    got = dict(zip(wanted, scratch_costs_each(asked, session)))
+    found = {key: costs for key, (costs, _) in got.items()}
+    said = {key: problems for key, (_, problems) in got.items()}
+    for search, row, m in rows:
+        search.notes += [f"{row.shape.describe()}: {p}" for p in said[id(m)]]
+        row.costs = {c.target: found[id(m)].get((inp.path, search.kernel, c.target)) for c in row.scratch_targets}
 
 
 def _keep_compilers(out: ModuleSearch, got: Any) -> None:
@@ -250,12 +217,14 @@ def _keep_compilers(out: ModuleSearch, got: Any) -> None:
             out.compiler_ids.append(c.id)
 
 
-def _kernel_search(path: str, kernel: str, written_shape: Shape, depends: list[str], shapes: list[ModuleShape],
-                   plan: TargetPlan, compiler_ids: list[str], base: Settings) -> Search:
+def _kernel_search(out: ModuleSearch, kernel: str, written_shape: Shape, depends: list[str], plan: TargetPlan,
+                   base: Settings, read_from: dict[int, ModuleShape]) -> Search:
     """One kernel's shape table, its rows read from the module's builds: a module shape that
-    leaves this kernel's sub-group size as written is the kernel's shape with it as written."""
-    result = Search(input=path, kernel=kernel, written=written_shape, depends=depends,
-                    compiler_ids=list(compiler_ids))
+    leaves this kernel's sub-group size as written is the kernel's shape with it as written.
+    `read_from`: filled with id(row) -> the module shape whose build the row's cells are."""
+    result = Search(input=out.input, kernel=kernel, written=written_shape, depends=depends,
+                    compiler_ids=list(out.compiler_ids))
+    shapes = out.shapes
     seen: set = set()
     by_shape = {m.shape: m for m in shapes}
 
@@ -280,6 +249,7 @@ def _kernel_search(path: str, kernel: str, written_shape: Shape, depends: list[s
         seen.add(shape)
         row = Row(shape=shape, changes_semantics=risky, as_written=shape == written_shape, written=written_shape)
         row.config = replace(base, shape=shape, kernels=(kernel,), rewrites=module_rewrites(kernel, shape, written_shape))
+        read_from[id(row)] = m
         if risky:
             row.cells = [Cell(t.name, CellState.SKIPPED, None, "changes semantics") for t in plan.targets]
         else:

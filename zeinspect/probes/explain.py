@@ -256,11 +256,20 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
     selects, from the same dumping compile as `explain` (cached like it), read without the
     register-pressure pass; each build's costs are cached too, so a warm run reads no dump.
     Also the incidents (a crashed or hung dumping compile), one line each."""
-    plan = session.plan(config.targets)
-    cache = session.cache
-    jobs = list(_jobs(inputs, config, plan, {}, ExplainResult(), cache))
+    [got] = scratch_costs_each([(inputs, config)], session)
+    return got
 
-    def one(job: _Job) -> tuple[dict[str, dict], list[str]]:
+
+def scratch_costs_each(asked: list[tuple[list[Input], Settings]], session: Session
+                       ) -> list[tuple[dict[tuple[str, str, str], dict], list[str]]]:
+    """scratch_costs of several (inputs, config) pairs (a shape search's module shapes), their
+    dumping compiles all on one pool of threads (`jobs` of the first config at a time)."""
+    cache = session.cache
+    jobs = [(n, config, job) for n, (inputs, config) in enumerate(asked)
+            for job in _jobs(inputs, config, session.plan(config.targets), {}, ExplainResult(), cache)]
+
+    def one(item: tuple[int, Settings, _Job]) -> tuple[dict[str, dict], list[str]]:
+        _, config, job = item
         fields = _build_fields(job, config.compiler_environment)
         key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
         hit = cache.get_json(key)
@@ -274,15 +283,17 @@ def scratch_costs(inputs: list[Input], config: Settings, session: Session) -> tu
             cache.put_json(key, got)
         return got, found.incidents
 
-    costs: dict[tuple[str, str, str], dict] = {}
-    problems: list[str] = []
-    with _pool(len(jobs), config) as pool:
-        for job, (got, said) in zip(jobs, pool.map(one, jobs)):
+    out: list[tuple[dict[tuple[str, str, str], dict], list[str]]] = [({}, []) for _ in asked]
+    if not jobs:
+        return out
+    with _pool(len(jobs), asked[0][1]) as pool:
+        for (n, _, job), (got, said) in zip(jobs, pool.map(one, jobs)):
+            costs, problems = out[n]
             problems += said
             for kernel, cost in got.items():
                 for target in job.targets:  # every target of the job's IP: one build serves them all
                     costs[(job.input.path, kernel, target)] = cost
-    return costs, problems
+    return out
 
 
 def users_costs(inp: Input, users: list[KernelReport], config: Settings, session: Session

@@ -150,3 +150,21 @@ def test_the_audit_costs_a_kernel_in_its_recorded_shape_from_that_build(cli, sid
     [written] = json.loads(cli("kernel", project / "kernels" / "fma_tile.cl", *common).out)["reports"]
     assert audited["shape"]["sub_group"] == 16 and audited["spill_bytes"] == shaped["spill_bytes"]
     assert audited["cost"] == shaped["cost"] and audited["cost"] != written["cost"]
+
+
+def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(cli, sid_compiler, tmp_path):
+    """`shapes --cost` on a module of two scratch users measures each shape's traffic from one
+    dumping compile of the whole module in that shape (issue 62: per module, not per kernel); each
+    kernel's figure is what `kernel` gives for it alone in the same shape (its own build, whose
+    cost the tests above check against IGC's dump)."""
+    module = tmp_path / "two.cl"
+    module.write_text((KERNELS / "fma_tile.cl").read_text() + (KERNELS / "sg32_accumulate.cl").read_text())
+    common = ("-t", "dg2-g10", "--compiler", sid_compiler.id, "--json", "-q")
+    doc = json.loads(cli("shapes", module, "--cost", *common).out)
+    measured = [(s["kernel"], r["shape"], r["costs"]) for s in doc["searches"] for r in s["rows"] if r["costs"]]
+    assert {k for k, _, _ in measured} == {"fma_tile", "sg32_accumulate"}  # both kernels, several shapes
+    assert len({json.dumps(shape, sort_keys=True) for _, shape, _ in measured}) > 1
+    for kernel, shape, costs in measured:
+        [alone] = json.loads(cli("kernel", module, "-k", kernel, "--grf", shape["grf"],
+                                 "--sub-group", str(shape["sub_group"]), "--cost", *common).out)["reports"]
+        assert costs["dg2-g10"] == alone["cost"], (kernel, shape)
