@@ -174,6 +174,79 @@ def bound() -> int | None:
     return size or None
 
 
+SIZES = "sizes.json"
+"""Beside the cache's folders: the bytes each folder (`v*/xx`, and the artifacts folder) held when
+it was last counted, and when.  A command's end counts again only the folders changed since (a
+folder's own modification time moves when an entry is written into it or removed): on a warm run
+of a 6 GB cache of 100,000 entries, some hundred folder stats instead of 100,000 file stats
+(0.7 s at every command's end).  The full list is read only when the cache is over its bound."""
+
+
+def _folders(root: Path) -> list[os.DirEntry]:
+    """The folders whose files the bound counts: each `v*/xx` of entries, and the artifacts'."""
+    out: list[os.DirEntry] = []
+    with os.scandir(root) as top:
+        for v in top:
+            if v.name in ARTIFACTS and v.is_dir():
+                out.append(v)
+            elif v.name.startswith("v") and v.is_dir():
+                with os.scandir(v.path) as buckets:
+                    out += [b for b in buckets if b.is_dir()]
+    return out
+
+
+def _counted(folder: os.DirEntry) -> int:
+    """The bytes of the files the bound counts in one folder (entries, or artifacts)."""
+    artifacts = Path(folder.path).name in ARTIFACTS
+    total = 0
+    with os.scandir(folder.path) as files:
+        for f in files:
+            if artifacts or f.name.endswith(".entry"):
+                try:
+                    total += f.stat().st_size
+                except OSError:
+                    continue
+    return total
+
+
+def cache_size(root: Path) -> int:
+    """The bytes the bound counts, recounting only the folders changed since the last count
+    (SIZES); the counts are kept for the next command.  Never raises on a folder that changes
+    while it is counted: it is counted again next time."""
+    import json
+
+    from ..fileio import atomic_write
+
+    stamp = root / SIZES
+    try:
+        known = json.loads(stamp.read_text())
+        counted, then = dict(known["folders"]), int(known["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        counted, then = {}, -1
+    started = time.time_ns()
+    now: dict[str, int] = {}
+    for folder in _folders(root):
+        name = os.path.relpath(folder.path, root)
+        try:
+            changed = folder.stat().st_mtime_ns >= then
+        except OSError:
+            continue
+        now[name] = _counted(folder) if changed or name not in counted else int(counted[name])
+    kept = json.dumps({"at": started, "folders": now}).encode()
+    try:
+        atomic_write(stamp, kept, durable=False)
+    except OSError:
+        pass  # a read-only cache counts in full each time
+    return sum(now.values()) + len(kept)
+
+
+def _size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _bounded_files(root: Path) -> list[dict]:
     out = _local_entries(root)
     for folder in ARTIFACTS:
@@ -196,7 +269,7 @@ def keep_bound(root: Path, since: float, used: set[str], limit: int | None = Non
     level = _level("local", str(root), files)
     if limit is None:
         return level
-    total = sum(f["size"] for f in files)
+    total = sum(f["size"] for f in files) + _size_of(root / SIZES)  # the counts themselves take room too
     protected = {str(root / BuildCache.relative(k)) for k in used}
     candidates = sorted((f for f in files if f["mtime"] < since and f["path"] not in protected),
                         key=lambda f: (f["current"], f["mtime"]))  # older formats first, then the oldest
@@ -231,7 +304,10 @@ def bounded_at_exit(cache: BuildCache) -> None:
         def at_exit() -> None:
             used = {k for c in _RUN["caches"] for k in c.used}
             try:
-                keep_bound(_RUN["root"], _RUN["since"], used)
+                limit = bound()
+                if limit is None or cache_size(_RUN["root"]) <= limit:
+                    return  # within its bound: no file listed, none removed
+                keep_bound(_RUN["root"], _RUN["since"], used, limit)
             except (OSError, UsageError):
                 pass  # a bound that cannot be read or kept never fails the command
 
