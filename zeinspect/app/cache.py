@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,9 +293,10 @@ _RUN: dict = {}
 def bounded_at_exit(cache: BuildCache) -> None:
     """Keep the cache in its bound when this process ends (once, whichever sessions it opened):
     what each of its caches used is kept."""
-    import multiprocessing
-
-    if cache.directory is None or multiprocessing.parent_process() is not None:
+    # A child that multiprocessing started has it imported (it is how it started); a command's
+    # own process that never imported it is no such child (and need not load it to say so).
+    multiprocessing = sys.modules.get("multiprocessing")
+    if cache.directory is None or (multiprocessing is not None and multiprocessing.parent_process() is not None):
         return  # a worker's end is not the command's: the process that started the command keeps the bound
     if not _RUN:
         import atexit

@@ -11,19 +11,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..inputs import Reading, collect, read_input
 from ..judge.audit import AuditResult, audit
 from ..judge.coverage import Coverage
-from ..judge.profile import ProfileJoin
 from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport, Remarks
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
 from ..probes.executor import Executor
-from ..probes.explain import ExplainResult
-from ..probes.explain import explain as run_explain
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..settings import Settings
@@ -31,6 +29,10 @@ from .coverage import ledger_of
 from .outcome import Outcome, of_reports
 from .profile import profiled
 from .session import open_session
+
+if TYPE_CHECKING:  # `explain` and `--profile` load these when asked: a warm inspect reads neither
+    from ..judge.profile import ProfileJoin
+    from ..probes.explain import ExplainResult
 
 
 @dataclass
@@ -84,6 +86,8 @@ def explain_paths(paths: list[str], config: Settings, *, session: Session | None
     size given is the module rewritten, as `kernel` builds it); through `session`, the command's,
     or one opened for it."""
     reading = Reading()
+    from ..probes.explain import explain as run_explain
+
     got = run_explain(collect(list(paths), reading), config, session or open_session(config))
     got.notes += reading.notes()
     got.incidents += reading.incidents

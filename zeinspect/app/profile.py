@@ -3,16 +3,24 @@
 
 from __future__ import annotations
 
-from ..inputs.profile import read_profile
-from ..judge.audit import AuditResult
-from ..judge.profile import ProfileJoin, join, time_share_rule
+from typing import TYPE_CHECKING
+
 from ..model import KernelReport
 from ..settings import Settings
+
+if TYPE_CHECKING:  # the profile's reader and join load when a run names a profile, not at every start
+    from ..judge.audit import AuditResult
+    from ..judge.profile import ProfileJoin
 
 
 def profiled(config: Settings, reports: list[KernelReport] | list[dict]) -> ProfileJoin | None:
     """The reports joined with the run's profile, or None without one."""
-    return join(read_profile(config.profile), reports) if config.profile else None
+    if not config.profile:
+        return None
+    from ..inputs.profile import read_profile
+    from ..judge.profile import join
+
+    return join(read_profile(config.profile), reports)
 
 
 def apply_time_share(result: AuditResult, joined: ProfileJoin | None, config: Settings) -> None:
@@ -23,4 +31,6 @@ def apply_time_share(result: AuditResult, joined: ProfileJoin | None, config: Se
         from ..errors import UsageError
 
         raise UsageError("time_share_bound needs a profile (--profile TRACE, or `profile:` in the gate configuration)")
+    from ..judge.profile import time_share_rule
+
     result.judgements, _ = time_share_rule(result.judgements, joined, config.time_share_bound)
