@@ -77,7 +77,7 @@ def main() -> int:
         for width in WIDTHS:  # one width per command, until the cache holds enough entries
             got = capture([sys.executable, str(script), str(width)], target=target, folder=kept)
             if got.exit_code:
-                raise SystemExit(f"the torch.compile run at width {width} ended with {got.exit_code}: {got.problems}")
+                raise SystemExit(f"the torch.compile run at width {width} ended with {got.exit_code}: {got.notes}")
             widths.append(width)
             count = entries(cache)
             print(f"width {width}: {count} entries", file=sys.stderr)

@@ -23,7 +23,7 @@ def test_repeated_lines_count_as_launches_of_one_specialization() -> None:
     got = read_launches(["cmd"], 0, False, lines)
     assert [s.launches for s in got.specializations] == [1005, 1]
     assert got.specializations[0].sites == ["/lib/use.py:10", "/lib/other.py:3"]
-    assert got.launches == len(lines) and not got.problems
+    assert got.launches == len(lines) and not got.notes
 
 
 def test_a_repeated_line_is_the_same_as_parsing_it_again() -> None:
@@ -42,7 +42,7 @@ def test_bad_lines_are_named_by_their_number_and_repeat_as_problems() -> None:
     for line in (_launch(), "{cut", '{"error": "no hook"}', "{cut"):
         reader.feed(line)
     got = reader.capture(["cmd"], 1, False)
-    assert got.problems == ["capture line 2 does not read (cut short?)", "no hook",
+    assert got.notes == ["capture line 2 does not read (cut short?)", "no hook",
                             "capture line 4 does not read (cut short?)"]
     assert got.launches == 1
 

@@ -158,7 +158,7 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
 
     screener = screener or Screener(config, session)
     out = LibraryScreen(got)
-    out.collection.notes += got.problems
+    out.collection.notes += got.notes
     out.collection.incidents += got.incidents
     out.collection.parts += got.parts
     specs = with_levers(list(got.specializations), stage=stage, launch=launch)

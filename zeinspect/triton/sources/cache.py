@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 from ...errors import InputError, debugging, internal_incident
 from ...ledger import Exclusion, Part
+from ...model import Remarks
 from ..model.kernel import IR_SUFFIX, TritonKernel, entry_kernel
 from .launches import Specialization
 
@@ -53,15 +54,13 @@ _FIRST_LOC = re.compile(r'^#loc\d* = loc\("(?P<file>[^"]+)":(?P<line>\d+):\d+\)'
 
 
 @dataclass
-class CacheRead:
-    """What a Triton cache folder holds: the source of a library screen (triton.app.library)."""
+class CacheRead(Remarks):
+    """What a Triton cache folder holds: the source of a library screen (triton.app.library).  Its
+    notes: the entries that did not read; its incidents: internal errors, each kept to its entry."""
 
     KIND: ClassVar[str] = "cache"
     root: str
     specializations: list[Specialization] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    incidents: list[str] = field(default_factory=list)
-    """Internal errors, each kept to the entry it happened on."""
     written_for: set[str] = field(default_factory=set)
     """The targets the entries were compiled for (`dg2-g10`, `cuda 80`)."""
     versions: set[str] = field(default_factory=set)
@@ -89,7 +88,7 @@ class CacheRead:
     def to_json(self) -> dict:
         return {"root": self.root, "entries": self.entries,
                 "written_for": sorted(self.written_for), "triton_versions": sorted(self.versions),
-                "problems": self.problems, "from_ir": self.from_ir,
+                "problems": self.notes, "from_ir": self.from_ir,
                 "specializations": [{"kernel": s.kernel.kernel, "file": s.origin, "values": s.describe,
                                      "entries": s.sites, "num_warps": s.kernel.num_warps,
                                      "threads_per_warp": s.kernel.threads_per_warp, "grf_mode": s.kernel.grf_mode,
@@ -105,7 +104,7 @@ def read_cache(root: str) -> CacheRead:
         raise InputError("not a folder (a Triton cache is one: $TRITON_CACHE_DIR, ~/.triton/cache)", path=root)
     out = CacheRead(root=root)
     found: dict[str, Specialization] = {}
-    for folder, dirs, files in os.walk(top, onerror=lambda exc: out.problems.append(f"{exc.filename}: unreadable")):
+    for folder, dirs, files in os.walk(top, onerror=lambda exc: out.notes.append(f"{exc.filename}: unreadable")):
         dirs.sort()
         for name in sorted(files):
             if name.endswith(".json") and not name.startswith(GROUP_PREFIX):
@@ -116,7 +115,7 @@ def read_cache(root: str) -> CacheRead:
                         raise
                     out.incidents.append(internal_incident(str((Path(folder) / name).relative_to(top)), exc))
     out.specializations = list(found.values())
-    if not out.specializations and not out.problems and not out.incidents:
+    if not out.specializations and not out.notes and not out.incidents:
         only_ir = f" (only {out.from_ir} compiled from IR files, which keep no TTIR)" if out.from_ir else ""
         raise InputError(f"holds no Triton kernels (a NAME.json beside its NAME.ttir){only_ir}", path=root)
     return out
@@ -128,7 +127,7 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
         meta = json.loads(meta_path.read_bytes())
     except (OSError, ValueError):
         # A kernel's metadata that does not read is an entry lost: unread, its kernel unknown.
-        out.problems.append(f"{where}: not JSON (cut short?): skipped")
+        out.notes.append(f"{where}: not JSON (cut short?): skipped")
         out.parts.append(Part(out.root, str(meta_path), None, "a cache entry's metadata", unread="not JSON (cut short?)"))
         return
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or "num_warps" not in meta:
@@ -143,7 +142,7 @@ def _read_entry(meta_path: Path, top: Path, out: CacheRead, found: dict[str, Spe
             out.parts.append(Part(out.root, str(meta_path), (meta["name"],), out.DECLARED_BY,
                                   excluded=Exclusion.FROM_IR))
             return
-        out.problems.append(f"{where}: no {ttir.name} beside it (the entry was cut, or written by a Triton "
+        out.notes.append(f"{where}: no {ttir.name} beside it (the entry was cut, or written by a Triton "
                             "that does not keep its TTIR): skipped")
         out.parts.append(Part(out.root, str(meta_path), (meta["name"],), out.DECLARED_BY,
                               unread=f"no {ttir.name} beside it (the entry was cut, or written by a Triton that does "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ...ledger import Part
+from ...model import Remarks
 from ..model.kernel import DTYPE_PREFIX, IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, entry_kernel
 
 
@@ -58,17 +59,15 @@ class Specialization:
 
 
 @dataclass
-class Capture:
-    """What a command launched (triton.capture): the source of a library screen."""
+class Capture(Remarks):
+    """What a command launched (triton.capture): the source of a library screen.  Its notes: the
+    lines that did not read, and what the capture could not install."""
 
     KIND: ClassVar[str] = "capture"
     command: list[str]
     exit_code: int | None
     timed_out: bool
     specializations: list[Specialization]
-    problems: list[str] = field(default_factory=list)
-    """Lines that did not read, and what the capture could not install."""
-    incidents: list[str] = field(default_factory=list)
     xpu: StandIn | None = None
     """What the stand-in XPU device answered (triton.capture.xpu), if the command imported torch."""
     parts: list[Part] = field(default_factory=list)
@@ -145,7 +144,8 @@ class Source(Protocol):
     KIND: ClassVar[str]
     """Its key in the JSON document."""
     specializations: list[Specialization]
-    problems: list[str]
+    notes: list[str]
+    """What did not read (a line, an entry), one line each."""
     incidents: list[str]
     """Internal errors, each kept to the part of the source it happened on."""
     parts: list[Part]
@@ -217,7 +217,7 @@ class LaunchReader:
         spec.devices.update(record.get("devices") or ["no tensor"])
 
     def capture(self, command: list[str], code: int | None, timed_out: bool) -> Capture:
-        got = Capture(list(command), code, timed_out, list(self.found.values()), list(self.problems),
+        got = Capture(list(command), code, timed_out, list(self.found.values()), notes=list(self.problems),
                       xpu=StandIn.of(self.xpu))
         got.parts += [Part(got.label, f"{got.label} (launch {n + 1} lost)", None, got.DECLARED_BY, unread=why)
                       for n, why in enumerate(self.lost)]

@@ -102,7 +102,7 @@ def capture(command: list[str], *, target: dict, timeout: float | None = None,
     got = reader.capture(command, code, timed_out)
     if code and said:
         # A library that refuses to run here: where and why in one line (its last), not its traceback.
-        got.problems.append(f"the command ended with: {said[-1].strip()[:300]}")
+        got.notes.append(f"the command ended with: {said[-1].strip()[:300]}")
     return got
 
 
