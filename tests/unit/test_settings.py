@@ -171,8 +171,9 @@ def test_a_new_setting_reaches_a_compile_the_cache_key_the_gate_and_the_plugin(s
     seen.clear()
     ratchet = tmp_path / "ratchet.txt"
     ratchet.write_text("")
-    audited = run(AuditRequest(from_gate.replace(ratchet=str(ratchet), use_cache=False), paths=(SPIRV,)),
-                  backend=lambda: backend)
+    audit_settings = from_gate.replace(ratchet=str(ratchet), use_cache=False)
+    audited = run(AuditRequest(audit_settings, paths=(SPIRV,)),
+                  session=open_session(audit_settings, backend=lambda: backend))
     assert [j.verdict for j in audited.result.judgements] == [Verdict.CLEAN]
     assert seen and all("-ze-opt-level=1" in j.options for j in seen)
 

@@ -22,7 +22,6 @@ from ..judge.profile import ProfileJoin
 from ..judge.update import UpdatePlan, update
 from ..model import Compiler
 from ..probes.collect import collect_reports
-from ..probes.executor import Executor
 from ..probes.logs import read_log, reports_from_log
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
@@ -87,12 +86,12 @@ class AuditRun:
 
 
 def run(request: AuditRequest, *, progress: Progress | None = None,
-        backend: Callable[[], Executor] | None = None) -> AuditRun:
+        session: Session | None = None) -> AuditRun:
     config = request.settings
     if not request.paths and not request.logs and not any(request.sources.values()):
         raise UsageError("nothing to audit: give PATHs, --log files or --config")
     ratchet = _ratchet(config)
-    session = open_session(config, backend=backend)
+    session = session or open_session(config)
     collection = Collection()
     measure = _measures_cost(config, ratchet)
     if request.paths and (request.runtime or request.simulate):

@@ -12,7 +12,7 @@ both compilers know, of the default ones (`--compiler A --compiler B`); else the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from ..judge.diff import Change, DiffResult, Thresholds, compare, environment_of
 from ..judge.profile import ProfileJoin
 from ..levers import Shape
 from ..model import Remarks
-from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
 from ..settings import Settings
 from . import plugins
@@ -123,15 +122,16 @@ def _crashed(reports: list[dict], incidents: list[str]) -> set[int]:
             if r.get("status") == "build_failed" and r.get("reason") and any(str(r["reason"]) in x for x in incidents)}
 
 
-def build_side(path: str, config: Settings, label: str, *,
-               progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> Side:
+def build_side(path: str, config: Settings, label: str, *, progress: Progress | None = None) -> Side:
+    """One side built in its own configuration (its compiler, options or shape): a session of its
+    own, the one build configuration it is."""
     source = plugins.input_source(path)
     if source is not None:
         if not config.targets_given and source.default_targets:
             config = replace(config, targets=source.default_targets)
         got: Collection = source.probe(path, config, progress)
     else:
-        got = probe_paths([path], config, progress=progress, backend=backend).collection
+        got = probe_paths([path], config, progress=progress).collection
     if not got.reports and not got.incidents:
         raise InputError("has no kernels to compare (no device images, no kernels)", path=path)
     reports = [r.to_json() for r in got.reports]
@@ -187,8 +187,7 @@ def _pairs(request: DiffRequest) -> list[tuple[str, Settings, str]]:
     return [(request.old, cfg, f"{request.old} ({text})") for cfg, text in zip(configs, described)]
 
 
-def diff(request: DiffRequest, *, progress: Progress | None = None,
-         backend: Callable[[], Executor] | None = None) -> DiffRun:
+def diff(request: DiffRequest, *, progress: Progress | None = None) -> DiffRun:
     started = time.monotonic()
     pairs = _pairs(request)
     sides: list[Side | None] = [read_document(p) if is_document(p) else None for p, _, _ in pairs]
@@ -204,7 +203,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None,
     for (path, config, label), got in zip(pairs, sides):
         if got is None:
             got = build_side(path, replace(config, targets=targets, targets_given=explicit), label,
-                             progress=progress, backend=backend)
+                             progress=progress)
         built.append(got)
     old, new = built
     rows = []

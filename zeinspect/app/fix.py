@@ -9,7 +9,6 @@ The record itself (decisions, the SYCL spelling, the document) is judge.fix's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -23,7 +22,6 @@ from ..judge.fix import Decision, FixResult, decide, document
 from ..judge.gate import GateConfig
 from ..judge.shapes_file import dump
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
-from ..probes.executor import Executor
 from ..probes.modules import first_front_end, module_spirv, rewritten, rewritten_first
 from ..probes.results import Progress
 from ..probes.session import Session
@@ -57,7 +55,7 @@ class FixOutcome:
 
 def fix(paths: tuple[str, ...], config: Settings, *, gate: GateConfig | None = None, write_to: str | None = None,
         allow_subgroup_change: bool = False, progress: Progress | None = None,
-        backend: Callable[[], Executor] | None = None) -> FixOutcome:
+        session: Session | None = None) -> FixOutcome:
     """Search a shape for every scratch-using kernel of `paths` (and of the gate's inputs and
     Triton kernels), verify each module in its chosen shapes, and write the decisions."""
     entries = gate_entries(gate) if gate is not None else {}
@@ -65,7 +63,7 @@ def fix(paths: tuple[str, ...], config: Settings, *, gate: GateConfig | None = N
         paths = tuple(paths) + gate.inputs
     if not paths and not any(entries.values()):
         raise UsageError("nothing to fix: give PATHs or --config")
-    session = open_session(config, backend=backend)
+    session = session or open_session(config)
     out = FixOutcome(FixResult())
     plan = None
     if paths:

@@ -9,7 +9,6 @@ with the AOT twin from the compiler of the driver's own build when asked.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport, Remarks
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
-from ..probes.executor import Executor
 from ..probes.results import Collection, Progress
 from ..probes.session import Session
 from ..settings import Settings
@@ -59,9 +57,9 @@ class InspectResult:
 
 
 def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
-                progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> InspectResult:
+                progress: Progress | None = None, session: Session | None = None) -> InspectResult:
     started = time.monotonic()
-    session = open_session(config, backend=backend)
+    session = session or open_session(config)
     got = collect_reports(list(paths), config, session, progress=progress)
     if config.cost:
         from ..probes.costs import attach_costs
@@ -109,8 +107,8 @@ class RuntimeResult(Remarks):
         return of_reports(self.reports, self.incidents)
 
 
-def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | None, compare_aot: bool
-                   ) -> RuntimeResult:
+def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | None, compare_aot: bool,
+                   session: Session | None = None) -> RuntimeResult:
     """Build through Level Zero as an application would; with `compare_aot`, the AOT figures of
     the device's IP from the compiler of the driver's own build beside them."""
     from ..probes.runtime import DEFAULT_TIMEOUT, RuntimeConfig
@@ -130,7 +128,7 @@ def runtime_kernel(file: str, config: Settings, *, device: int, simulate: str | 
         from ..toolchain.compilers import built_with_driver
 
         aot_config = replace(config, targets=(ip,))
-        session = open_session(aot_config)
+        session = session or open_session(aot_config)
         own = built_with_driver(session.compilers, got.driver.get("version"), ip) or session.compilers
         twin = aot_probe([inp], aot_config, session.with_compilers(own))
         out.aot, out.compilers = twin.reports, twin.compilers

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,8 +34,8 @@ from ..judge.families import Family, Member, RatchetLine, group, ratchet_lines
 from ..judge.fix import Decision, FixResult, decide, document
 from ..judge.shapes_file import dump
 from ..model import Remarks
-from ..probes.executor import Executor
 from ..probes.results import Progress
+from ..probes.session import Session
 from ..settings import Settings
 from .outcome import Outcome
 from .search import ModuleSearch, Scope, search_module
@@ -91,9 +91,9 @@ def names_a_library(paths: list[str]) -> bool:
 
 def fix_library(paths: list[str], config: Settings, *, write_to: str | None = None, ratchet_to: str | None = None,
                 allow_subgroup_change: bool = False, progress: Progress | None = None, cost: bool = False,
-                backend: Callable[[], Executor] | None = None) -> LibraryFix:
+                session: Session | None = None) -> LibraryFix:
     started = time.monotonic()
-    session = open_session(config, backend=backend)
+    session = session or open_session(config)
     plan = session.plan()
     out = LibraryFix(targets=[t.name for t in plan.targets])
     reading = Reading()

@@ -5,13 +5,12 @@ or SLM size, computed from the figures the compiler wrote (no recompile: zeinspe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model import KernelReport
 from ..occupancy import Occupancy, limits, of
-from ..probes.executor import Executor
 from ..probes.results import Progress
+from ..probes.session import Session
 from ..settings import Settings
 from .inspect import InspectResult, probe_paths
 from .outcome import Outcome
@@ -47,8 +46,8 @@ class OccupancyResult:
 
 
 def occupancy(paths: list[str], config: Settings, what_if: WhatIf, *,
-              progress: Progress | None = None, backend: Callable[[], Executor] | None = None) -> OccupancyResult:
-    got = probe_paths(paths, config, progress=progress, backend=backend)
+              progress: Progress | None = None, session: Session | None = None) -> OccupancyResult:
+    got = probe_paths(paths, config, progress=progress, session=session)
     out = OccupancyResult(got, what_if)
     for r in got.collection.reports:
         if not r.applicable:

@@ -18,7 +18,7 @@ from ..inputs import Input
 from ..judge.shapes import Cell, CellState, Row, Search, cell_of
 from ..levers import MODULE_LEVERS, How, Shape, module_rewrites
 from ..levers.sub_group import sub_group_dependence
-from ..model import WHOLE_MODULE, GrfMode, KernelReport, Status
+from ..model import WHOLE_MODULE, GrfMode, KernelReport, Remarks, Status
 from ..probes.aot import probe, probe_each
 from ..probes.explain import scratch_costs_each
 from ..probes.modules import written
@@ -49,7 +49,7 @@ class ModuleShape:
 
 
 @dataclass
-class ModuleSearch:
+class ModuleSearch(Remarks):
     """Every module shape of one image on the planned targets, each one compile of the module
     (for the targets it can change), every scratch user's row read from those builds."""
 
@@ -60,7 +60,6 @@ class ModuleSearch:
     shapes: list[ModuleShape] = field(default_factory=list)
     compiles: int = 0
     """Module builds made for the search (shape x target group), the as-written one included."""
-    notes: list[str] = field(default_factory=list)
     as_written: dict[tuple[str, str], KernelReport] = field(default_factory=dict)
     compiler_ids: list[str] = field(default_factory=list)
     spirv: bytes = field(default=b"", repr=False)

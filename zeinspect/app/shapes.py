@@ -3,14 +3,13 @@ one compile of the module per shape) and tabled."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import InputError
 from ..inputs import collect
 from ..judge.shapes import Search
-from ..probes.executor import Executor
 from ..probes.results import Progress
+from ..probes.session import Session
 from ..settings import Settings
 from .outcome import Outcome
 from .search import Scope, search_module
@@ -25,10 +24,10 @@ class Shapes:
 
 
 def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (), allow_subgroup_change: bool = False,
-           progress: Progress | None = None, backend: Callable[[], Executor] | None = None,
+           progress: Progress | None = None, session: Session | None = None,
            cost: bool = False) -> Shapes:
     """The shape table of every scratch-using kernel (or of `kernels`) of each input."""
-    session = open_session(config, backend=backend)
+    session = session or open_session(config)
     plan = session.plan()
     searches = []
     for inp in collect(list(paths)):

@@ -98,6 +98,14 @@ class CompileOptions:
 
         return settings({**self.given, **fields}, gate=gate, defaults={"targets": default_targets})
 
+    def session(self, config: Any) -> Any:
+        """The command's one build session (its cache, compiler slots and executor), opened here at
+        the front door and passed down to the use case, as pip-audit's CLI builds its service once:
+        what the command builds, screens, costs and explains goes through it."""
+        from ..app.session import open_session
+
+        return open_session(config)
+
     def run(self, label: str, work: Callable[[Callable[[int, int], None] | None], Any]) -> Any:
         """`work(progress)` with a progress display on stderr (none when quiet or not a terminal)."""
         update, close = progress_display(self.quiet, label)

@@ -31,7 +31,8 @@ def _run_audit(compile: CompileOptions, config: str | None, *, paths: tuple, log
         from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     request = audit_request(compile.given, config=config, paths=tuple(paths), logs=tuple(logs), runtime=runtime,
                             simulate=simulate)
-    return request, compile.run("compiling", lambda p: run(request, progress=p))
+    session = compile.session(request.settings)
+    return request, compile.run("compiling", lambda p: run(request, progress=p, session=session))
 
 
 @cli.command()
@@ -100,9 +101,11 @@ def shapes(file: str, kernels: tuple, compile: CompileOptions, allow_subgroup_ch
     from ..app.shapes import shapes as search_shapes
     from ..formats.writers import SHAPES
 
+    chosen = compile.config()
+    session = compile.session(chosen)
     got = compile.run("compiling shapes", lambda p: search_shapes(
-        [file], compile.config(), kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p,
-        cost=cost))
+        [file], chosen, kernels=tuple(kernels), allow_subgroup_change=allow_subgroup_change, progress=p,
+        cost=cost, session=session))
     show(SHAPES, got, as_json)
     finish(got)
 
@@ -137,9 +140,11 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
         from ..fileio import atomic_write
         from ..formats import library_fix as library_fmt
 
+        chosen = compile.config()
+        session = compile.session(chosen)
         got_library = compile.run("compiling shapes", lambda p: fix_library(
-            list(paths), compile.config(), write_to=write_to, ratchet_to=ratchet_to,
-            allow_subgroup_change=allow_subgroup_change, progress=p, cost=cost))
+            list(paths), chosen, write_to=write_to, ratchet_to=ratchet_to,
+            allow_subgroup_change=allow_subgroup_change, progress=p, cost=cost, session=session))
         show(LIBRARY_FIX, got_library, as_json)
         if html_to:
             atomic_write(html_to, library_fmt.page(got_library).encode())
@@ -151,8 +156,10 @@ def fix(paths: tuple, compile: CompileOptions, allow_subgroup_change: bool, writ
         from ..triton import plugin as _triton_plugin  # noqa: F401 - registers the gate's `triton:` entries
     gate = load_gate(config) if config else None
     aot = compile.config(gate=gate)
+    session = compile.session(aot)
     got = compile.run("compiling shapes", lambda p: run_fix(tuple(paths), aot, gate=gate, write_to=write_to,
-                                                            allow_subgroup_change=allow_subgroup_change, progress=p))
+                                                            allow_subgroup_change=allow_subgroup_change, progress=p,
+                                                            session=session))
     show(FIX, got, as_json)
     for path in got.written:
         click.echo(f"wrote {path}", err=as_json)

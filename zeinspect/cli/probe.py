@@ -15,7 +15,8 @@ def _inspect(paths: list[str], compile: CompileOptions, shape: Any, as_json: boo
     from ..formats.writers import INSPECT
 
     config = compile.config(shape=shape)
-    got = compile.run("compiling", lambda p: probe_paths(paths, config, explain=explain, progress=p))
+    session = compile.session(config)
+    got = compile.run("compiling", lambda p: probe_paths(paths, config, explain=explain, progress=p, session=session))
     emit(INSPECT, got, [("json" if as_json else view, None), ("html" if html_to else "", html_to)],
           verbose=verbose, stats=own_stats(got.collection.stats), seconds=got.seconds)
     finish(got)
@@ -38,8 +39,9 @@ def kernel(file: str, compile: CompileOptions, shape: Any, as_json: bool, runtim
     from ..app.inspect import runtime_kernel
     from ..formats.writers import RUNTIME
 
-    got = runtime_kernel(file, compile.config(shape=shape), device=device, simulate=simulate,
-                         compare_aot=compare_aot)
+    config = compile.config(shape=shape)
+    got = runtime_kernel(file, config, device=device, simulate=simulate, compare_aot=compare_aot,
+                         session=compile.session(config) if compare_aot else None)
     show(RUNTIME, got, as_json)
     finish(got)
 
@@ -59,7 +61,8 @@ def explain(paths: tuple, compile: CompileOptions, shape: Any, as_json: bool, ht
     from ..app.inspect import explain_paths
     from ..formats.writers import EXPLAIN
 
-    got = explain_paths(list(paths), compile.config(shape=shape))
+    config = compile.config(shape=shape)
+    got = explain_paths(list(paths), config, session=compile.session(config))
     emit(EXPLAIN, got.explained, [("json" if as_json else "text", None), ("html" if html_to else "", html_to)],
           isa=with_isa)
     finish(got)
@@ -127,7 +130,8 @@ def occupancy(paths: tuple, wg_size: int | None, slm_bytes: int | None, grf_coun
     from ..formats.writers import OCCUPANCY
 
     what_if = WhatIf(wg_size=wg_size, slm_bytes=slm_bytes, grf_count=grf_count)
-    got = compile.run("compiling", lambda p: run(list(paths), compile.config(), what_if,
-                                                 progress=p))
+    config = compile.config()
+    session = compile.session(config)
+    got = compile.run("compiling", lambda p: run(list(paths), config, what_if, progress=p, session=session))
     show(OCCUPANCY, got, as_json)
     finish(got)

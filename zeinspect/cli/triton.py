@@ -72,7 +72,8 @@ def triton(spec: tuple, as_json: bool, compile: CompileOptions, **given: Any) ->
     from ..triton import app
 
     req = app.request(tuple(spec), compile.config(default_targets=TRITON_TARGETS), given)
-    got = compile.run("compiling", lambda p: app.screen_request(req, progress=p))
+    session = compile.session(req.settings)
+    got = compile.run("compiling", lambda p: app.screen_request(req, progress=p, session=session))
     from ..triton import views  # imported here: with --run, the screen's modules load while the command runs
 
     show(views.TRITON, (req, got), as_json, stats=own_stats(got.stats))

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
+from ..model import Remarks
 
 SCHEMAS = ("zeinspect.report/", "zeinspect.audit/")
 
@@ -75,11 +76,10 @@ _DECODER = msgspec.json.Decoder(_Document)
 
 
 @dataclass
-class SavedDocument:
+class SavedDocument(Remarks):
     schema: str
     reports: list[dict] = field(default_factory=list)
     """Each report with the fields in REPORT_FIELDS (None where it has none)."""
-    incidents: list[str] = field(default_factory=list)
     compilers: list[str] = field(default_factory=list)
 
 
@@ -101,8 +101,8 @@ def read_saved(data: bytes, path: str) -> SavedDocument:
     # the document lacks and one it holds as null are the same to it.
     as_dict = msgspec.structs.asdict
     reports = [as_dict(r) for r in structs]
-    return SavedDocument(doc.schema, reports, [i for i in doc.incidents if isinstance(i, str)],
-                         [str(c.id) for c in doc.compilers])
+    return SavedDocument(doc.schema, reports, [str(c.id) for c in doc.compilers],
+                         incidents=[i for i in doc.incidents if isinstance(i, str)])
 
 
 def _check_schema(schema: Any, path: str) -> None:
@@ -130,5 +130,5 @@ def _read_generic(data: bytes, path: str) -> SavedDocument:
     return SavedDocument(
         str(schema),
         [{k: r.get(k) for k in REPORT_FIELDS} for r in reports if isinstance(r, dict)],
-        [i for i in incidents if isinstance(i, str)] if isinstance(incidents, list) else [],
-        [str(c.get("id")) for c in compilers if isinstance(c, dict)] if isinstance(compilers, list) else [])
+        [str(c.get("id")) for c in compilers if isinstance(c, dict)] if isinstance(compilers, list) else [],
+        incidents=[i for i in incidents if isinstance(i, str)] if isinstance(incidents, list) else [])

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..levers import MODULE_LEVERS
 from ..levers.base import LeverRegistry, ShapeBase, ignored, rank, unsupported
-from ..model import KernelReport, Status
+from ..model import KernelReport, Remarks, Status
 
 
 class CellState(enum.StrEnum):
@@ -127,7 +127,7 @@ class Row:
 
 
 @dataclass
-class Search:
+class Search(Remarks):
     input: str
     kernel: str
     written: ShapeBase
@@ -135,8 +135,6 @@ class Search:
     depends: list[str]
     rows: list[Row] = field(default_factory=list)
     compiler_ids: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    """What the search could not measure (a dumping compile that crashed), one line each."""
 
     @property
     def written_sub_group(self) -> int | None:

@@ -28,6 +28,7 @@ from ..model import (
     Compiler,
     KernelFigures,
     KernelReport,
+    Remarks,
     Source,
     Status,
     scratch_limit_for_ip,
@@ -38,9 +39,8 @@ from ..toolchain.targets import TargetPlan, name_for_ip
 
 
 @dataclass
-class BinaryResult:
+class BinaryResult(Remarks):
     reports: list[KernelReport] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     missing_targets: dict[str, list[str]] = field(default_factory=dict)
     """input path -> the planned targets it holds no image for."""
 

@@ -82,9 +82,9 @@ def test_the_new_lever_is_searched_recorded_read_back_and_audited(lever, tmp_pat
     seen.clear()
     ratchet = tmp_path / "ratchet.txt"
     ratchet.write_text("")
-    audited = run(AuditRequest(Settings(targets=("dg2-g10",), targets_given=True, shapes_file=str(written),
-                                        ratchet=str(ratchet), use_cache=False), paths=(SPIRV,)),
-                  backend=_backend(seen))
+    audit_settings = Settings(targets=("dg2-g10",), targets_given=True, shapes_file=str(written),
+                              ratchet=str(ratchet), use_cache=False)
+    audited = run(AuditRequest(audit_settings, paths=(SPIRV,)), session=open_session(audit_settings, backend=_backend(seen)))
     assert seen and all(OPTION in options for options in seen)
     assert [j.verdict for j in audited.result.judgements] == [Verdict.CLEAN]
 
