@@ -115,8 +115,8 @@ def render(result: Any, *, as_json: bool, stats: dict) -> str:
 
 
 def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:
-    """What `zeinspect triton` prints for a request (triton.app.TritonRequest) and its result
-    (its way, a triton.app.Way, compared by name: the views import nothing of the use cases)."""
+    """What `zeinspect triton` prints for a request (triton.model.request.TritonRequest) and its result
+    (its way, a triton.model.request.Way, compared by name: the views import nothing of the use cases)."""
     if req.way in ("run", "cache"):
         shown = library_document(result, stats) if as_json else library_text(result)
     elif req.way == "module":

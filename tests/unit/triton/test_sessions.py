@@ -7,7 +7,8 @@ import pytest
 
 import zeinspect.app.session as session_module
 from zeinspect.app.gate import settings
-from zeinspect.triton.app import Way, request, screen_request
+from zeinspect.triton.app import request, screen_request
+from zeinspect.triton.model.request import Way
 
 
 @pytest.fixture

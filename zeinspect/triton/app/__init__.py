@@ -10,10 +10,9 @@ calls for a gate configuration's entries.  Triton's build policy is a run settin
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,40 +27,11 @@ from ..judge import record
 from ..model.gate import TritonEntry
 from ..model.kernel import TritonKernel, parse_pairs
 from ..model.levers import TRITON_LEVERS, TritonShape
+from ..model.request import Asked, TritonRequest, Way
 from ..probes.audit import probe_triton
 from ..probes.screen import screen_autotune
 from .fix import search_triton
-from .single import Asked, screen
-
-
-class Way(enum.StrEnum):
-    """The four ways a Triton kernel comes in."""
-
-    KERNEL = "kernel"
-    """FILE.py:KERNEL: one kernel, as compiled (and staged), or every config of its autotune."""
-    MODULE = "module"
-    """FILE.py or DIR: every kernel the modules' own code launches, with its values."""
-    RUN = "run"
-    """-- CMD ARGS: every kernel the command launches, as Triton specialized it."""
-    CACHE = "cache"
-    """--from-cache DIR: every kernel a Triton cache holds, with the options it was built with."""
-
-
-@dataclass(frozen=True)
-class TritonRequest:
-    way: Way
-    settings: Settings
-    kernel: TritonKernel | None = None
-    """KERNEL and MODULE: what to build (MODULE: the options and values every kernel is given)."""
-    command: tuple[str, ...] = ()
-    """RUN: the command to run; CACHE: the cache folder."""
-    asked: Asked = Asked()
-    """KERNEL: what else to do than build it; RUN and CACHE: `stage` alone."""
-    list_only: bool = False
-    run_timeout: float | None = None
-    launch: Mapping[str, Any] | None = None
-    """RUN and CACHE: the launch options given (the Triton levers' values), set on every specialization."""
-
+from .single import screen
 
 ASKED_OF_A_KERNEL = {"autotune": "--autotune", "fix": "--fix", "explain": "--explain", "list_only": "--list",
                      "artifacts": "--artifacts"}
@@ -220,7 +190,6 @@ def gate_reports(entry: TritonEntry, config: Settings, session: Session, shapes_
 def gate_fix(entry: TritonEntry, config: Settings, session: Session, progress: Progress | None) -> dict:
     sub = replace(config, targets=entry.targets or config.targets)
     return record(search_triton(entry.kernel, sub, session, progress=progress))
-
 
 
 def screen_package(*args: Any, **kwargs: Any) -> Any:

@@ -21,7 +21,8 @@ from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
 from ..model.kernel import IR_SUFFIX
-from ..sources.launches import Source, Specialization
+from ..model.specialization import Specialization
+from ..sources.launches import Source
 from ..sources.run import capture
 
 
@@ -91,7 +92,8 @@ class Screener:
         if id(spec) in self.done:
             return self.done[id(spec)]
         from ...errors import ZeinspectError, debugging, internal_incident
-        from .single import Asked, screen
+        from ..model.request import Asked
+        from .single import screen
 
         if spec.problem is not None:
             self.done[id(spec)] = spec.problem

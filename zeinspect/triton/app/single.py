@@ -7,7 +7,6 @@ that spill explained, as asked.  What triton.app's KERNEL way runs, and what a l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ...app.outcome import Outcome, of_reports
@@ -17,25 +16,10 @@ from ...probes.session import Session
 from ...settings import Settings
 from ..judge import record
 from ..model.kernel import TritonKernel
+from ..model.request import Asked
 from ..probes.audit import probe_triton
 from ..probes.screen import Screen, screen_autotune
 from .fix import search_triton
-
-
-@dataclass(frozen=True)
-class Asked:
-    """What a screen of one kernel was asked beyond its build as compiled."""
-
-    autotune: bool = False
-    """Every config of its @triton.autotune, each judged."""
-    fix: bool = False
-    """With `autotune`: the Triton levers searched for each config with a finding."""
-    stage: bool = False
-    """Built again with the SLM staging pass."""
-    explain: bool = False
-    """Which Python lines spill."""
-    artifacts: Path | None = None
-    """Where to keep the TTGIR and SPIR-V of each build."""
 
 
 @dataclass
@@ -68,11 +52,12 @@ class TritonResult:
         return of_reports(reports, incidents)
 
 
-def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: Asked = Asked(),
+def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: Asked | None = None,
            progress: Progress | None = None) -> TritonResult:
     """`session`: the command's (a library's screens share it)."""
     from ..probes.explain import explain_reports
 
+    asked = asked or Asked()
     out = TritonResult(kernel, explain_asked=asked.explain)
     if asked.autotune:
         out.screen = screen_autotune(kernel, config, session, progress=progress)

@@ -14,7 +14,7 @@ from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
 from ..model.kernel import IR_SUFFIX
-from ..sources.launches import Specialization
+from ..model.specialization import Specialization
 
 SCREEN_BATCH = 16
 """Specializations per batch when many are screened at once: small enough that progress moves

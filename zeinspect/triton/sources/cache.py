@@ -47,7 +47,7 @@ from ...errors import InputError, debugging, internal_incident
 from ...ledger import Exclusion, Part
 from ...model import Remarks
 from ..model.kernel import IR_SUFFIX, TritonKernel, entry_kernel
-from .launches import Specialization
+from ..model.specialization import Specialization
 
 GROUP_PREFIX = "__grp__"
 _FIRST_LOC = re.compile(r'^#loc\d* = loc\("(?P<file>[^"]+)":(?P<line>\d+):\d+\)', re.MULTILINE)

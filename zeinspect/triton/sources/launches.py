@@ -13,49 +13,8 @@ from typing import Any, ClassVar, Protocol
 
 from ...ledger import Part
 from ...model import Remarks
-from ..model.kernel import DTYPE_PREFIX, IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, entry_kernel
-
-
-@dataclass
-class Specialization:
-    kernel: TritonKernel
-    launches: int = 0
-    """How often it was launched (a capture) or found (copies in a Triton cache)."""
-    sites: list[str] = field(default_factory=list)
-    devices: set[str] = field(default_factory=set)
-    origin: str | None = None
-    """The kernel's Python file where `kernel.file` is not it (a cache entry's TTIR names it)."""
-    tag: str | None = None
-    """What else sets it apart where its constexprs are not known (a cache entry's folder)."""
-    graph: str | None = None
-    """The torch.compile graph Inductor generated it for, in a capture (triton.capture.inductor); None
-    for a kernel the command launched itself."""
-    problem: str | None = None
-    """Why it cannot be screened, known when it was captured (its front end failed in the run)."""
-    staged: bool = False
-    """Built with the SLM staging pass between Triton's TTGIR and its lowering (`--stage`)."""
-
-    @property
-    def describe(self) -> str:
-        """What sets it apart, as a row names it: its constexprs and warps."""
-        values = ", ".join(f"{k}={str(v).removeprefix(DTYPE_PREFIX)}"
-                           for k, v in sorted(self.kernel.constexprs.items()))
-        return ", ".join(x for x in (values, f"num_warps={self.kernel.num_warps}", self.tag) if x)
-
-    @property
-    def label(self) -> str:
-        """`FILE.py:KERNEL`: by its Python file also where it is built from the run's TTIR."""
-        return f"{self.origin}:{self.kernel.kernel}" if self.origin and self.graph is None else self.kernel.label
-
-    @property
-    def title(self) -> str:
-        """The kernel and what sets this specialization apart, as notes and incidents name it."""
-        return f"{self.label} [{self.describe}]"
-
-    @property
-    def types(self) -> str:
-        """Its pointers' types, as the launch's tensors gave them."""
-        return ", ".join(f"{k}:{v}" for k, v in self.kernel.signature.items() if str(v).startswith("*"))
+from ..model.kernel import IR_SUFFIX, LAUNCH_OPTIONS, TRITON_GRF_MODES, TritonKernel, entry_kernel
+from ..model.specialization import Specialization
 
 
 @dataclass

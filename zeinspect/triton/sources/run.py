@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..capture.record import CAPTURE_ENV, TARGET_ENV
-from .launches import Capture, LaunchReader, Specialization
+from ..model.specialization import Specialization
+from .launches import Capture, LaunchReader
 
 SITECUSTOMIZE = "import zeinspect.triton.capture.record as _zeinspect_capture\n_zeinspect_capture.install()\n"
 
