@@ -104,17 +104,36 @@ def _run(request: AuditRequest) -> tuple[AuditRun | None, str | None]:
         return None, f"zeinspect: {exc.one_line()}"
 
 
+def _with_summary(result: AuditResult) -> AuditResult:
+    """The judge's result with its summary line, for `assert result.passed(...), result.summary`.
+
+    The line is text, and text is formats/'s (the judge holds data only): the plugin, on top
+    of both, gives the test an AuditResult whose `summary` is formats.audit.summary's line.
+    """
+    from dataclasses import fields
+
+    from .formats.audit import summary
+    from .judge.audit import AuditResult
+
+    class SuiteResult(AuditResult):
+        @property
+        def summary(self) -> str:
+            return summary(self)
+
+    return SuiteResult(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+
 @pytest.fixture
 def zeinspect_audit() -> Callable[..., AuditResult]:
-    """Call with paths (and targets, ratchet, options, logs): returns the AuditResult, or skips
-    when no compiler is installed."""
+    """Call with paths (and targets, ratchet, options, logs): returns the AuditResult (with its
+    summary line as `.summary`), or skips when no compiler is installed."""
 
     def audit(paths: Sequence[Any], *, targets: Sequence[str] | str | None = None, ratchet: Any = None,
               options: str = "", logs: Sequence[Any] = (), strict: bool = False) -> AuditResult:
         got, skip = _run(_request(paths, targets=targets, ratchet=ratchet, options=options, logs=logs, strict=strict))
         if got is None:
             pytest.skip(skip or "zeinspect could not audit")
-        return got.result
+        return _with_summary(got.result)
 
     return audit
 
@@ -156,5 +175,7 @@ def audit_test(*paths: Any, targets: Sequence[str] | str | None = None, ratchet:
         if judgement.fails(strict_mode):
             pytest.fail(f"{judgement.verdict.label}: {judgement.message}", pytrace=False)
 
-    test_scratch_audit.summary = got.result.summary  # type: ignore[attr-defined]
+    from .formats.audit import summary
+
+    test_scratch_audit.summary = summary(got.result)  # type: ignore[attr-defined]
     return test_scratch_audit

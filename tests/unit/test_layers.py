@@ -139,18 +139,22 @@ def test_the_triton_check_sees_an_upward_import(tmp_path):
 
 
 CAPTURE_MAY_IMPORT = ("zeinspect.triton.capture", "zeinspect.triton.offline", "zeinspect.triton.model")
-"""What triton/capture/ may import of zeinspect: itself, the offline backend and driver, the
-vocabulary, and the core's own vocabulary (the modules directly in zeinspect/, layer 0).  It runs
-in the user's captured command, which must load nothing else of zeinspect."""
+"""What triton/capture/ may import of zeinspect: itself, the offline backend and driver, and
+Triton's vocabulary (issue 60's rule).  It runs in the user's captured command."""
+
+OFFLINE_STANDS_ON = ("zeinspect.hardware", "zeinspect.errors", "zeinspect.envvars")
+"""The core modules the offline backend stands on: the device table the stand-in device answers
+from, and the error types (with the variable that says whether to show a traceback).  They
+import only each other and the standard library (tested below): with them, the captured
+command loads nothing else of zeinspect."""
 
 
 def capture_rule_breaks(root: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted((root / "triton" / "capture").rglob("*.py")):
         for line, target in imports_of(path, root):
-            if target.startswith(CAPTURE_MAY_IMPORT) or (layer_of(target) == 0 and target.count(".") <= 1):
-                continue
-            found.append(f"{path.relative_to(root.parent)}:{line}: {target}")
+            if not target.startswith(CAPTURE_MAY_IMPORT):
+                found.append(f"{path.relative_to(root.parent)}:{line}: {target}")
     return found
 
 
@@ -159,36 +163,46 @@ def test_the_capture_imports_only_what_its_rule_allows():
 
 
 def test_the_capture_rule_sees_a_build_module_and_a_core_layer(tmp_path):
-    """The test above can fail: the capture importing Triton's build (inside a function), or a
-    core layer (settings), is caught; the offline driver and the core's device table are not."""
+    """The test above can fail: the capture importing Triton's build (inside a function), a core
+    setting, or even the core's device table (which only the offline backend may import)."""
     fake = tmp_path / "zeinspect"
     (fake / "triton" / "capture").mkdir(parents=True)
     (fake / "triton" / "capture" / "record.py").write_text(
-        "from ..offline.driver import OfflineDriver\nfrom ...hardware import DEVICES\n"
-        "def f():\n    from ..build.backend import gpu_target\n    from ...settings import SETTINGS\n")
-    assert capture_rule_breaks(fake) == ["zeinspect/triton/capture/record.py:4: zeinspect.triton.build.backend",
-                                         "zeinspect/triton/capture/record.py:5: zeinspect.settings"]
+        "from ..offline.driver import OfflineDriver\nfrom ..model.argtypes import DTYPE_PREFIX\n\n"
+        "def f():\n    from ..build.backend import compile_module\n    from ...settings import Settings\n"
+        "    from ...hardware import DEVICES\n")
+    assert capture_rule_breaks(fake) == ["zeinspect/triton/capture/record.py:5: zeinspect.triton.build.backend",
+                                         "zeinspect/triton/capture/record.py:6: zeinspect.settings",
+                                         "zeinspect/triton/capture/record.py:7: zeinspect.hardware"]
+
+
+def test_what_the_offline_backend_stands_on_imports_nothing_else_of_zeinspect():
+    for module in OFFLINE_STANDS_ON:
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        assert {target for _, target in imports_of(path)} <= set(OFFLINE_STANDS_ON), module
 
 
 def loaded_beyond_the_capture_rule(modules: list[str]) -> list[str]:
-    """Of the modules a process loaded, the zeinspect ones the capture's rule does not allow
-    (the packages that hold the allowed ones load with them)."""
+    """Of the modules a process loaded, the zeinspect ones beyond the capture's rule and what
+    the offline backend stands on (the packages that hold the allowed ones load with them)."""
     allowed_packages = {"zeinspect", "zeinspect.triton"}
     return sorted(m for m in modules if m.split(".")[0] == "zeinspect" and m not in allowed_packages
-                  and not m.startswith(CAPTURE_MAY_IMPORT) and not (layer_of(m) == 0 and m.count(".") <= 1))
+                  and not m.startswith(CAPTURE_MAY_IMPORT) and m not in OFFLINE_STANDS_ON)
 
 
 def test_the_captured_command_loads_nothing_of_zeinspect_beyond_the_capture():
     """What the user's process really loads (every import, also those of the packages the
-    capture's modules sit in): importing every capture/ module, as the capture does at its start
-    and later, loads no other module of zeinspect."""
+    capture's modules sit in): importing every capture/ module, and every module they import
+    inside their functions (as the capture does later), loads no other module of zeinspect.
+    tests/integration/triton/test_capture.py checks the same in a real captured command."""
     import subprocess
     import sys
 
     modules = sorted(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
                      for p in (PACKAGE / "triton" / "capture").rglob("*.py"))
+    inside = sorted({target for p in (PACKAGE / "triton" / "capture").rglob("*.py") for _, target in imports_of(p)})
     code = ("import importlib, sys\n"
-            f"for m in {modules!r}:\n    importlib.import_module(m)\n"
+            f"for m in {[*modules, *inside]!r}:\n    importlib.import_module(m)\n"
             "print('\\n'.join(sorted(sys.modules)))")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PACKAGE.parent)
@@ -197,9 +211,10 @@ def test_the_captured_command_loads_nothing_of_zeinspect_beyond_the_capture():
 
 def test_the_load_check_sees_a_core_layer():
     assert loaded_beyond_the_capture_rule(["zeinspect", "zeinspect.triton", "zeinspect.hardware",
-                                           "zeinspect.triton.model.kernel", "zeinspect.settings",
+                                           "zeinspect.triton.model.kernel", "zeinspect.settings", "zeinspect.model",
                                            "zeinspect.triton.build.backend", "json"]) == [
-        "zeinspect.settings", "zeinspect.triton.build.backend"]
+        "zeinspect.model", "zeinspect.settings", "zeinspect.triton.build.backend"]
+
 
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     """Module -> the zeinspect modules it imports (imports inside functions count); `from

@@ -5,11 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..judge.audit import AuditResult, Judgement
-from ..model import SCHEMA, Compiler, Verdict
+from ..model import SCHEMA, Compiler, Verdict, built_under
 from .common import fmt_bytes, md_code, md_text, safe
 from .text import GROUPED_FROM, grouped
 
 _ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
+
+
+def summary(result: AuditResult) -> str:
+    """The audit's first line: what was audited, how much uses scratch, what the ratchet lists,
+    and the compiler environment it was built under."""
+    text = (f"audited {result.kernels} kernels on {result.targets} targets: {result.scratch_kernels} use scratch "
+            f"memory, {result.listed_kernels} listed in the ratchet")
+    if result.not_applicable:
+        text += f"; {result.not_applicable} kernel-target pairs not applicable (device requirements not met)"
+    if result.unchecked_requirements:
+        text += (f"; {result.unchecked_requirements} audited with device requirements assumed met "
+                 "(not decidable offline)")
+    return text + built_under(j.report for j in result.judgements if j.report is not None)
 
 
 def counts(result: AuditResult) -> str:
@@ -40,7 +53,7 @@ def verdict_line(result: AuditResult, *, strict: bool, unread: int = 0) -> str:
 def text(result: AuditResult, *, strict: bool, verbose: bool = False, ledger: str | None = None,
          unread: int = 0) -> str:
     """The summary (and the ledger's line) first, then the findings; passing pairs only with `verbose`."""
-    lines = [result.summary, *([ledger] if ledger else []), counts(result), *grouped_findings(result, strict=strict)]
+    lines = [summary(result), *([ledger] if ledger else []), counts(result), *grouped_findings(result, strict=strict)]
     for verdict in _ORDER + ([Verdict.LISTED, Verdict.CLEAN, Verdict.NOT_APPLICABLE] if verbose else []):
         for j in result.judgements:
             if j.verdict is verdict:
@@ -70,7 +83,7 @@ def github(result: AuditResult, *, strict: bool) -> str:
         if j.report is None and j.entry is not None:
             props += f",line={j.entry.lineno}"
         lines.append(f"::{level} {props}::{_escape_data(safe(j.message))}")
-    lines.append(result.summary)
+    lines.append(summary(result))
     return "\n".join(lines) + "\n"
 
 
@@ -85,7 +98,7 @@ def markdown(result: AuditResult, *, strict: bool, ledger: str | None = None, un
     from .labels import labels as label_names
 
     head = [f"**zeinspect audit**: {verdict_line(result, strict=strict, unread=unread)}",
-            "", md_text(result.summary), "", *([md_text(ledger), ""] if ledger else []), md_text(counts(result)), ""]
+            "", md_text(summary(result)), "", *([md_text(ledger), ""] if ledger else []), md_text(counts(result)), ""]
     shown = [j for verdict in _ORDER for j in result.judgements if j.verdict is verdict]
     if not shown:
         return "\n".join(head).rstrip() + "\n"
@@ -136,7 +149,7 @@ def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, st
         "summary": {"kernels": result.kernels, "targets": result.targets, "scratch_kernels": result.scratch_kernels,
                     "listed_kernels": result.listed_kernels, "not_applicable": result.not_applicable,
                     "unchecked_requirements": result.unchecked_requirements,
-                    "verdicts": {v.label: result.count(v) for v in Verdict}, "text": result.summary},
+                    "verdicts": {v.label: result.count(v) for v in Verdict}, "text": summary(result)},
         "compilers": [c.to_json() for c in compilers],
         "verdicts": [verdict_json(j, strict) for j in result.judgements] if verdicts else None,
         "stats": stats or {},

@@ -21,6 +21,7 @@ from ..judge.audit import AuditResult, measured
 from ..model import Compiler, KernelReport, Verdict, environment_of, family_label
 from ..occupancy import of
 from .audit import counts, grouped_findings
+from .audit import summary as audit_summary
 from .common import fold_rows
 from .occupancy import summary
 
@@ -89,7 +90,7 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
             entry["max_private"] = max(entry["max_private"], private)
             entry["max_spill"] = max(entry["max_spill"], spill)
     return {
-        "summary": {"line": result.summary, "counts": counts(result), "passed": result.passed(strict),
+        "summary": {"line": audit_summary(result), "counts": counts(result), "passed": result.passed(strict),
                     # A library's findings by cause and by family, as the text leads with them.
                     "grouped": grouped_findings(result, strict=strict),
                     "strict": strict, "kernels": result.kernels, "targets": len(order),

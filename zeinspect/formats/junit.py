@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from ..judge.audit import AuditResult
 from ..model import Verdict
+from .audit import summary as audit_summary
 
 # Characters XML 1.0 cannot hold at all; they are dropped, not escaped.
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -45,5 +46,5 @@ def junit(result: AuditResult, *, strict: bool) -> bytes:
     suite.set("errors", "0")
     suite.set("skipped", str(skipped))
     props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", name="summary", value=_clean(result.summary))
+    ET.SubElement(props, "property", name="summary", value=_clean(audit_summary(result)))
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -19,6 +19,7 @@ from .. import __version__, names
 from ..judge.audit import AuditResult, Judgement
 from ..model import Verdict, environment_of
 from .audit import grouped_findings
+from .audit import summary as audit_summary
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINDINGS = (Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE)
@@ -97,7 +98,7 @@ def document(result: AuditResult, *, strict: bool) -> dict:
                         "message": {"text": message}, "locations": [location], "properties": properties})
     run: dict = {"tool": {"driver": {"name": "zeinspect", "version": __version__, "rules": rules}},
                  "results": results,
-                 "properties": {"summary": result.summary, "passed": result.passed(strict)}}
+                 "properties": {"summary": audit_summary(result), "passed": result.passed(strict)}}
     grouped_lines = grouped_findings(result, strict=strict)
     if grouped_lines:  # a library's findings by cause and by family, as the text and HTML lead with them
         run["properties"]["grouped"] = grouped_lines

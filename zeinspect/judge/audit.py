@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import names
-from ..model import WHOLE_MODULE, Compiler, KernelReport, Status, Verdict, built_under, grf_bytes_for_ip
+from ..model import WHOLE_MODULE, Compiler, KernelReport, Status, Verdict, grf_bytes_for_ip
 from .ratchet import Entry, Ratchet, find_entry, kernel_matches
 
 
@@ -85,17 +85,6 @@ class AuditResult:
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for j in self.judgements if j.verdict is verdict)
-
-    @property
-    def summary(self) -> str:
-        text = (f"audited {self.kernels} kernels on {self.targets} targets: {self.scratch_kernels} use scratch "
-                f"memory, {self.listed_kernels} listed in the ratchet")
-        if self.not_applicable:
-            text += f"; {self.not_applicable} kernel-target pairs not applicable (device requirements not met)"
-        if self.unchecked_requirements:
-            text += (f"; {self.unchecked_requirements} audited with device requirements assumed met "
-                     "(not decidable offline)")
-        return text + built_under(j.report for j in self.judgements if j.report is not None)
 
 
 def measured(report: KernelReport) -> tuple[int, int]:

@@ -12,8 +12,10 @@ only from its own floor or the floors below (tests/unit/test_layers.py):
   build/    one Triton compile (with the offline backend in place), the SLM staging pass,
             the warm cache of its results, the front-end worker processes
   capture/  what runs inside the captured command's process (the pre-compile hook, the stand-in
-            XPU device, Inductor's hooks): it imports only capture/, offline/, model/ and the
-            core's vocabulary, so the user's process loads nothing else
+            XPU device, Inductor's hooks): it imports only capture/, offline/ and model/ (and
+            what it is told by zeinspect's process, it reads no setting), so the user's process
+            loads nothing else of zeinspect but the device table and the error types that
+            offline/ stands on
   sources/  where a library screen's specializations come from: a run's launches, a Triton cache
   probes/   builds audited into reports: one kernel, an autotune screen, many in batches,
             loop traffic, the lines that spill

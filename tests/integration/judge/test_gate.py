@@ -278,6 +278,20 @@ def test_pytest_plugin_in_a_sample_project(cli, sid_compiler, tmp_path):
     code, out = pytest_run()
     assert code == 1 and "1 failed, 4 passed" in out, out
     assert "NEW: sg32_accumulate on tgllp" in out
+    # The fixture's result carries the audit's summary line (formats.audit.summary's, the same as
+    # the command line's first line) for the assertion's message.
+    (sample / "test_summary.py").write_text(
+        "def test_summary(zeinspect_audit):\n"
+        "    result = zeinspect_audit(['kernels/sg32_accumulate.cl'], targets=['tgllp'])\n"
+        "    assert result.passed(strict=False), result.summary\n")
+    code, out = pytest_run("test_summary.py")
+    (sample / "nothing.txt").write_text("# nothing listed\n")
+    audited = cli("audit", "kernels/sg32_accumulate.cl", "-t", "tgllp", "--ratchet", "nothing.txt", cwd=sample,
+                  env={"ZEINSPECT_OCLOC": sid_compiler.path})
+    first_line = (audited.out.splitlines() or [audited.err])[0]
+    assert first_line.startswith("audited 1 kernels on 1 targets: 1 use scratch memory"), first_line
+    assert code == 1 and f"AssertionError: {first_line}" in out, out
+    (sample / "test_summary.py").unlink()
     # List the kernel as measured: every case passes.
     assert cli("ratchet", "update", "kernels/", "-t", "tgllp,lnl-m", "--ratchet", "scratch_ratchet.txt",
                "--allow-grow", cwd=sample, env={"ZEINSPECT_OCLOC": sid_compiler.path}).code == 0

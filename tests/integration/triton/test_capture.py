@@ -57,6 +57,8 @@ if what == "hang":
     time.sleep(600)
 if what == "refuse":
     raise RuntimeError("xpu_kernels needs an XPU device: none found")
+if what == "modules":
+    open(sys.argv[2], "w").write("\\n".join(sorted(sys.modules)))
 '''
 
 
@@ -137,6 +139,22 @@ def test_the_specialization_is_tritons_own(cli, library, tmp_path):
     [captured] = [r for r in doc["reports"]
                   if r["kernel"].startswith("_rms_adaln_rows_kernel") and r["target"] == "dg2-g10"]
     assert captured["grf"] == hand["grf"] and captured["spill_bytes"] < hand["spill_bytes"]
+
+
+def test_the_captured_command_loads_only_the_capture_s_share_of_zeinspect(cli, tmp_path):
+    """The capture's rule (tests/unit/test_layers.py) in a real captured command: after its
+    launches went through Triton's front end with the stand-in XPU, the process holds no module
+    of zeinspect beyond triton's capture/, offline/ and model/ and the core's device table and
+    errors (the screen's modules stay in zeinspect's own process)."""
+    from unit.test_layers import loaded_beyond_the_capture_rule
+
+    script, modules = tmp_path / "tiny.py", tmp_path / "modules.txt"
+    script.write_text(TINY)
+    doc = _capture(cli, script, "modules", str(modules), extra=("-t", "arl-s"))
+    assert doc["capture"]["launches"] == 2 and all(s["ttir"] for s in doc["capture"]["specializations"])
+    loaded = modules.read_text().split()
+    assert "zeinspect.triton.capture.record" in loaded and "zeinspect.triton.offline.driver" in loaded
+    assert loaded_beyond_the_capture_rule(loaded) == []
 
 
 @pytest.mark.parametrize("how, code", [("exit", 7), ("hang", None), ("refuse", 1)])

@@ -27,14 +27,20 @@ from ..sources.run import capture
 
 
 def capture_target(config: Settings, session: Session) -> dict:
-    """What the offline driver answers for in a capture: the first planned target (its
-    capabilities, its name, 32 threads per warp as Triton's default)."""
+    """What the captured process is told (triton.capture.record.TARGET_ENV): what the offline
+    driver answers for (the first planned target: its capabilities, its name, 32 threads per
+    warp as Triton's default), whether launches go through Triton's front end there, and where
+    the host XPU device is built.  Decided here, in zeinspect's process, so that the captured
+    one reads no setting and resolves no path of zeinspect's (its rule: triton.capture)."""
+    from ... import envvars
+    from ...paths import toolchain_dir
     from ..build.backend import capabilities
 
     plan = session.plan(config.targets)
     first = plan.targets[0]
     return {"caps": capabilities(plan.compiler_for_ip[first.ip], first.name), "name": first.name,
-            "threads_per_warp": 32}
+            "threads_per_warp": 32, "front_end": bool(envvars.value("ZEINSPECT_TRITON_CAPTURE_FRONT_END")),
+            "device_dir": str(toolchain_dir() / "xpu-device")}
 
 
 @dataclass

@@ -84,7 +84,7 @@ def first_stage_only() -> Iterator[dict]:
                 os.environ[key] = value
 
 
-def front_end(jit: Any, compile_args: dict, options: dict, target: Any) -> dict:
+def through_front_end(jit: Any, compile_args: dict, options: dict, target: Any) -> dict:
     """One launch's specialization through Triton's front end to its TTIR, as JITFunction.run
     would compile it (the same ASTSource: the function, its signature, constexprs and
     specialization attributes; the same options): {"ttir": its metadata file} or, when the

@@ -194,17 +194,16 @@ extern "C" int zeinspect_host_xpu_composites() {
 """
 
 
-def register(torch: Any) -> None:
-    """The host XPU, built if it is not yet for this torch, loaded into the process.  Raises
-    OSError or SubprocessError (no C++ compiler, no headers): the caller says so and goes on."""
-    from ...paths import toolchain_dir
-
+def register(torch: Any, folder: Path) -> None:
+    """The host XPU, built in `folder` (zeinspect's, as the capture is told) if it is not yet for
+    this torch, loaded into the process.  Raises OSError or SubprocessError (no C++ compiler, no
+    headers): the caller says so and goes on."""
     root = Path(torch.__file__).parent
     lib = root / "lib" / "libc10.so"
     # The build is torch's (its version and library) with this compiler ($CXX, as make has it).
     compiler = os.environ.get("CXX", "c++")
     key = hashlib.sha256(f"{torch.__version__}|{lib}|{lib.stat().st_mtime_ns}|{compiler}|{SOURCE}".encode())
-    built = toolchain_dir() / "xpu-device" / key.hexdigest()[:16] / "libzeinspect_xpu_device.so"
+    built = folder / key.hexdigest()[:16] / "libzeinspect_xpu_device.so"
     if not built.exists():
         built.parent.mkdir(parents=True, exist_ok=True)
         try:

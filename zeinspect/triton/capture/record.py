@@ -36,7 +36,9 @@ from .frames import first_frame_outside, own_folders
 CAPTURE_ENV = "ZEINSPECT_TRITON_CAPTURE"
 """Where the child appends its launches (one JSON line each)."""
 TARGET_ENV = "ZEINSPECT_TRITON_CAPTURE_TARGET"
-"""The target the offline driver answers for: {"caps": ..., "name": ..., "threads_per_warp": ...}."""
+"""What the capture is told (triton.app.library.capture_target): the target the offline driver
+answers for ({"caps": ..., "name": ..., "threads_per_warp": ...}), "front_end" (launches through
+Triton's front end) and "device_dir" (where the host XPU is built)."""
 
 _LOCK = threading.Lock()
 _FRONT_LOCK = threading.RLock()
@@ -86,7 +88,8 @@ def _install(out: str, spec: dict) -> None:
         return original(self, *args, **kwargs)
 
     JITFunction.run = run  # type: ignore[method-assign]
-    JITFunction.cache_hook = lambda **hook: _record(out, hook)
+    front_end = bool(spec.get("front_end", True))
+    JITFunction.cache_hook = lambda **hook: _record(out, hook, front_end=front_end)
     if spec.get("xpu", True):
         from .xpu import install_when_imported
 
@@ -128,7 +131,7 @@ every launch here: nothing is ever compiled into its kernel cache).  The functio
 its result, so its id is never another's."""
 
 
-def _record(out: str, hook: dict) -> bool:
+def _record(out: str, hook: dict, *, front_end: bool) -> bool:
     """Triton's cache_hook: one launch, as Triton specialized it, taken through Triton's front end
     to its TTIR in the capture's Triton cache (triton.capture.first_stage: the function that really ran,
     with its globals) and written; True: compile nothing more (the launch returns, nothing runs)."""
@@ -145,11 +148,11 @@ def _record(out: str, hook: dict) -> bool:
         if kept is None:
             from triton.runtime import driver
 
-            from ... import envvars
-            from .first_stage import front_end
+            from .first_stage import through_front_end
 
-            kept = _FRONT_END[memo] = (fn, front_end(fn, hook["compile"], options, driver.active.get_current_target())
-                                       if envvars.value("ZEINSPECT_TRITON_CAPTURE_FRONT_END") else {})
+            kept = _FRONT_END[memo] = (fn, through_front_end(fn, hook["compile"], options,
+                                                             driver.active.get_current_target())
+                                       if front_end else {})
     built = kept[1]
     _write(out, {**built,
         "file": inspect.getsourcefile(fn.fn), "kernel": info.name, "line": getattr(fn, "starting_line_number", None),
@@ -164,8 +167,8 @@ def _record(out: str, hook: dict) -> bool:
 
 
 def _constexpr(value: Any) -> Any:
-    """A constexpr as JSON keeps it: a Triton dtype by its name (triton.model.kernel.DTYPE_PREFIX)."""
-    from ..model.kernel import DTYPE_PREFIX
+    """A constexpr as JSON keeps it: a Triton dtype by its name (triton.model.argtypes.DTYPE_PREFIX)."""
+    from ..model.argtypes import DTYPE_PREFIX
 
     if value.__class__.__name__ == "dtype":
         return f"{DTYPE_PREFIX}{value}"

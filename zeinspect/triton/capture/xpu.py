@@ -14,7 +14,7 @@ What answers, from torch's own XPU code (torch/xpu/__init__.py, memory.py, strea
 `_XpuDeviceProperties` in torch/_C/__init__.pyi, torch 2.13):
 - `is_available` (True), `device_count` (1), `current_device` (0), `set_device`, `device` and
   `device_of` contexts, `is_initialized`, `init`, `synchronize`;
-- `get_device_name` and `get_device_properties` (hardware.product and hardware.DEVICES for the
+- `get_device_name` and `get_device_properties` (triton.offline.device: the device table for the
   target, the compiler's answers for its sub-group sizes, DPAS, 2D block IO, bf16 and fp64),
   `get_device_capability` (the same, as a dict, as torch builds it);
 - `Stream`, `Event`, `current_stream`, `stream`, `set_stream` (they do nothing: nothing runs);
@@ -47,7 +47,10 @@ import importlib.util
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
+
+from ..offline.device import properties
 
 Write = Callable[[dict], None]
 
@@ -96,36 +99,6 @@ def install_when_imported(spec: dict, write: Write) -> None:
         then(sys.modules["torch"])
     else:
         sys.meta_path.insert(0, _OnImport("torch", then))
-
-
-def properties(spec: dict) -> dict[str, Any]:
-    """What `torch.xpu.get_device_properties()` answers for the target, field by field."""
-    from ...hardware import DEVICES, Device, ip_for_name, parse_ip, product, slm_per_work_group, wide_core
-
-    name, caps = spec.get("name", "bmg-g21"), spec.get("caps", {})
-    part, made = DEVICES.get(name) or Device(8, 2000, 2000, 128), product(name)
-    ip = ip_for_name(name)
-    eus = part.xe_cores * (8 if ip and wide_core(ip) else 16)
-    major, minor, revision = parse_ip(ip) if ip else (0, 0, 0)
-    sizes = list(caps.get("sub_group_sizes") or [16, 32])
-    memory = (made.memory_gib or 16) * 1024 ** 3
-    return {
-        "name": made.name, "platform_name": "Intel(R) oneAPI Unified Runtime over Level-Zero",
-        "vendor": "Intel(R) Corporation", "device_id": made.device_id, "driver_version": "zeinspect offline",
-        "version": ip or "0.0.0", "max_compute_units": eus, "gpu_eu_count": eus,
-        "max_work_group_size": part.max_work_group_size, "max_num_sub_groups": part.max_work_group_size // min(sizes),
-        "memory_clock_rate": part.mem_clock_mhz, "memory_bus_width": part.mem_bus_width, "sub_group_sizes": sizes,
-        "local_mem_size": slm_per_work_group(ip), "last_level_cache_size": made.cache_mib * 1024 ** 2,
-        "has_fp16": True, "has_fp64": bool(caps.get("has_fp64", True)), "has_atomic64": True,
-        "has_bfloat16_conversions": bool(caps.get("has_bfloat16_conversions")),
-        "has_subgroup_matrix_multiply_accumulate": bool(caps.get("has_subgroup_matrix_multiply_accumulate")),
-        "has_subgroup_matrix_multiply_accumulate_tensor_float32":
-            bool(caps.get("has_subgroup_matrix_multiply_accumulate_tensor_float32")),
-        "has_subgroup_2d_block_io": bool(caps.get("has_subgroup_2d_block_io")),
-        "is_integrated_gpu": made.memory_gib is None, "total_memory": memory, "gpu_subslice_count": part.xe_cores,
-        # SYCL's architecture enumeration encodes the IP version (major << 22 | minor << 14 | revision).
-        "architecture": major << 22 | minor << 14 | revision, "type": "gpu", "uuid": bytes(16),
-    }
 
 
 class Properties:
@@ -224,7 +197,8 @@ def install(torch: Any, spec: dict, write: Write) -> None:
     from .host_xpu import backward_on_the_calling_thread, register, run_attention_as_math
 
     try:
-        register(torch)  # tensors on xpu are real, in host memory (triton.capture.host_xpu)
+        # Tensors on xpu are real, in host memory (triton.capture.host_xpu).
+        register(torch, Path(spec["device_dir"]))
         backward_on_the_calling_thread(torch)
         run_attention_as_math(torch)
         hosted = True

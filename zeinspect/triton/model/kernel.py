@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import UsageError
 from ...model import GrfMode
 from ...pairs import parse_pairs
+from .argtypes import DTYPE_PREFIX
 from .launch import Launch
 
 LAUNCH_OPTIONS = ("num_warps", "threads_per_warp", "grf_mode", "num_stages")
@@ -154,10 +155,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
     if not sep or not path or not name:
         raise UsageError(f"expected FILE.py:KERNEL, not {spec!r}")
     return path, name
-
-
-DTYPE_PREFIX = "tl.dtype:"
-"""A Triton dtype given as a constexpr (`dtype=tl.bfloat16`), spelled `tl.dtype:bf16`."""
 
 
 def constexpr_value(text: str) -> Any:

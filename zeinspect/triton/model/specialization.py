@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .kernel import DTYPE_PREFIX, TritonKernel
+from .argtypes import DTYPE_PREFIX
+from .kernel import TritonKernel
 
 
 @dataclass
