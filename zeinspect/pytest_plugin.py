@@ -25,6 +25,7 @@ the cases skip with the reason, as the peer audit's exit 77 does.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -104,14 +105,12 @@ def _run(request: AuditRequest) -> tuple[AuditRun | None, str | None]:
         return None, f"zeinspect: {exc.one_line()}"
 
 
-def _with_summary(result: AuditResult) -> AuditResult:
-    """The judge's result with its summary line, for `assert result.passed(...), result.summary`.
-
-    The line is text, and text is formats/'s (the judge holds data only): the plugin, on top
-    of both, gives the test an AuditResult whose `summary` is formats.audit.summary's line.
-    """
-    from dataclasses import fields
-
+@functools.cache
+def _suite_result() -> type[AuditResult]:
+    """AuditResult with its summary line as `summary`, for `assert result.passed(...),
+    result.summary`.  The line is text, and text is formats/'s (the judge holds data only): the
+    plugin, on top of both, adds it.  Made at the first audit, not when pytest loads the plugin
+    (every session loads it; few audit)."""
     from .formats.audit import summary
     from .judge.audit import AuditResult
 
@@ -120,7 +119,13 @@ def _with_summary(result: AuditResult) -> AuditResult:
         def summary(self) -> str:
             return summary(self)
 
-    return SuiteResult(**{f.name: getattr(result, f.name) for f in fields(result)})
+    return SuiteResult
+
+
+def _with_summary(result: AuditResult) -> AuditResult:
+    from dataclasses import fields
+
+    return _suite_result()(**{f.name: getattr(result, f.name) for f in fields(result)})
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from ...paths import build_cache_dir
 from ..load import loader
 from ..load.memo import Memo, file_key
 from ..model.launch import Launch
-from ..offline.compiler import device_properties, gpu_target
+from ..offline.compiler import gpu_target
+from ..offline.device import device_properties
 from .context import offline
 
 MEMO_SIZE = 64

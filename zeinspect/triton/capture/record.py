@@ -65,7 +65,8 @@ def _install(out: str, spec: dict) -> None:
     from triton.runtime import driver
     from triton.runtime.jit import JITFunction
 
-    from ..offline.compiler import device_properties, gpu_target, offline_backend_class
+    from ..offline.compiler import gpu_target, offline_backend_class
+    from ..offline.device import device_properties
     from ..offline.driver import OfflineDriver
 
     class CaptureDriver(OfflineDriver):

@@ -4,8 +4,9 @@ PyPI's triton-xpu compiles to SPIR-V without a device once its backend does not 
 small C helper that only maps a SYCL architecture number to a name (it needs torch and SYCL
 headers): `_OfflineXPUBackend` skips it, and the target carries the capabilities the real
 compiler gives (triton.build.backend.capabilities) and the part's figures of the device table.
-This module is all the captured command's process needs of the offline backend
-(triton.capture): it imports Triton and zeinspect's device table, nothing else.
+This module and triton.offline.device (what the driver and torch answer for the device) are
+all the captured command's process needs of the offline backend (triton.capture): they import
+Triton and zeinspect's device table, nothing else.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ToolchainError
-from ...hardware import DEVICES, TRITON_ARCH, Device, ip_for_name, slm_per_work_group
+from ...hardware import DEVICES, TRITON_ARCH, ip_for_name, slm_per_work_group
 
 
 def triton_module() -> Any:
@@ -64,13 +65,3 @@ def _device_figures(caps: dict, name: str) -> dict:
     return {"max_work_group_size": part.max_work_group_size, "max_shared_mem": slm_per_work_group(ip_for_name(name)),
             "max_num_sub_groups": part.max_work_group_size // min(caps.get("sub_group_sizes") or [16]),
             "gpu_subslice_count": part.xe_cores}
-
-
-def device_properties(caps: dict, name: str) -> dict:
-    """What `driver.active.utils.get_device_properties()` answers for the target (Triton-XPU's
-    driver.c, from zeDeviceGetProperties and its compute and memory properties)."""
-    part = DEVICES.get(name) or Device(8, 2000, 2000, 128)
-    return {"max_shared_mem": slm_per_work_group(ip_for_name(name)), "multiprocessor_count": part.xe_cores,
-            "sm_clock_rate": part.core_clock_mhz, "mem_clock_rate": part.mem_clock_mhz,
-            "mem_bus_width": part.mem_bus_width, "max_work_group_size": part.max_work_group_size,
-            "sub_group_sizes": tuple(caps.get("sub_group_sizes") or ())}

@@ -1,9 +1,9 @@
-"""The offline target as torch's XPU build describes a device: what the capture's stand-in
-`torch.xpu.get_device_properties()` answers (triton.capture.xpu), from zeinspect's device table.
+"""The offline target as a device describes itself, from zeinspect's device table: what the
+offline driver answers Triton (`driver.active.utils.get_device_properties()`) and what the
+capture's stand-in `torch.xpu.get_device_properties()` answers torch (triton.capture.xpu).
 
-Beside the compiler and the driver because it is the same stand-in device, told to torch
-instead of Triton; the captured command's process imports it (the device table with it, and
-nothing else of zeinspect).
+One stand-in device told two ways; the captured command's process imports this module (the
+device table with it, and nothing else of zeinspect).
 """
 
 from __future__ import annotations
@@ -13,10 +13,26 @@ from typing import Any
 from ...hardware import DEVICES, Device, ip_for_name, parse_ip, product, slm_per_work_group, wide_core
 
 
+def part_of(name: str) -> Device:
+    """The target's figures in the device table; for a name it does not hold, a nominal part
+    (8 Xe-cores, 2 GHz, a 128-bit bus), so a stand-in still answers every field."""
+    return DEVICES.get(name) or Device(8, 2000, 2000, 128)
+
+
+def device_properties(caps: dict, name: str) -> dict:
+    """What `driver.active.utils.get_device_properties()` answers for the target (Triton-XPU's
+    driver.c, from zeDeviceGetProperties and its compute and memory properties)."""
+    part = part_of(name)
+    return {"max_shared_mem": slm_per_work_group(ip_for_name(name)), "multiprocessor_count": part.xe_cores,
+            "sm_clock_rate": part.core_clock_mhz, "mem_clock_rate": part.mem_clock_mhz,
+            "mem_bus_width": part.mem_bus_width, "max_work_group_size": part.max_work_group_size,
+            "sub_group_sizes": tuple(caps.get("sub_group_sizes") or ())}
+
+
 def properties(spec: dict) -> dict[str, Any]:
     """What `torch.xpu.get_device_properties()` answers for the target, field by field."""
     name, caps = spec.get("name", "bmg-g21"), spec.get("caps", {})
-    part, made = DEVICES.get(name) or Device(8, 2000, 2000, 128), product(name)
+    part, made = part_of(name), product(name)
     ip = ip_for_name(name)
     eus = part.xe_cores * (8 if ip and wide_core(ip) else 16)
     major, minor, revision = parse_ip(ip) if ip else (0, 0, 0)

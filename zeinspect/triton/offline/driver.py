@@ -16,7 +16,8 @@ from ..model.placeholder import Placeholder
 
 class OfflineDriver:
     """`triton.runtime.driver.active` while a module loads: an Intel XPU with no device, whose
-    answers are the target's (`device_properties`, see triton.offline.compiler.gpu_target)."""
+    answers are the target's (triton.offline.compiler.gpu_target; its `device_properties`,
+    triton.offline.device)."""
 
     def __init__(self, target: Any, device_properties: dict | None = None) -> None:
         self.target = target
