@@ -170,10 +170,12 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl", compress:
     the compressed bytes, its Format 4 (compressed_none), and its .tgtimg record giving the
     image's size *before* compression.
 
-    Each image is a dict: data (bytes), entries (kernel names), compile_options,
-    link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`); `stored`: the
+    Each image is a dict: data (bytes), entries (kernel names), spec (its target spec: `spir64`,
+    the default, or `spir64_gen` for a native image, stored in the native bundle section),
+    compile_options, link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`); `stored`: the
     bytes to store in its place (a damaged frame), its record still giving len(data)."""
-    lines = ['.section .rodata', 'spec: .asciz "spir64"', 'set_req: .asciz "SYCL/device requirements"',
+    lines = ['.section .rodata', 'spec: .asciz "spir64"', 'spec_gen: .asciz "spir64_gen"',
+             'set_req: .asciz "SYCL/device requirements"',
              'set_misc: .asciz "SYCL/misc properties"', 'p_aspects: .asciz "aspects"', 'p_opt: .asciz "optLevel"']
     for i, img in enumerate(images):
         path = tmp / f"{name}-{i}.spv"
@@ -184,13 +186,17 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl", compress:
         lopts = img.get("link_options", "").replace('"', '\\"')
         lines += [f'copts{i}: .asciz "{copts}"', f'lopts{i}: .asciz "{lopts}"']
         lines += [f'ename{i}_{j}: .asciz "{e}"' for j, e in enumerate(img["entries"])]
-    for i in range(len(images)):
-        lines += [f'.section {SPIRV},"a"', ".p2align 4", f"img{i}:", f'.incbin "{tmp / f"{name}-{i}.spv"}"',
+    for i, img in enumerate(images):
+        section = NATIVE if img.get("spec") == "spir64_gen" else SPIRV
+        lines += [f'.section {section},"a"', ".p2align 4", f"img{i}:", f'.incbin "{tmp / f"{name}-{i}.spv"}"',
                   f"img{i}_end:"]
     lines += ['.section .data.rel.ro,"aw"', ".p2align 4"]
     for i, img in enumerate(images):
         aspects = img.get("aspects", [])
-        lines += [f"desc{i}:", ".short 3", ".byte 4", f".byte {4 if compress else 2}", ".long 0", ".quad spec",
+        native = img.get("spec") == "spir64_gen"
+        # Format: 2 SPIR-V, 1 native; 4 compressed (compressed_none).
+        lines += [f"desc{i}:", ".short 3", ".byte 4", f".byte {4 if compress else 1 if native else 2}", ".long 0",
+                  f".quad {'spec_gen' if native else 'spec'}",
                   f".quad copts{i}",
                   f".quad lopts{i}", f".quad img{i}", f".quad img{i}_end", f".quad ent{i}", f".quad ent{i}_end",
                   f".quad sets{i}", f".quad sets{i}_end"]

@@ -245,6 +245,7 @@ class Verdict(enum.Enum):
     FAILED = ("FAILED", True, True)
     NEW = ("NEW", True, True)
     GREW = ("GREW", True, True)
+    INTENT = ("INTENT", True, True)
     IMPROVED = ("IMPROVED", False, True)
     STALE = ("STALE", False, True)
     LISTED = ("LISTED", False, False)
@@ -255,6 +256,44 @@ class Verdict(enum.Enum):
         self.label = label
         self.fails = fails
         self.fails_strict = fails_strict
+
+
+LARGE_GRF_WORDS = ("-ze-opt-large-register-file", "-cl-intel-256-GRF-per-thread", "-doubleGRF")
+"""The spellings of a request for 256 registers per thread (IGC's, OpenCL's, VC's)."""
+AUTO_GRF_WORDS = ("-ze-intel-enable-auto-large-GRF-mode", "-cl-intel-enable-auto-large-GRF-mode")
+"""The spellings of a request for IGC's choice of register file per kernel."""
+
+
+class RunPath(enum.StrEnum):
+    """How a shipped kernel reaches a device (docs/how-it-works.md#paths): the runtime loads a
+    native image built for it, or the driver compiles SPIR-V at the first launch."""
+
+    NATIVE = "native"
+    """An AOT image (a zebin, or the fat binary's member the driver picks for the device)."""
+    SPIRV = "spirv"
+    """A SYCL SPIR-V image, compiled with the image's options at the first launch."""
+    GENERIC_IR = "generic_ir"
+    """A fat binary's `generic_ir` member (SPIR-V), compiled with its options when no member fits."""
+
+    @property
+    def jit(self) -> bool:
+        return self is not RunPath.NATIVE
+
+
+@dataclass(frozen=True)
+class IntentRule:
+    """What a build must do for the kernels a glob names, on every path of every target (the
+    gate configuration's `intent:`, judged by judge.paths): a register file, a sub-group size,
+    native images for named targets."""
+
+    kernels: str
+    grf: int | None = None
+    sub_group: int | None = None
+    native_on: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"kernels": self.kernels, "grf": self.grf, "sub_group": self.sub_group,
+                "native_on": list(self.native_on)}
 
 
 class Source(enum.StrEnum):
@@ -364,6 +403,12 @@ class KernelReport:
     scratch, which the driver's spill figure includes."""
     callees: tuple[str, ...] = ()
     """The functions it calls outside its own code, as the zebin names them (KernelFigures.calls)."""
+    path: RunPath | None = None
+    """How the runtime gets it onto the target, for an image a product ships (None: a module
+    given as such, a source)."""
+    path_taken: bool | None = None
+    """Whether the runtime takes this path on this target (probes.paths): a JIT build on a target a
+    native image serves is built to be compared, never run there."""
     retries: int = 0
     """How often IGC built it again (`[RetryManager] Start recompilation` lines of its log)."""
     compile_seconds: float | None = field(default=None, compare=False, hash=False)
@@ -516,6 +561,7 @@ class KernelReport:
             "stack_calls": self.stack_calls,
             "callees": list(self.callees),
             "retries": self.retries,
+            "path": None if self.path is None else {"via": self.path.value, "taken": bool(self.path_taken)},
             "cause": self.cause,
             "cost": self.cost,
             "environment": dict(self.environment),

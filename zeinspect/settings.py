@@ -20,12 +20,14 @@ configuration's `environment:`, then `--env NAME=VALUE` (`--env NAME=` drops one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from . import envvars
 from .levers import DEFAULT_SHAPE, Shape
+from .model import IntentRule
 from .toolchain import environment as compiler_env
 
 
@@ -235,6 +237,37 @@ def _percent(value: Any) -> float | None:
     return number
 
 
+INTENT_KEYS = {"grf": (128, 256), "sub_group": (8, 16, 32), "native_on": None}
+
+
+def _intent(value: Any) -> tuple[IntentRule, ...]:
+    """Kernel glob -> what its build must do (`grf: 256`, `sub_group: 16`, `native_on: [bmg-g21]`):
+    the gate configuration's mapping, checked key by key."""
+    if isinstance(value, tuple) and all(isinstance(r, IntentRule) for r in value):
+        return value  # parsed already (a gate configuration's value, resolved)
+    if isinstance(value, str):  # a command line's or the plugin's text: the mapping as JSON
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("must be a JSON mapping of kernel globs to rules") from None
+    if not isinstance(value, Mapping):
+        raise ValueError("must map kernel globs to rules (grf, sub_group, native_on)")
+    rules = []
+    for glob, rule in value.items():
+        if not isinstance(rule, Mapping) or not rule or set(map(str, rule)) - set(INTENT_KEYS):
+            raise ValueError(f"{glob!r}: a rule is a mapping of {', '.join(INTENT_KEYS)}")
+        for key in ("grf", "sub_group"):
+            if key in rule and rule[key] not in INTENT_KEYS[key]:  # type: ignore[operator]
+                raise ValueError(f"{glob!r}: {key} must be one of {', '.join(map(str, INTENT_KEYS[key]))}")  # type: ignore[arg-type]
+        native = rule.get("native_on", [])
+        if isinstance(native, str):
+            native = [native]
+        if not isinstance(native, list) or not all(isinstance(t, str) and t for t in native):
+            raise ValueError(f"{glob!r}: native_on must be a list of target names")
+        rules.append(IntentRule(str(glob), rule.get("grf"), rule.get("sub_group"), tuple(native)))
+    return tuple(rules)
+
+
 def _modules(value: Any) -> dict[str, str]:
     """Input path -> its extra options: a mapping (the gate configuration's, read by judge.gate),
     or `PATH=OPTIONS` text (one module each, repeatable)."""
@@ -328,6 +361,15 @@ for _setting in (
             flag=Flag(("--env",), repeat=True, metavar="NAME=VALUE"),
             schema={"type": ["object", "array"], "additionalProperties": {"type": ["string", "null"]},
                     "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+="}}),
+    Setting("jit_paths", True, "With targets named, also build each fat binary's generic_ir member (the driver's JIT "
+            "path where no member fits) to name and compare every path (--no-jit-paths: the members alone).",
+            _boolean, gate="jit_paths", flag=Flag(("--no-jit-paths",), ("target",), switch=False), schema=_SWITCH),
+    Setting("intent", (), "What the build must do, per kernel glob: `grf: 256`, `sub_group: 16`, `native_on: "
+            "[targets]`; the gate fails when a path of a target misses it (judge.paths).", _intent, gate="intent",
+            schema={"type": "object", "additionalProperties": {
+                "type": "object", "additionalProperties": False, "minProperties": 1, "properties": {
+                    "grf": {"enum": [128, 256]}, "sub_group": {"enum": [8, 16, 32]},
+                    "native_on": {"type": ["string", "array"], "items": {"type": "string"}}}}}),
     Setting("ratchet", None, "The ratchet file (default: scratch_ratchet.txt, or the gate configuration's).",
             _optional_text, gate="ratchet", flag=Flag(("--ratchet",), ("gate",)), schema=_TEXT),
     Setting("shapes_file", None, "Judge each kernel in the shape recorded here (zeinspect fix --write).",
@@ -392,6 +434,10 @@ class Settings:
     environment_given: tuple[str, ...] = ()
     """The names of `environment` the gate configuration or the command line gave (the rest
     were inherited from the caller)."""
+    jit_paths: bool = True
+    """With targets named, build fat binaries' generic_ir members too (probes.paths)."""
+    intent: tuple[IntentRule, ...] = ()
+    """The gate's intent rules (judge.paths)."""
     ratchet: str | None = None
     shapes_file: str | None = None
     strict: bool = False

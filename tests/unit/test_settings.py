@@ -22,7 +22,7 @@ from zeinspect.app.gate import settings as front_end_settings
 from zeinspect.app.session import open_session
 from zeinspect.inputs import read_input
 from zeinspect.judge.gate import parse as parse_gate
-from zeinspect.model import Verdict
+from zeinspect.model import IntentRule, Verdict
 from zeinspect.probes.aot import probe
 from zeinspect.settings import SETTINGS, Builds, Flag, Setting, SettingError, Settings, resolve
 
@@ -219,6 +219,9 @@ EXAMPLES = {
     "cache_url": ("/srv/cache", "/srv/cache"),
     "cache_readonly": ("true", True),
     "environment": ("IGC_ExtraOCLOptions=-x", (("IGC_ExtraOCLOptions", "-x"),)),
+    "jit_paths": ("false", False),
+    "intent": ('{"chunk_*": {"grf": 256, "native_on": "bmg-g21"}}',
+               (IntentRule("chunk_*", grf=256, native_on=("bmg-g21",)),)),
     "ratchet": ("ratchet.txt", "ratchet.txt"),
     "shapes_file": ("shapes.yaml", "shapes.yaml"),
     "strict": ("true", True),

@@ -18,6 +18,7 @@ from ..fileio import atomic_write
 from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
 from ..judge.coverage import Coverage
+from ..judge.paths import PathDifference, differences, judge_intent
 from ..judge.profile import ProfileJoin
 from ..judge.update import UpdatePlan, update
 from ..model import Compiler
@@ -73,6 +74,8 @@ class AuditRun:
     coverage: Coverage | None = None
     """The ledger: every kernel the inputs declare, reported, excluded (the ratchet's
     `unreadable` lines among the reasons) or unread."""
+    paths: list[PathDifference] = field(default_factory=list)
+    """Kernels whose native and JIT builds disagree (judge.paths)."""
 
     @property
     def incidents(self) -> list[str]:
@@ -165,10 +168,12 @@ def judge_collection(collection: Collection, config: Settings, *,
 def _judged(collection: Collection, compilers: list[Compiler], ratchet: ratchet_mod.Ratchet, config: Settings) -> AuditRun:
     """The reports judged against the ratchet, with the time rule where the settings ask for it."""
     result = audit(collection.reports, ratchet, compilers, loop_bound=config.loop_bound)
+    result.judgements += judge_intent(collection.reports, config.intent, ratchet, compilers)
     joined = profiled(config, collection.reports)
     apply_time_share(result, joined, config)
     return AuditRun(result=result, collection=collection, ratchet=ratchet, strict=config.strict, profiled=joined,
-                    coverage=ledger_of(collection, config, accepts=ratchet.accepts))
+                    coverage=ledger_of(collection, config, accepts=ratchet.accepts),
+                    paths=differences(collection.reports))
 
 
 def _ratchet(config: Settings) -> ratchet_mod.Ratchet:

@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ..inputs import Reading, collect, read_input
 from ..judge.audit import AuditResult, audit
 from ..judge.coverage import Coverage
+from ..judge.paths import PathDifference, differences
 from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport, Remarks
 from ..probes.aot import probe as aot_probe
@@ -42,6 +43,8 @@ class InspectResult:
     """The reports joined with the run's profile (--profile)."""
     coverage: Coverage | None = None
     """The ledger: every kernel the inputs declare, reported, excluded or unread."""
+    paths: list[PathDifference] = field(default_factory=list)
+    """Kernels whose native and JIT builds disagree (judge.paths)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -67,7 +70,7 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
         attach_costs(got, paths, config, session)
     explained = explain_paths(paths, config, session=session).explained if explain else None
     return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports),
-                         ledger_of(got, config))
+                         ledger_of(got, config), differences(got.reports))
 
 
 @dataclass

@@ -25,11 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fileio import atomic_write
-from ..inputs import Input, Reading, host_info, iter_host_images, iter_inputs
-from ..inputs.fatbin import generic_ir, read_members
+from ..inputs import Input, Reading, generic_ir_input, host_info, iter_host_images, iter_inputs
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kept_calls, private_arrays
-from ..inputs.sycl_image import ImageInfo
 from ..judge.families import Family, Member, RatchetLine, group, ratchet_lines
 from ..judge.fix import Decision, FixResult, decide, document
 from ..judge.shapes_file import dump
@@ -144,12 +142,10 @@ def _source(image: Input) -> tuple[Input | None, str]:
     if image.compilable:
         return image, "SPIR-V" if image.kind == InputKind.SPIRV else str(image.kind)
     if image.kind == InputKind.FATBIN:
-        member = next((m for m in read_members(image.data, image.path) if m.entry == "generic_ir"), None)
-        if member is not None:
-            # Rebuilt as its native members were: the SPIR-V with the options they were built with.
-            spirv, options = generic_ir(member.data, f"{image.path}(generic_ir)")
-            return Input(path=f"{image.path}(generic_ir)", kind=InputKind.SPIRV, data=spirv, origin=image.origin,
-                         image=ImageInfo(compile_options=options)), "generic_ir"
+        # Rebuilt as its native members were: the SPIR-V with the options they were built with.
+        found = generic_ir_input(image)
+        if found is not None:
+            return found, "generic_ir"
     return None, NATIVE_ONLY
 
 

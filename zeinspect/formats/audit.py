@@ -9,7 +9,7 @@ from ..model import SCHEMA, Compiler, Verdict, built_under
 from .common import fmt_bytes, md_code, md_text, safe
 from .text import GROUPED_FROM, grouped
 
-_ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE]
+_ORDER = [Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.INTENT, Verdict.IMPROVED, Verdict.STALE]
 
 
 def summary(result: AuditResult) -> str:

@@ -26,7 +26,8 @@ from .common import fold_rows
 from .occupancy import summary
 
 # One letter per verdict in the page's data.
-_CODE = {Verdict.OVERFLOW: "O", Verdict.FAILED: "F", Verdict.NEW: "N", Verdict.GREW: "G", Verdict.LISTED: "L",
+_CODE = {Verdict.OVERFLOW: "O", Verdict.FAILED: "F", Verdict.NEW: "N", Verdict.GREW: "G", Verdict.INTENT: "I",
+         Verdict.LISTED: "L",
          Verdict.CLEAN: "C", Verdict.NOT_APPLICABLE: "A"}
 
 
@@ -183,7 +184,7 @@ document.getElementById("summary").innerHTML =
   '<p class="' + (S.passed ? "pass" : "fail") + '">' + (S.passed ? "gate passed" : "gate failed") +
   (S.strict ? " (strict)" : "") + "</p><table class=sum>" +
   [["kernels", S.kernels], ["targets", S.targets],
-   ["findings", ["OVERFLOW","FAILED","NEW","GREW","IMPROVED","STALE"].map(v => v + " " + S.verdicts[v]).join(", ")],
+   ["findings", ["OVERFLOW","FAILED","NEW","GREW","INTENT","IMPROVED","STALE"].map(v => v + " " + S.verdicts[v]).join(", ")],
    ["not applicable", S.verdicts["N/A"]], ["listed", S.verdicts.LISTED], ["clean", S.verdicts.CLEAN],
    ["compilers", S.compilers.join(", ") || "none"], ["ratchet", S.ratchet],
    ...(Object.keys(S.environment).length
@@ -245,7 +246,7 @@ rows.addEventListener("click", e => {
   const el = e.target.closest(".cell"); if (!el || el.dataset.k == null) return;
   const k = D.kernels[+el.dataset.k], t = +el.dataset.t, c = k.c[t], d = D.details[k.n + "|" + t];
   const lines = [k.k + " on " + D.targets[t].name + " (" + (D.targets[t].ip || "?") + ")", "input: " + k.i,
-    "verdict: " + ({O:"OVERFLOW",F:"FAILED",N:"NEW",G:"GREW",L:"LISTED",C:"CLEAN",A:"N/A"})[c[0]],
+    "verdict: " + ({O:"OVERFLOW",F:"FAILED",N:"NEW",G:"GREW",I:"INTENT",L:"LISTED",C:"CLEAN",A:"N/A"})[c[0]],
     "scratch bytes per thread: " + c[1]];
   if (d) {
     lines.push(d.message, "status " + d.status + ", SIMD " + d.simd + ", GRF " + d.grf + ", spill " + d.spill +

@@ -22,13 +22,17 @@ from .audit import grouped_findings
 from .audit import summary as audit_summary
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-FINDINGS = (Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.IMPROVED, Verdict.STALE)
+FINDINGS = (Verdict.OVERFLOW, Verdict.FAILED, Verdict.NEW, Verdict.GREW, Verdict.INTENT, Verdict.IMPROVED,
+            Verdict.STALE)
 _RULE_TEXT = {
     Verdict.OVERFLOW: "The kernel needs more scratch memory per thread than the hardware allows: it does not run.",
     Verdict.FAILED: "The kernel did not build (a compiler error, crash or hang).",
     Verdict.NEW: "The kernel uses scratch memory (register spills or private memory) and the ratchet file does "
                  "not allow it.",
     Verdict.GREW: "The kernel uses more scratch memory than its ratchet entry allows.",
+    Verdict.INTENT: "A path of the kernel (its native image, or the SPIR-V the driver compiles at the first launch) "
+                    "misses what the gate's intent rules ask of its build: a register file, a sub-group size, a "
+                    "native image.",
     Verdict.IMPROVED: "A ratchet entry allows more scratch memory than the kernels it matches use: tighten it.",
     Verdict.STALE: "A ratchet entry matches no kernel that uses scratch memory: remove it.",
 }

@@ -57,6 +57,7 @@ def _inspect_table(result: Any, opts: Options) -> Iterator[str]:
 
     yield from _driver_first(result)
     yield table(result.collection.reports, verbose=opts.verbose, ledger=_ledger(result))
+    yield from _paths_section(result)
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
     yield from _profile_section(result)
@@ -70,9 +71,24 @@ def _inspect_cards(result: Any, opts: Options) -> Iterator[str]:
     ledger = _ledger(result)
     if ledger:
         yield ledger + "\n"
+    yield from _paths_section(result)
     yield from _notes(result.collection.notes)
     yield from _explain_section(result)
     yield from _profile_section(result)
+
+
+def _paths_section(result: Any) -> Iterator[str]:
+    """How a shipped product's kernels reach each device, and where the paths disagree."""
+    from .paths import text
+
+    yield from text(result.collection.reports, getattr(result, "paths", []))
+
+
+def _paths_extra(result: Any) -> dict:
+    from .paths import document
+
+    found = document(result.collection.reports, getattr(result, "paths", []))
+    return {"paths": found} if found else {}
 
 
 def _explain_section(result: Any) -> Iterator[str]:
@@ -113,7 +129,7 @@ def _inspect_json(result: Any, opts: Options) -> Iterator[str]:
     got = result.collection
     coverage = getattr(result, "coverage", None)
     extra = {**({"explain": explain.document(result.explained)} if result.explained else {}),
-             **_profile_extra(result), **_coverage_extra(result)} or None
+             **_profile_extra(result), **_coverage_extra(result), **_paths_extra(result)} or None
     unread = coverage.incidents() if coverage is not None else []
     yield from report_pieces(got.reports, got.compilers, stats=opts.stats, notes=got.notes,
                              incidents=got.incidents + unread, extra=extra)
@@ -150,6 +166,7 @@ def _audit_text(run: Any, opts: Options) -> Iterator[str]:
 
     yield from _driver_first(run)
     yield text(run.result, strict=opts.strict, verbose=opts.verbose, ledger=_ledger(run), unread=_unread(run))
+    yield from _paths_section(run)
     yield from _notes(run.collection.notes)
     yield from _profile_section(run)
 
@@ -159,7 +176,8 @@ def _audit_json(run: Any, opts: Options) -> Iterator[str]:
 
     got = run.collection
     yield from document_pieces(run.result, got.compilers, strict=opts.strict, stats=opts.stats, notes=got.notes,
-                               incidents=run.incidents, extra={**_profile_extra(run), **_coverage_extra(run)},
+                               incidents=run.incidents,
+                               extra={**_profile_extra(run), **_coverage_extra(run), **_paths_extra(run)},
                                whole=not _unread(run))
 
 

@@ -29,7 +29,7 @@ from ..errors import InputError, debugging, internal_incident
 from ..ledger import Exclusion, Part, input_of
 from ..model import InputId
 from . import packages, sycl_cache
-from .fatbin import is_fatbin
+from .fatbin import GENERIC_IR_SUFFIX, generic_ir, is_fatbin, read_members
 from .files import Buffer, read_or_map
 from .kinds import SOURCE_SUFFIXES, InputKind
 from .offload import BUNDLE_PREFIX, carries_device_images, is_host_archive, is_host_elf
@@ -575,3 +575,17 @@ def _entry_points(data: bytes, where: str) -> tuple[str, ...] | None:
         return tuple(kernel_names(data, where))
     except FormatError:
         return None
+
+
+
+
+def generic_ir_input(image: Input) -> Input | None:
+    """A fat binary's `generic_ir` member as a SPIR-V input the JIT path builds: the SPIR-V with
+    the build options its native members were built with (the options the member records);
+    None when the fat binary carries none."""
+    member = next((m for m in read_members(image.data, image.path) if m.entry == "generic_ir"), None)
+    if member is None:
+        return None
+    spirv, options = generic_ir(member.data, image.path + GENERIC_IR_SUFFIX)
+    return Input(path=image.path + GENERIC_IR_SUFFIX, kind=InputKind.SPIRV, data=spirv, origin=image.origin,
+                 image=ImageInfo(compile_options=options), within=image.within)

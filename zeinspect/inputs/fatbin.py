@@ -106,3 +106,7 @@ def generic_ir(data: Buffer, what: str = "generic_ir") -> tuple[bytes, str]:
     if spirv is None:
         raise FormatError(f"{what}: an OpenCL ELF without a SPIR-V section")
     return spirv, options
+
+
+GENERIC_IR_SUFFIX = "(generic_ir)"
+"""How an input built from a fat binary's generic_ir member is named: `lib.so[.tgtimg[2]](generic_ir)`."""

@@ -9,6 +9,9 @@ native   `KERNEL  TARGETS  PRIVATE_BYTES  SPILL_BYTES  [loop=BYTES]  [# reason]`
          scratch the kernel may move per iteration of its innermost loop with any (its
          cost, inputs.isa.ScratchCost): a spill that moves into a loop grows it even when
          its bytes do not change.  `#` starts a comment line.
+         `KERNEL * unreadable # reason` accepts a kernel zeinspect cannot read (judge.coverage);
+         `KERNEL TARGETS intent # reason` one whose build may miss the gate's intent rules
+         on those targets (judge.paths).
 tab      `GROUP<TAB>PRIVATE<TAB>SPILL<TAB>KERNEL-ID` (the SYCL project's audit in seed 003),
          every target.  GROUP is informational.
 
@@ -70,6 +73,17 @@ class Unreadable:
     reason: str
 
 
+@dataclass(frozen=True)
+class IntentWaiver:
+    """`KERNEL  TARGETS  intent  # reason`: a kernel whose build may miss the gate's intent rules
+    (judge.paths) on those targets, accepted with its reason."""
+
+    lineno: int
+    kernel: str
+    targets: str
+    reason: str
+
+
 @dataclass
 class Ratchet:
     path: str
@@ -78,6 +92,7 @@ class Ratchet:
     """The file's lines with their line endings, exactly as read."""
     entries: list[Entry] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
+    intent: list[IntentWaiver] = field(default_factory=list)
 
     def render(self) -> str:
         return "".join(self.lines)
@@ -105,6 +120,9 @@ def parse(text: str, path: str, dialect: Dialect | None = None) -> Ratchet:
             raise InputError(f"line {lineno}: contains a NUL byte", path=path)
         if _is_unreadable(line):
             ratchet.unreadable.append(_unreadable(line, lineno, path))
+            continue
+        if _is_waiver(line):
+            ratchet.intent.append(_waiver(line, lineno, path))
             continue
         kind = _line_dialect(line)
         if kind is None:
@@ -138,6 +156,22 @@ def _unreadable(line: str, lineno: int, path: str) -> Unreadable:
     if not reason:
         raise InputError(f"line {lineno}: an unreadable line needs its reason after '#'", path=path)
     return Unreadable(lineno, kernel, reason)
+
+
+INTENT = "intent"
+
+
+def _is_waiver(line: str) -> bool:
+    words = _split_comment(line)[0].split()
+    return len(words) == 3 and words[2] == INTENT
+
+
+def _waiver(line: str, lineno: int, path: str) -> IntentWaiver:
+    body, reason = _split_comment(line)
+    kernel, targets, _ = body.split()
+    if not reason:
+        raise InputError(f"line {lineno}: an intent line needs its reason after '#'", path=path)
+    return IntentWaiver(lineno, kernel, targets, reason)
 
 
 def _looks_tabbed(lines: list[str], path: str) -> bool:
@@ -229,6 +263,11 @@ def find_entry(ratchet: Ratchet, report: KernelReport, compilers: list[Compiler]
         if kernel_matches(entry.kernel, report.kernel) and targets_match(entry.targets, report, compilers):
             return entry
     return None
+
+
+def find_waiver(ratchet: Ratchet, report: KernelReport, compilers: list[Compiler]) -> IntentWaiver | None:
+    return next((w for w in ratchet.intent if kernel_matches(w.kernel, report.kernel)
+                 and targets_match(w.targets, report, compilers)), None)
 
 
 # -- rewriting ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from ..levers import MODULE_LEVERS, How, module_rewrites
 from ..levers.register_file import CANDIDATES, grf_spelling
 from ..levers.spirv_rewrite import Rewrite
 from ..model import (
+    LARGE_GRF_WORDS,
     WHOLE_MODULE,
     Compiler,
     KernelFigures,
@@ -221,10 +222,6 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         input_digest=job.module_digest, stack_calls=fig.has_stack_calls, callees=fig.calls, retries=retries,
         compile_seconds=round(compile_seconds, 3) if compile_seconds else None,
     )
-
-
-LARGE_GRF_WORDS = ("-ze-opt-large-register-file", "-cl-intel-256-GRF-per-thread", "-doubleGRF")
-"""The spellings of a request for 256 registers per thread (IGC's, OpenCL's, VC's)."""
 
 
 def _asks_large_grf(*options: str | None) -> bool:

@@ -6,12 +6,13 @@
 from __future__ import annotations
 
 from .. import names
-from ..inputs import Input, declared
+from ..inputs import Input, declared, generic_ir_input
 from ..inputs.kinds import InputKind
-from ..model import Compiler
+from ..model import Compiler, RunPath
 from ..settings import Settings
 from .aot import kernel_wanted, probe
 from .binary import Counts, probe_binaries
+from .paths import mark_taken
 from .results import Collection, Progress
 from .session import Session
 
@@ -37,13 +38,25 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     plan = session.plan(config.targets) if explicit_targets else None
     found: list[Compiler] | None = session.compilers if explicit_targets else None
     source = iter(inputs) if inputs is not None else iter_inputs(list(paths), reading)
+    jit: dict[str, RunPath] = {}
+    """The inputs built as a JIT path of a shipped product: SPIR-V images, generic_ir members."""
 
     def read_native(image: Input) -> None:
         # Read and let go, one native image at a time: a library of a thousand zebins never
         # sits in memory whole.
         got = probe_binaries([image], plan=plan, compilers=found or [], counts=counts, cache=session.cache)
-        out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
+        out.reports += [r.replace(path=RunPath.NATIVE) for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
+        take_generic_ir(image)
+
+    def take_generic_ir(image: Input) -> None:
+        # The driver's JIT path of a fat binary (probes.paths): built for the targets named, to say
+        # what a device without a member of its own runs, and to compare with the members.
+        if image.kind == InputKind.FATBIN and explicit_targets and config.jit_paths:
+            member = generic_ir_input(image)
+            if member is not None:
+                compilable.append(member)
+                jit[member.path] = RunPath.GENERIC_IR
 
     def read_host(host: Input) -> None:
         notes: list[str] = []
@@ -51,6 +64,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         for image in iter_host_images(host, notes, info):
             if image.compilable:
                 compilable.append(image)
+                jit[image.path] = RunPath.SPIRV
             else:
                 contained(image, reading, lambda: read_native(image))  # noqa: B023 - called at once
         out.notes += notes
@@ -64,6 +78,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
             else:
                 out.parts += filter(None, [declared(inp)])
                 (compilable if inp.compilable else binaries).append(inp)
+                take_generic_ir(inp)
 
     try:
         read_all()
@@ -74,7 +89,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         found = session.compilers
     if compilable:
         result = probe(compilable, config, session, progress=progress)
-        out.extend(result)
+        out.extend(result, [r.replace(path=jit[r.input]) if r.input in jit else r for r in result.reports])
         if result.internal_kernels:
             out.notes.append(f"IGC's internal kernels ({', '.join(sorted(names.INTERNAL_KERNELS))}) in "
                              f"{len(result.internal_kernels)} module(s): not user kernels, not reported")
@@ -82,10 +97,11 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         plan = out.plan or (session.plan(config.targets) if explicit_targets else None)
         got = probe_binaries(binaries, plan=plan if explicit_targets else None, compilers=found or [], counts=counts,
                              cache=session.cache)
-        out.reports += [r for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
+        out.reports += [r.replace(path=RunPath.NATIVE) for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
     out.plan = out.plan or plan
+    out.reports = mark_taken(out.reports)
     out.notes += counts.notes() + reading.notes()
     out.parts += reading.parts
     out.incidents += reading.incidents
