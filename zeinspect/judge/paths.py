@@ -170,7 +170,7 @@ def judge_intent(reports: list[KernelReport], rules: tuple[IntentRule, ...], rat
             native = {(product_label(r), r.kernel) for r in here if r.path is RunPath.NATIVE}
             for r in here:
                 if r.path_taken and (product_label(r), r.kernel) not in native:
-                    via = LABELS.get(r.path, "module")
+                    via = LABELS[r.path] if r.path is not None and r.path.jit else "module"
                     finding(r, f"has no native image: the driver compiles its {via} at the first launch", rule)
     return out
 
