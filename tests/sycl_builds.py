@@ -172,11 +172,13 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl", compress:
 
     Each image is a dict: data (bytes), entries (kernel names), spec (its target spec: `spir64`,
     the default, or `spir64_gen` for a native image, stored in the native bundle section),
+    compile_target (a native image's device, as `-fsycl-targets=intel_gpu_bmg_g21` records it),
     compile_options, link_options, aspects (SYCL aspect numbers for `SYCL/device requirements`); `stored`: the
     bytes to store in its place (a damaged frame), its record still giving len(data)."""
     lines = ['.section .rodata', 'spec: .asciz "spir64"', 'spec_gen: .asciz "spir64_gen"',
              'set_req: .asciz "SYCL/device requirements"',
-             'set_misc: .asciz "SYCL/misc properties"', 'p_aspects: .asciz "aspects"', 'p_opt: .asciz "optLevel"']
+             'set_misc: .asciz "SYCL/misc properties"', 'p_aspects: .asciz "aspects"',
+             'p_target: .asciz "compile_target"', 'p_opt: .asciz "optLevel"']
     for i, img in enumerate(images):
         path = tmp / f"{name}-{i}.spv"
         stored = img.get("stored") or (zstandard.ZstdCompressor(level=10).compress(img["data"]) if compress
@@ -204,9 +206,14 @@ def sycl_library(tmp: Path, images: list[dict], name: str = "libsycl", compress:
                                  for x in (".quad 0", f".quad ename{i}_{j}", ".quad 0", ".long 0", ".long 0")]
         lines += [f"ent{i}_end:", f"sets{i}:", ".quad set_req", f".quad req{i}", f".quad req{i}_end",
                   ".quad set_misc", f".quad misc{i}", f".quad misc{i}_end", f"sets{i}_end:"]
-        lines += [f"req{i}:", ".quad p_aspects", f".quad aval{i}", ".long 2", ".long 0", f".quad {8 + 4 * len(aspects)}",
-                  f"req{i}_end:", f"misc{i}:", ".quad p_opt", ".quad 0", ".long 1", ".long 0", ".quad 2",
+        target = img.get("compile_target")
+        lines += [f"req{i}:", ".quad p_aspects", f".quad aval{i}", ".long 2", ".long 0", f".quad {8 + 4 * len(aspects)}"]
+        if target:  # a byte array: its size in bits, then the name (what -fsycl-targets=intel_gpu_* records)
+            lines += [".quad p_target", f".quad tval{i}", ".long 2", ".long 0", f".quad {8 + len(target)}"]
+        lines += [f"req{i}_end:", f"misc{i}:", ".quad p_opt", ".quad 0", ".long 1", ".long 0", ".quad 2",
                   f"misc{i}_end:", f"aval{i}:", f".quad {32 * len(aspects)}"] + [f".long {a}" for a in aspects]
+        if target:
+            lines += [f"tval{i}:", f".quad {8 * len(target)}", f'.ascii "{target}"']
     lines += ['.section .tgtimg,"aw"', ".p2align 3"]
     for i, img in enumerate(images):
         lines += [f".quad img{i}", f".quad {len(img['data'])}" if compress else f".quad img{i}_end - img{i}"]

@@ -274,6 +274,8 @@ class RunPath(enum.StrEnum):
     """A SYCL SPIR-V image, compiled with the image's options at the first launch."""
     GENERIC_IR = "generic_ir"
     """A fat binary's `generic_ir` member (SPIR-V), compiled with its options when no member fits."""
+    NATIVE_IR = "native_ir"
+    """A zebin's own SPIR-V (`.spv`), rebuilt with its options on a device it was not built for."""
 
     @property
     def jit(self) -> bool:

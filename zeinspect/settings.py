@@ -361,8 +361,8 @@ for _setting in (
             flag=Flag(("--env",), repeat=True, metavar="NAME=VALUE"),
             schema={"type": ["object", "array"], "additionalProperties": {"type": ["string", "null"]},
                     "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+="}}),
-    Setting("jit_paths", True, "With targets named, also build each fat binary's generic_ir member (the driver's JIT "
-            "path where no member fits) to name and compare every path (--no-jit-paths: the members alone).",
+    Setting("jit_paths", True, "With targets named, each fat binary's generic_ir member (the driver's JIT path where "
+            "no member fits) is built too, to name and compare every path; off (--no-jit-paths): the members alone.",
             _boolean, gate="jit_paths", flag=Flag(("--no-jit-paths",), ("target",), switch=False), schema=_SWITCH),
     Setting("intent", (), "What the build must do, per kernel glob: `grf: 256`, `sub_group: 16`, `native_on: "
             "[targets]`; the gate fails when a path of a target misses it (judge.paths).", _intent, gate="intent",

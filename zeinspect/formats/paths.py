@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from ..judge.paths import PathDifference, taken_counts
 from ..model import KernelReport
 
-LABELS = {"native": "native image", "spirv": "SPIR-V JIT", "generic_ir": "generic_ir JIT"}
+LABELS = {"native": "native image", "spirv": "SPIR-V JIT", "generic_ir": "generic_ir JIT",
+          "native_ir": "JIT of a zebin's own SPIR-V"}
 
 
 def text(reports: list[KernelReport], found: list[PathDifference]) -> Iterator[str]:

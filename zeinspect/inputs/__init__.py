@@ -29,7 +29,7 @@ from ..errors import InputError, debugging, internal_incident
 from ..ledger import Exclusion, Part, input_of
 from ..model import InputId
 from . import packages, sycl_cache
-from .fatbin import GENERIC_IR_SUFFIX, generic_ir, is_fatbin, read_members
+from .fatbin import GENERIC_IR_SUFFIX, NATIVE_IR_SUFFIX, generic_ir, is_fatbin, read_members
 from .files import Buffer, read_or_map
 from .kinds import SOURCE_SUFFIXES, InputKind
 from .offload import BUNDLE_PREFIX, carries_device_images, is_host_archive, is_host_elf
@@ -578,14 +578,28 @@ def _entry_points(data: bytes, where: str) -> tuple[str, ...] | None:
 
 
 
-
 def generic_ir_input(image: Input) -> Input | None:
     """A fat binary's `generic_ir` member as a SPIR-V input the JIT path builds: the SPIR-V with
-    the build options its native members were built with (the options the member records);
-    None when the fat binary carries none."""
+    the build options its native members were built with (the options the member records, which
+    the driver builds it with: compute-runtime module_imp.cpp, `this->options =
+    singleDeviceBinary.buildOptions`); None when the fat binary carries none."""
     member = next((m for m in read_members(image.data, image.path) if m.entry == "generic_ir"), None)
     if member is None:
         return None
     spirv, options = generic_ir(member.data, image.path + GENERIC_IR_SUFFIX)
-    return Input(path=image.path + GENERIC_IR_SUFFIX, kind=InputKind.SPIRV, data=spirv, origin=image.origin,
+    return _ir_input(image, GENERIC_IR_SUFFIX, spirv, options)
+
+
+def native_ir_input(image: Input) -> Input | None:
+    """A zebin's own SPIR-V (`.spv`) as the input the driver rebuilds on a device the zebin was not
+    built for, with the options it records (inputs.zebin.zebin_ir); None without one."""
+    from .zebin import zebin_ir
+
+    found = zebin_ir(image.data, image.path)
+    return _ir_input(image, NATIVE_IR_SUFFIX, *found) if found is not None else None
+
+
+def _ir_input(image: Input, suffix: str, spirv: bytes, options: str) -> Input:
+    # The origin stays the native image's file: the product both paths belong to (probes.paths).
+    return Input(path=image.path + suffix, kind=InputKind.SPIRV, data=spirv, origin=image.identity,
                  image=ImageInfo(compile_options=options), within=image.within)

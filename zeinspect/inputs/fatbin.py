@@ -110,3 +110,5 @@ def generic_ir(data: Buffer, what: str = "generic_ir") -> tuple[bytes, str]:
 
 GENERIC_IR_SUFFIX = "(generic_ir)"
 """How an input built from a fat binary's generic_ir member is named: `lib.so[.tgtimg[2]](generic_ir)`."""
+NATIVE_IR_SUFFIX = "(ir)"
+"""How an input built from a zebin's own SPIR-V is named: `lib.so[.tgtimg[0]](ir)`."""

@@ -75,12 +75,16 @@ class DeviceRequirements:
     work_group_num_dim: int | None = None
     joint_matrix: str | None = None
     joint_matrix_mad: str | None = None
+    compile_target: str | None = None
+    """The device a native image was built for, as `-fsycl-targets=intel_gpu_bmg_g21` names it: the
+    runtime selects the image only on that device (doesImageTargetMatchDevice); without it, on
+    any GPU (probes.paths)."""
     others: tuple[str, ...] = ()
     """Requirement names this reader does not know: never taken as met silently."""
 
 
 KNOWN_REQUIREMENTS = {"aspects", "reqd_sub_group_size", "reqd_work_group_size", "reqd_work_group_size_uint64_t",
-                      "work_group_num_dim", "joint_matrix", "joint_matrix_mad", "fixed_target"}
+                      "work_group_num_dim", "joint_matrix", "joint_matrix_mad", "fixed_target", "compile_target"}
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ class ImageInfo:
             reqd_sub_group_size=sub_group if isinstance(sub_group, int) else None,
             reqd_work_group_size=wg, work_group_num_dim=dims if isinstance(dims, int) else None,
             joint_matrix=_text(props.get("joint_matrix")), joint_matrix_mad=_text(props.get("joint_matrix_mad")),
+            compile_target=_text(props.get("compile_target")),
             others=tuple(sorted(k for k in props if k not in KNOWN_REQUIREMENTS)))
 
     def _misc(self, name: str) -> Any:

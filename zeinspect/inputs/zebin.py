@@ -167,6 +167,20 @@ def _zebin_sections(data: bytes, what: str) -> list[tuple[str, int | str, bytes]
     return [(s.name, s["sh_type"], s.data()) for s in sections]
 
 
+def zebin_ir(data: bytes, what: str = "zebin") -> tuple[bytes, str] | None:
+    """(SPIR-V, build options) a zebin keeps beside its code (`.spv`, `.misc.buildOptions`): what the
+    driver rebuilds it from on a device it was not built for (compute-runtime,
+    device_binary_format_zebin.cpp: "Invalid target device. Rebuilding from intermediate
+    representation."); None for a zebin without it (ocloc -exclude_ir)."""
+    spirv, options = None, ""
+    for name, kind, content in _zebin_sections(data, what):
+        if kind == SHT_ZEBIN_SPIRV or name == ".spv":
+            spirv = content
+        elif kind == SHT_ZEBIN_MISC or name == ".misc.buildOptions":
+            options = content.decode("utf-8", "replace").strip("\0 \n")
+    return (bytes(spirv), options) if spirv else None
+
+
 SHT_SYMTAB, SHT_REL = 2, 9
 
 

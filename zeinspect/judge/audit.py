@@ -28,6 +28,10 @@ measured from IGC's ISA) is judged where it was measured:
   runtime probe, a Triton kernel, a native image its compiler cannot disassemble) is judged
   on its bytes.
 
+A shipped kernel is judged on the path the runtime takes on each target (probes.paths): a JIT
+build made on a target its native image serves, to compare the two, is not judged for scratch
+(judge.paths checks every path against the gate's intent rules).
+
 The time rule (`time_share_bound: PERCENT` with a `profile:`, opt-in) is judge.profile's:
 NEW and GREW pass (LISTED, saying why) while, together, they cover at most that share of
 the profiled GPU time.
@@ -191,6 +195,9 @@ def judge(report: KernelReport, ratchet: Ratchet, compilers: list[Compiler], loo
 def audit(reports: list[KernelReport], ratchet: Ratchet, compilers: list[Compiler], *,
           loop_bound: int | None = None) -> AuditResult:
     result = AuditResult(ratchet_path=ratchet.path)
+    # What the runtime does not run on a target (a JIT path built there to be compared with its
+    # native image: probes.paths) is not judged for scratch; judge.paths checks it against intent.
+    reports = [r for r in reports if r.path_taken is not False]
     for report in reports:
         result.judgements.append(judge(report, ratchet, compilers, loop_bound))
     # Entries: stale when they match no kernel that uses scratch memory, improved when

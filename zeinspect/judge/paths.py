@@ -30,6 +30,8 @@ class PathDifference:
 
     product: str
     kernel: str
+    via: str
+    """The JIT path compared with the native images (model.RunPath's value)."""
     aspect: str
     """`grf`, `simd` or `scratch`."""
     native: tuple[int, ...]
@@ -37,11 +39,12 @@ class PathDifference:
     text: str
 
     def to_json(self) -> dict:
-        return {"product": self.product, "kernel": self.kernel, "aspect": self.aspect, "native": list(self.native),
-                "jit": list(self.jit), "text": self.text}
+        return {"product": self.product, "kernel": self.kernel, "via": self.via, "aspect": self.aspect,
+                "native": list(self.native), "jit": list(self.jit), "text": self.text}
 
 
-LABELS = {RunPath.SPIRV: "SPIR-V image", RunPath.GENERIC_IR: "fat binary's generic_ir member"}
+LABELS = {RunPath.SPIRV: "SPIR-V image", RunPath.GENERIC_IR: "fat binary's generic_ir member",
+          RunPath.NATIVE_IR: "zebin's own SPIR-V"}
 
 
 def product_label(report: KernelReport) -> str:
@@ -85,7 +88,8 @@ def _jit_side(jit: list[KernelReport], value: Callable[[list[KernelReport]], str
 
 
 def differences(reports: list[KernelReport]) -> list[PathDifference]:
-    """Every kernel whose native and JIT builds disagree, per product, one finding per aspect."""
+    """Every kernel whose native builds and builds of one JIT path disagree, per product: one
+    finding per JIT path and aspect."""
     groups: dict[tuple[str, str], list[KernelReport]] = {}
     for r in reports:
         if r.path is not None and r.status is Status.OK and r.applicable:
@@ -93,27 +97,32 @@ def differences(reports: list[KernelReport]) -> list[PathDifference]:
     out = []
     for (product, kernel), group in groups.items():
         native = [r for r in group if r.path is RunPath.NATIVE]
-        jit = [r for r in group if r.path is not RunPath.NATIVE]
-        if not native or not jit:
-            continue
-        via = "SPIR-V image" if any(r.path is RunPath.SPIRV for r in jit) else "generic_ir member"
-        short = names.short(kernel)
-        n_grf, j_grf = _values(native, "grf"), _values(jit, "grf")
-        n_simd, j_simd = _values(native, "simd"), _values(jit, "simd")
-        if n_grf and j_grf and n_grf != j_grf:
-            out.append(PathDifference(product, kernel, "grf", n_grf, j_grf, (
-                f"{short}: native images use {_join(n_grf)} registers ({_targets(native)}); the {via}'s options ask "
-                f"for {asked_register_file(jit)}: " + _jit_side(jit, lambda g: f"{_join(_values(g, 'grf'))} registers"))))
-        if n_simd and j_simd and n_simd != j_simd:
-            out.append(PathDifference(product, kernel, "simd", n_simd, j_simd, (
-                f"{short}: native images are SIMD{_join(n_simd)} ({_targets(native)}); the {via}'s builds: "
-                + _jit_side(jit, lambda g: f"SIMD{_join(_values(g, 'simd'))}"))))
-        n_scratch, j_scratch = _scratch_values(native), _scratch_values(jit)
-        if (n_grf == j_grf and n_simd == j_simd) and bool(max(n_scratch)) != bool(max(j_scratch)):
-            out.append(PathDifference(product, kernel, "scratch", n_scratch, j_scratch, (
-                f"{short}: in the same shape, native images use {_join(n_scratch)} B of scratch and the {via}'s "
-                f"builds {_join(j_scratch)} B (the JIT path is built by the driver's compiler, with the image's "
-                "options)")))
+        for kind in (RunPath.SPIRV, RunPath.GENERIC_IR, RunPath.NATIVE_IR):
+            jit = [r for r in group if r.path is kind]
+            if native and jit:
+                out += _compared(product, kernel, native, jit, kind)
+    return out
+
+
+def _compared(product: str, kernel: str, native: list[KernelReport], jit: list[KernelReport], kind: RunPath
+              ) -> list[PathDifference]:
+    via, short, out = LABELS[kind], names.short(kernel), []
+    n_grf, j_grf = _values(native, "grf"), _values(jit, "grf")
+    n_simd, j_simd = _values(native, "simd"), _values(jit, "simd")
+    if n_grf and j_grf and n_grf != j_grf:
+        out.append(PathDifference(product, kernel, kind.value, "grf", n_grf, j_grf, (
+            f"{short}: native images use {_join(n_grf)} registers ({_targets(native)}); the {via}'s options ask "
+            f"for {asked_register_file(jit)}: " + _jit_side(jit, lambda g: f"{_join(_values(g, 'grf'))} registers"))))
+    if n_simd and j_simd and n_simd != j_simd:
+        out.append(PathDifference(product, kernel, kind.value, "simd", n_simd, j_simd, (
+            f"{short}: native images are SIMD{_join(n_simd)} ({_targets(native)}); the {via}'s builds: "
+            + _jit_side(jit, lambda g: f"SIMD{_join(_values(g, 'simd'))}"))))
+    n_scratch, j_scratch = _scratch_values(native), _scratch_values(jit)
+    if (n_grf == j_grf and n_simd == j_simd) and bool(max(n_scratch)) != bool(max(j_scratch)):
+        out.append(PathDifference(product, kernel, kind.value, "scratch", n_scratch, j_scratch, (
+            f"{short}: in the same shape, native images use {_join(n_scratch)} B of scratch and the {via}'s "
+            f"builds {_join(j_scratch)} B (the JIT path is built by the driver's compiler, with the image's "
+            "options)")))
     return out
 
 

@@ -6,15 +6,37 @@
 from __future__ import annotations
 
 from .. import names
-from ..inputs import Input, declared, generic_ir_input
+from ..inputs import Input, declared, generic_ir_input, native_ir_input
+from ..inputs.fatbin import GENERIC_IR_SUFFIX
 from ..inputs.kinds import InputKind
 from ..model import Compiler, RunPath
 from ..settings import Settings
+from ..toolchain.targets import TargetPlan
 from .aot import kernel_wanted, probe
 from .binary import Counts, probe_binaries
-from .paths import mark_taken
+from .paths import Product, Shipments, ShippedImage, mark_taken
 from .results import Collection, Progress
 from .session import Session
+
+IR_KINDS = (InputKind.FATBIN, InputKind.ZEBIN)
+"""Native images the driver can rebuild from IR they carry (a generic_ir member, a zebin's .spv)."""
+
+
+def product(image: Input) -> Product:
+    """The product an image belongs to, as probes.paths groups reports."""
+    origin = image.identity
+    return origin.package, origin.file, origin.member
+
+
+def _declared_kernels(image: Input) -> frozenset[str] | None:
+    """The kernels a native image holds, read from it (an image without the runtime's table)."""
+    from ..errors import FormatError, InputError
+
+    try:
+        part = declared(image)
+    except (FormatError, InputError):
+        return None
+    return frozenset(part.kernels) if part is not None and part.kernels is not None else None
 
 
 def collect_reports(paths: list[str], config: Settings, session: Session, *,
@@ -38,8 +60,11 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
     plan = session.plan(config.targets) if explicit_targets else None
     found: list[Compiler] | None = session.compilers if explicit_targets else None
     source = iter(inputs) if inputs is not None else iter_inputs(list(paths), reading)
+    # The inputs built as a JIT path of a shipped product (SPIR-V images, generic_ir members),
+    # held like any module waiting to be compiled.
     jit: dict[str, RunPath] = {}
-    """The inputs built as a JIT path of a shipped product: SPIR-V images, generic_ir members."""
+    any_gpu: set[str] = set()  # files with a native image the runtime takes on any GPU (no compile_target)
+    shipments = Shipments()
 
     def read_native(image: Input) -> None:
         # Read and let go, one native image at a time: a library of a thousand zebins never
@@ -47,16 +72,32 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         got = probe_binaries([image], plan=plan, compilers=found or [], counts=counts, cache=session.cache)
         out.reports += [r.replace(path=RunPath.NATIVE) for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
-        take_generic_ir(image)
+        ship(image, got.reports)
 
-    def take_generic_ir(image: Input) -> None:
-        # The driver's JIT path of a fat binary (probes.paths): built for the targets named, to say
-        # what a device without a member of its own runs, and to compare with the members.
-        if image.kind == InputKind.FATBIN and explicit_targets and config.jit_paths:
-            member = generic_ir_input(image)
-            if member is not None:
-                compilable.append(member)
-                jit[member.path] = RunPath.GENERIC_IR
+    def ship(image: Input, reports: list) -> None:
+        # Where the runtime would take this image, and the driver's JIT path of a native one (its
+        # generic_ir member, a zebin's .spv): built for the targets named, to say what a device
+        # without code of its own runs, and to compare with the native code (probes.paths).
+        info = image.image
+        kernels = frozenset(info.kernels) if info is not None and info.version is not None else \
+            frozenset(r.kernel for r in reports) or _declared_kernels(image)
+        if image.compilable:
+            jit[image.path] = RunPath.SPIRV
+            shipments.add(product(image), ShippedImage(image.path, "SPIR-V image", kernels, image.origin))
+            return
+        fat = image.kind == InputKind.FATBIN
+        ir = (generic_ir_input(image) if fat else native_ir_input(image)) if image.kind in IR_KINDS else None
+        via = (RunPath.GENERIC_IR if fat else RunPath.NATIVE_IR) if ir is not None else None
+        built = None
+        if ir is not None and via is not None and explicit_targets and config.jit_paths:
+            compilable.append(ir)
+            jit[ir.path] = via
+            built = ir.path
+        compile_target = info.requirements.compile_target if info is not None else None
+        if not compile_target:
+            any_gpu.add(image.identity.file)
+        shipments.add(product(image), ShippedImage(image.path, "fat binary" if fat else "zebin", kernels, image.origin,
+                                                   compile_target, via, built))
 
     def read_host(host: Input) -> None:
         notes: list[str] = []
@@ -64,7 +105,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         for image in iter_host_images(host, notes, info):
             if image.compilable:
                 compilable.append(image)
-                jit[image.path] = RunPath.SPIRV
+                ship(image, [])
             else:
                 contained(image, reading, lambda: read_native(image))  # noqa: B023 - called at once
         out.notes += notes
@@ -78,7 +119,8 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
             else:
                 out.parts += filter(None, [declared(inp)])
                 (compilable if inp.compilable else binaries).append(inp)
-                take_generic_ir(inp)
+                if not inp.compilable:
+                    ship(inp, [])
 
     try:
         read_all()
@@ -99,18 +141,28 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
                              cache=session.cache)
         out.reports += [r.replace(path=RunPath.NATIVE) for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
-        out.notes += [f"{path}: holds no image for {', '.join(missing)}" for path, missing in got.missing_targets.items()]
+        out.notes += [f"{path}: holds no image for {', '.join(missing)}" + (
+            "; the driver compiles its generic_ir member there" if path + GENERIC_IR_SUFFIX in jit else "")
+            for path, missing in got.missing_targets.items()]
     out.plan = out.plan or plan
-    out.reports = mark_taken(out.reports)
+    out.reports = mark_taken(out.reports, shipments, list(out.plan.targets) if out.plan else [])
     out.notes += counts.notes() + reading.notes()
     out.parts += reading.parts
     out.incidents += reading.incidents
     if hosts and explicit_targets:
-        plan = out.plan or session.plan(config.targets)
-        for path, info in hosts.items():
-            missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
-            if missing and (info["ips"] or info["spirv"]):
-                fallback = ("; its SPIR-V image is compiled at run time there" if info["spirv"]
-                            else "; it has no SPIR-V image to fall back on")
-                out.notes.append(f"{path}: no native image for {', '.join(missing)}{fallback}")
+        out.notes += _without_native_code(hosts, out.plan or session.plan(config.targets), any_gpu)
     return out
+
+
+def _without_native_code(hosts: dict[str, dict], plan: TargetPlan, any_gpu: set[str]) -> list[str]:
+    """A note per host file that has no native image for some targets named: what runs there."""
+    notes = []
+    for path, info in hosts.items():
+        missing = [t.name for t in plan.targets if t.ip not in info["ips"]]
+        if missing and (info["ips"] or info["spirv"]):
+            fallback = ("; the runtime still selects its native images there (they name no compile_target): "
+                        "the paths line says what the driver builds" if path in any_gpu
+                        else "; its SPIR-V image is compiled at run time there" if info["spirv"]
+                        else "; it has no SPIR-V image to fall back on")
+            notes.append(f"{path}: no native image for {', '.join(missing)}{fallback}")
+    return notes
