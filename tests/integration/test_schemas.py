@@ -11,19 +11,9 @@ import jsonschema
 import pytest
 import yaml
 from conftest import KERNELS, ROOT
-from referencing import Registry, Resource
+from published import validate
 
 SCHEMAS = ROOT / "docs" / "schemas"
-
-
-def _registry() -> Registry:
-    resources = [(p.name, Resource.from_contents(json.loads(p.read_text()))) for p in SCHEMAS.glob("*.json")]
-    return Registry().with_resources(resources)
-
-
-def validate(doc: dict, schema: str) -> None:
-    registry = _registry()
-    jsonschema.Draft202012Validator(registry.contents(schema), registry=registry).validate(doc)
 
 
 def test_every_schema_is_a_valid_schema():

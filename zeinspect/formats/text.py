@@ -27,6 +27,12 @@ STATUS_MARKS = {Status.SCRATCH_OVERFLOW: MARK_OVERFLOW, Status.BUILD_FAILED: MAR
 def cell(report: KernelReport | None) -> str:
     if report is None:
         return ""
+    if report.path_taken is False:  # built to be compared with the native image: never run there
+        return f"({_cell(report)})"
+    return _cell(report)
+
+
+def _cell(report: KernelReport) -> str:
     if report.status in STATUS_MARKS:
         return STATUS_MARKS[report.status]
     used = report.shown_scratch_bytes
@@ -38,7 +44,7 @@ def cell(report: KernelReport | None) -> str:
 
 
 def _finding(r: KernelReport) -> bool:
-    return r.applicable and (r.status is not Status.OK or r.uses_scratch)
+    return r.applicable and r.path_taken is not False and (r.status is not Status.OK or r.uses_scratch)
 
 
 def summary(reports: list[KernelReport]) -> str:
@@ -129,11 +135,11 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
             targets.append(r.target)
         rows.setdefault((r.input, r.kernel), {})[r.target] = r
     hidden = 0
+    several_inputs = len({k[0] for k in rows}) > 1  # before hiding: a row says its image when others exist
     if not verbose:
         shown = {k: v for k, v in rows.items() if any(_finding(r) for r in v.values())}
         hidden = len(rows) - len(shown)
         rows = shown
-    several_inputs = len({k[0] for k in rows}) > 1
     readable = label_names([kernel for _, kernel in rows])
     places = _places([inp for inp, _ in rows]) if several_inputs else {}
     rows, elsewhere = fold_rows(rows, _reads)
@@ -174,7 +180,9 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
                  f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
                  f"(cannot launch); {MARK_WG} a work-group larger than the kernel can launch; {MARK_FAILED} did not "
                  "build; "
-                 f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet")
+                 f"{MARK_NOT_APPLICABLE} has a device requirement the target does not meet"
+                 + ("; (N) a JIT path the runtime does not take there, built to compare with its native image"
+                    if any(r.path_taken is False for r in reports) else ""))
     return "\n".join(lines) + "\n"
 
 

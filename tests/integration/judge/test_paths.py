@@ -17,6 +17,7 @@ import pytest
 import sycl_builds as sb
 from conftest import KERNELS
 from oracle import driver_figures, ocloc
+from published import validate
 
 SOURCE = KERNELS / "fma_tile.cl"
 FLAG = "-cl-intel-256-GRF-per-thread"
@@ -49,6 +50,7 @@ def test_every_kernel_target_pair_names_its_path_and_each_build_is_the_compilers
     # The runtime's choice: the native image on its compile_target, the SPIR-V image elsewhere.
     assert {key for key, r in rows.items() if r["path"]["taken"]} == {("bmg-g21", "native"), ("lnl-m", "spirv")}
     assert doc["paths"]["taken"] == {"native": 1, "spirv": 1}
+    validate(doc, "report-1.json")
     # Each path's figures are the compiler's own: the native image's .ze_info, and a plain
     # ocloc build of the SPIR-V with the options the runtime gives it (none asks for a register file).
     truth = driver_figures(library["native"], True)[KERNEL]
@@ -91,6 +93,9 @@ def test_a_declared_register_file_fails_the_gate_on_the_jit_path_unless_accepted
                     f"compiler: {sid_compiler.id}\nintent:\n  {KERNEL}: {{grf: 256}}\n")
     res = cli("audit", "--config", gate)
     assert res.code == 1, res
+    _, audited = cli.json("audit", "--config", gate)
+    validate(audited, "audit-1.json")
+    assert audited["paths"]["differences"]
     failing = [line for line in res.out.splitlines() if line.startswith("FAIL")]
     assert failing and all("INTENT" in line for line in failing), res.out
     assert any("lnl-m, spirv path" in line and "the intent is 256" in line for line in failing)
