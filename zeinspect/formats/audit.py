@@ -140,6 +140,9 @@ def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: b
 def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
              notes: Iterable[str] = (), incidents: Iterable[str] = (),
              verdicts: bool = True, whole: bool = True) -> dict:
+    from .json import build_cost, compile_times
+
+    audited = [j.report for j in result.judgements if j.report is not None]
     doc = {
         "schema": "zeinspect.audit/1",
         "report_schema": SCHEMA,
@@ -155,6 +158,9 @@ def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, st
         "stats": stats or {},
         "notes": list(notes),
         "incidents": list(incidents),
+        # What the build cost: each module's compile per target, IGC's retries, the longest first.
+        "compile_times": compile_times(audited),
+        "build_cost": build_cost(audited),
     }
     if not verdicts:
         del doc["verdicts"]

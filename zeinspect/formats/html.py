@@ -97,7 +97,8 @@ def _data(result: AuditResult, compilers: list[Compiler], *, strict: bool, secon
                     "strict": strict, "kernels": result.kernels, "targets": len(order),
                     "verdicts": {v.label: result.count(v) for v in Verdict}, "seconds": seconds,
                     "compilers": [c.id for c in compilers], "ratchet": result.ratchet_path,
-                    "environment": environment_of(j.report for j in result.judgements if j.report is not None)},
+                    "environment": environment_of(j.report for j in result.judgements if j.report is not None),
+                    "build": _build_cost([j.report for j in result.judgements if j.report is not None])},
         "targets": [{"name": t, "ip": targets[t], "family": family_label(targets[t])} for t in order],
         "kernels": kernels,
         "details": by_cell,
@@ -109,6 +110,14 @@ def _family_rank(ip: str | None) -> tuple[int, ...]:
     if not ip:
         return (1 << 30,)
     return tuple(int(x) for x in ip.split(".")[:2])
+
+
+def _build_cost(reports: list) -> str:
+    """The compiles that took longest (formats.json.build_cost), as the summary's one line."""
+    from .json import build_cost
+
+    return "; ".join(f"{row['input']} on {row['target']} {row['seconds']:.1f} s"
+                     + (f", {row['retries']} retries" if row["retries"] else "") for row in build_cost(reports)[:5])
 
 
 def page(result: AuditResult, compilers: list[Compiler], *, strict: bool, seconds: float | None = None,
@@ -189,6 +198,7 @@ document.getElementById("summary").innerHTML =
    ["compilers", S.compilers.join(", ") || "none"], ["ratchet", S.ratchet],
    ...(Object.keys(S.environment).length
        ? [["built under", Object.entries(S.environment).map(e => e[0] + "=" + e[1]).join(", ")]] : []),
+   ...(S.build ? [["slowest compiles", S.build]] : []),
    ["time taken", S.seconds == null ? "not recorded" : S.seconds.toFixed(1) + " s"]]
   .map(r => "<tr><td>" + esc(r[0]) + "</td><td>" + esc(r[1]) + "</td></tr>").join("") + "</table><p>" +
   esc(S.line) + "</p>" + (S.ledger ? '<p id="ledger" class="' + (S.ledger.indexOf("UNREAD") < 0 ? "" : "fail") +

@@ -24,6 +24,7 @@ def report_document(reports: list[KernelReport], compilers: list[Compiler], *, s
         "notes": list(notes or []),
         "incidents": list(incidents or []),
         "compile_times": compile_times(reports),
+        "build_cost": build_cost(reports),
     }
 
 
@@ -39,6 +40,21 @@ def compile_times(reports: list[KernelReport]) -> list[dict]:
         row["retries"] += r.retries
         row["kernels"] += 1
     return list(out.values())
+
+
+BUILD_COST_SHOWN = 10
+
+
+def build_cost(reports: list[KernelReport], limit: int = BUILD_COST_SHOWN) -> list[dict]:
+    """The compiles that cost the build the most, the longest first: each module on each target
+    (compile_times), with the kernels IGC built again in it.  A kernel's cost is its module's
+    compile: IGC compiles a module's kernels together, and its retries are per kernel."""
+    retried: dict[tuple[str, str], dict[str, int]] = {}
+    for r in reports:
+        if r.retries:
+            retried.setdefault((r.input, r.target), {})[r.kernel] = r.retries
+    ranked = sorted(compile_times(reports), key=lambda row: (-row["seconds"], row["input"], row["target"]))
+    return [{**row, "retried": retried.get((row["input"], row["target"]), {})} for row in ranked[:limit]]
 
 
 def compilers_json(compilers: list[Compiler], reports: list[KernelReport]) -> list[dict]:
@@ -97,5 +113,6 @@ def report_pieces(reports: list[KernelReport], compilers: list[Compiler], *, sta
     head = report_document([], compilers, stats=stats, notes=notes, incidents=incidents) | (extra or {})
     head["compilers"] = compilers_json(compilers, reports)
     head["compile_times"] = compile_times(reports)
+    head["build_cost"] = build_cost(reports)
     del head["reports"]
     return streamed(head, "reports", (r.to_json() for r in reports))

@@ -175,6 +175,7 @@ def table(reports: list[KernelReport], *, title: str | None = None, verbose: boo
             rest = f", and {len(more) - PLACES_SHOWN} more" if len(more) > PLACES_SHOWN else ""
             lines.append(f"  {safe(readable[kernel])}: also in {shown_places}{rest}")
     lines += costliest(reports)
+    lines += build_cost_lines(reports)
     lines.append("")
     lines.append(f"cells: scratch bytes per hardware thread (spill + private); - none; "
                  f"{MARK_OVERFLOW} over the per-thread scratch cap; {MARK_SLM} over the shared local memory "
@@ -215,6 +216,24 @@ def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
         out.append(f"  {safe(labels[r.kernel])} on {safe(r.target)}: {shown}")
     outside = sum(1 for r in measured if not (r.cost or {}).get("in_loops") and any((r.cost or {})["messages"].values()))
     out.append(f"  ({len(measured)} measured; {outside} touch scratch outside loops only)")
+    return out
+
+
+def build_cost_lines(reports: list[KernelReport]) -> list[str]:
+    """The compiles that cost the build the most (formats.json.build_cost), one line each; none
+    for a single compile, whose time the summary of the run already is."""
+    from .json import build_cost
+
+    ranked = build_cost(reports)
+    if len(ranked) < 2:
+        return []
+    out = ["build cost, the compiles that took longest here (IGC's retries: [RetryManager] rebuilds):"]
+    for row in ranked:
+        kernels = f"{row['kernels']} kernel{'s' if row['kernels'] != 1 else ''}"
+        retried = row["retried"]
+        again = (f", {row['retries']} retries ({', '.join(names.short(k) for k in sorted(retried)[:3])}"
+                 f"{', ...' if len(retried) > 3 else ''})" if retried else "")
+        out.append(f"  {row['seconds']:7.1f} s  {safe(row['input'])} on {safe(row['target'])}: {kernels}{again}")
     return out
 
 

@@ -152,6 +152,27 @@ def test_stack_calls_name_their_callees_as_the_zebin_does(cli, sid_compiler, tmp
             assert any("devicelib" in c for c in r["callees"])
 
 
+@pytest.mark.slow  # a real library from the package index
+def test_the_compiles_that_cost_the_build_most_are_ranked_with_igcs_retries(cli, sid_compiler):
+    """bitsandbytes 0.50.2's XPU library on bmg-g21: the ranking is compile_times, the longest
+    first, each row's retries the sum of its kernels' (IGC's [RetryManager] lines), and the bf16
+    gemv kernel IGC builds twice is named in its row, in JSON and in text."""
+    lib = wheels.library("bitsandbytes", "0.50.2", "libbitsandbytes_xpu2025")
+    doc = json.loads(cli("inspect", lib, "-t", TARGET, "--compiler", sid_compiler.id, "--json").out)
+    ranked, times = doc["build_cost"], doc["compile_times"]
+    assert len(ranked) == min(10, len(times)) >= 2
+    assert [r["seconds"] for r in ranked] == sorted((t["seconds"] for t in times), reverse=True)[:len(ranked)]
+    for row in ranked:
+        mine = [r for r in doc["reports"] if r["input"] == row["input"] and r["target"] == row["target"]]
+        assert row["retries"] == sum(r["retries"] for r in mine) == sum(row["retried"].values())
+        assert row["retried"] == {r["kernel"]: r["retries"] for r in mine if r["retries"]}
+    retried = [row for row in ranked if row["retried"]]
+    assert retried and any("gemv" in k for row in retried for k in row["retried"])
+    text = cli("inspect", lib, "-t", TARGET, "--compiler", sid_compiler.id).out
+    assert "build cost, the compiles that took longest" in text
+    assert any("retries (kgemv_4bit_inference" in line for line in text.splitlines())
+
+
 def test_bitcode_in_an_object_is_left_out_before_its_device_link_and_said_so(cli, tmp_path):
     """A fat object's LLVM bitcode bundle (a device library's, as intel-sycl-rt ships them) is
     linked into a program before anything runs: excluded with that reason, not unread."""
