@@ -19,7 +19,8 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from ..hardware import DEFAULT_TARGETS
 from ..inputs.saved import read_saved
-from ..judge.diff import Change, DiffResult, Thresholds, compare, environment_of, side
+from ..judge.build_cost import compile_times
+from ..judge.diff import Change, DiffResult, Thresholds, build_cost_change, compare, environment_of, side
 from ..judge.profile import ProfileJoin
 from ..levers import Shape
 from ..model import Remarks
@@ -42,6 +43,8 @@ class Side(Remarks):
     """What was built (empty for a saved document: nothing to explain)."""
     config: Settings | None = None
     schema: str | None = None
+    compile_times: list[dict] = field(default_factory=list)
+    """What each module's compile took per target, and IGC's retries (formats.json.compile_times)."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,8 @@ def read_document(path: str) -> Side:
         raise InputError(f"cannot read it ({exc.strerror})", path=path) from None
     doc = read_saved(data, path)
     return Side(label=path, reports=doc.reports, crashed=_crashed(doc.reports, doc.incidents),
-                compilers=doc.compilers, incidents=[f"{path}: {i}" for i in doc.incidents], schema=doc.schema)
+                compilers=doc.compilers, incidents=[f"{path}: {i}" for i in doc.incidents], schema=doc.schema,
+                compile_times=doc.compile_times)
 
 
 def _crashed(reports: list[dict], incidents: list[str]) -> set[int]:
@@ -137,7 +141,7 @@ def build_side(path: str, config: Settings, label: str, *, progress: Progress | 
     reports = [r.to_json() for r in got.reports]
     return Side(label=label, reports=reports, crashed=_crashed(reports, got.incidents),
                 compilers=[c.id for c in got.compilers], notes=list(got.notes), incidents=list(got.incidents),
-                paths=[path], config=config)
+                paths=[path], config=config, compile_times=compile_times(got.reports))
 
 
 def _targets_of(side: Side) -> tuple[str, ...]:
@@ -215,6 +219,7 @@ def diff(request: DiffRequest, *, progress: Progress | None = None) -> DiffRun:
     result = compare(rows[0], rows[1], request.thresholds, old_label=old.label, new_label=new.label)
     result.incidents = old.incidents + new.incidents
     result.environments = environments
+    result.build = build_cost_change(old.compile_times, new.compile_times)
     if old.schema and new.schema and old.schema != new.schema:
         result.notes.append(f"the documents' schemas differ ({old.schema}, {new.schema}): their common "
                             "figures are compared")

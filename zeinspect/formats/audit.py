@@ -140,7 +140,7 @@ def document_pieces(result: AuditResult, compilers: list[Compiler], *, strict: b
 def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, stats: dict | None = None,
              notes: Iterable[str] = (), incidents: Iterable[str] = (),
              verdicts: bool = True, whole: bool = True) -> dict:
-    from .json import build_cost, compile_times
+    from ..judge.build_cost import build_cost, compile_times
 
     audited = [j.report for j in result.judgements if j.report is not None]
     doc = {

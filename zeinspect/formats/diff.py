@@ -70,6 +70,19 @@ def summary_line(result: DiffResult) -> str:
                if result.environments_differ else ""))
 
 
+def build_line(build: dict) -> str:
+    """What the build cost on each side: IGC's compile time as measured here, and its retries."""
+    old, new = build["old"], build["new"]
+    change = (f" ({(new['seconds'] - old['seconds']) / old['seconds']:+.0%})" if old["seconds"] and new["seconds"]
+              else "")
+    per = [f"{t} {v['old']['seconds']:.1f} -> {v['new']['seconds']:.1f} s"
+           + (f", retries {v['old']['retries']} -> {v['new']['retries']}" if v['old']['retries'] != v['new']['retries']
+              else "")
+           for t, v in build["targets"].items()]
+    return (f"build: compile {old['seconds']:.1f} s -> {new['seconds']:.1f} s{change}, IGC retries {old['retries']} -> "
+            f"{new['retries']}" + (f" ({'; '.join(per)})" if len(per) > 1 else ""))
+
+
 def _environment(env: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in env.items()) or "none"
 
@@ -119,6 +132,8 @@ def text(run: Any, *, verbose: bool = False) -> str:
     out = [f"old: {safe(result.old_label)}", f"new: {safe(result.new_label)}", summary_line(result)]
     if run.profiled is not None:
         out.append(safe(profile_line(run)))
+    if result.build is not None:
+        out.append(build_line(result.build))
     if result.only_old_targets or result.only_new_targets:
         out.append(f"targets on one side only (not compared): old {', '.join(result.only_old_targets) or '-'}; "
                    f"new {', '.join(result.only_new_targets) or '-'}")
@@ -213,6 +228,7 @@ def document(run: Any) -> dict:
             "only_old_targets": list(result.only_old_targets), "only_new_targets": list(result.only_new_targets),
             "compilers": {"old": run.old.compilers, "new": run.new.compilers},
             "environments": {"old": result.environments[0], "new": result.environments[1]},
+            "build": result.build,
             "entries": result.entries,  # written by msgspec as they are (judge.diff.Entry)
             "likely_renames": [{"old": a.identity.to_json(), "new": b.identity.to_json()}
                                for a, b in result.likely_renames()],

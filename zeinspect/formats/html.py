@@ -114,7 +114,7 @@ def _family_rank(ip: str | None) -> tuple[int, ...]:
 
 def _build_cost(reports: list) -> str:
     """The compiles that took longest (formats.json.build_cost), as the summary's one line."""
-    from .json import build_cost
+    from ..judge.build_cost import build_cost
 
     return "; ".join(f"{row['input']} on {row['target']} {row['seconds']:.1f} s"
                      + (f", {row['retries']} retries" if row["retries"] else "") for row in build_cost(reports)[:5])

@@ -222,7 +222,7 @@ def costliest(reports: list[KernelReport], limit: int = 10) -> list[str]:
 def build_cost_lines(reports: list[KernelReport]) -> list[str]:
     """The compiles that cost the build the most (formats.json.build_cost), one line each; none
     for a single compile, whose time the summary of the run already is."""
-    from .json import build_cost
+    from ..judge.build_cost import build_cost
 
     ranked = build_cost(reports)
     if len(ranked) < 2:

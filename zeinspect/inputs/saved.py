@@ -50,6 +50,7 @@ class _Report(msgspec.Struct, forbid_unknown_fields=False):
     environment: Any = None
     input_sha256: Any = None
     cost: Any = None
+    retries: Any = None
 
 
 REPORT_FIELDS: tuple[str, ...] = _Report.__struct_fields__
@@ -70,6 +71,7 @@ class _Document(msgspec.Struct):
     verdicts: list[_Verdict] | None = None
     incidents: list[Any] = []
     compilers: list[_Compiler] = []
+    compile_times: list[Any] = []
 
 
 _DECODER = msgspec.json.Decoder(_Document)
@@ -81,6 +83,8 @@ class SavedDocument(Remarks):
     reports: list[dict] = field(default_factory=list)
     """Each report with the fields in REPORT_FIELDS (None where it has none)."""
     compilers: list[str] = field(default_factory=list)
+    compile_times: list[dict] = field(default_factory=list)
+    """What each module's compile took per target, and IGC's retries in it (where recorded)."""
 
 
 def read_saved(data: bytes, path: str) -> SavedDocument:
@@ -102,6 +106,7 @@ def read_saved(data: bytes, path: str) -> SavedDocument:
     as_dict = msgspec.structs.asdict
     reports = [as_dict(r) for r in structs]
     return SavedDocument(doc.schema, reports, [str(c.id) for c in doc.compilers],
+                         [t for t in doc.compile_times if isinstance(t, dict)],
                          incidents=[i for i in doc.incidents if isinstance(i, str)])
 
 

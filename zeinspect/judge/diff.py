@@ -43,8 +43,9 @@ NA = "n/a"
 FAILING = {"scratch_overflow", "build_failed", "wg_overflow", "slm_overflow"}
 """Statuses that cannot build or cannot launch."""
 NUMBERS = ("spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd", "code_bytes", "threads_per_eu",
-           "max_work_group_size", "work_group_size", "loop_scratch_bytes")
-"""`loop_scratch_bytes`: scratch moved per iteration of the innermost loop with any (--cost)."""
+           "max_work_group_size", "work_group_size", "loop_scratch_bytes", "retries")
+"""`loop_scratch_bytes`: scratch moved per iteration of the innermost loop with any (--cost);
+`retries`: how often IGC built the kernel again (listed when it changed, never worse by itself)."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,8 @@ class DiffResult(Remarks):
     only_new_targets: tuple[str, ...] = ()
     environments: tuple[dict, dict] = ({}, {})
     """The compiler variables each side was built under (toolchain.environment)."""
+    build: dict | None = None
+    """What each side's build cost, per target and in all (build_cost_change); None: neither recorded it."""
 
     @property
     def environments_differ(self) -> bool:
@@ -253,6 +256,35 @@ class DiffResult(Remarks):
         return not self.incidents and not any(e.change is Change.UNREADABLE for e in self.entries)
 
 
+def build_cost_change(old: list[dict], new: list[dict]) -> dict | None:
+    """Each side's compile time and IGC's retries (their documents' `compile_times`), in all and
+    per target; None when neither side recorded any.  Times are IGC's as zeinspect measured them
+    (a cached build keeps its first time), so two runs of one build compare alike."""
+    if not old and not new:
+        return None
+
+    def totals(rows: list[dict]) -> dict:
+        out: dict[str, dict] = {}
+        for row in rows:
+            seconds, retries = row.get("seconds"), row.get("retries")
+            one = out.setdefault(str(row.get("target")), {"seconds": 0.0, "retries": 0, "modules": 0})
+            one["seconds"] += seconds if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0
+            one["retries"] += retries if isinstance(retries, int) and not isinstance(retries, bool) else 0
+            one["modules"] += 1
+        return out
+
+    sides = totals(old), totals(new)
+    targets = sorted(set(sides[0]) | set(sides[1]))
+    empty = {"seconds": 0.0, "retries": 0, "modules": 0}
+    per_target = {t: {"old": sides[0].get(t, empty), "new": sides[1].get(t, empty)} for t in targets}
+
+    def total(one: dict) -> dict:
+        return {k: round(sum(v[k] for v in one.values()), 3) if k == "seconds" else sum(v[k] for v in one.values())
+                for k in empty}
+
+    return {"old": total(sides[0]), "new": total(sides[1]), "targets": per_target}
+
+
 def _likeness(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
@@ -283,7 +315,7 @@ def figures_of(report: dict, crashed: bool = False) -> dict:
         "max_work_group_size": _number(occupancy.get("max_work_group_size")),
         "work_group_size": _number(get("work_group_size")),
         "loop_scratch_bytes": _number(cost.get("per_iteration_bytes")) if isinstance(cost := get("cost"), dict)
-        else NA}
+        else NA, "retries": _number(get("retries"))}
     if values["scratch_bytes"] == NA and isinstance(get("scratch_space_bytes"), int) and get("scratch_space_bytes"):
         values["scratch_bytes"] = report["scratch_space_bytes"]
     if get("scratch_unknown"):

@@ -87,6 +87,29 @@ def test_the_large_register_file_costs_threads_and_is_a_regression(cli, sid_comp
     assert res.code == 1 and res.out.startswith("**zeinspect diff**: 1 kernel-target pairs compared: 1 worse")
 
 
+def test_build_time_and_retries_are_compared_from_each_sides_own_record(cli, sid_compiler, tmp_path):
+    """Each side's compile times and IGC's retries, as each side's own JSON records them: the
+    diff's build totals are those records added up (saved documents and live builds alike)."""
+    kernel = KERNELS / "fma_tile.cl"
+    sides = []
+    for name, grf in (("old", "default"), ("new", "256")):
+        _, doc = cli.json("kernel", kernel, "--grf", grf, "-t", "bmg-g21,dg2-g10", "--compiler", sid_compiler.id)
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+        sides.append(doc)
+    _, diffed = cli.json("diff", tmp_path / "old.json", tmp_path / "new.json")
+    for name, doc in zip(("old", "new"), sides):
+        assert diffed["build"][name]["retries"] == sum(t["retries"] for t in doc["compile_times"])
+        assert diffed["build"][name]["seconds"] == pytest.approx(sum(t["seconds"] for t in doc["compile_times"]), 1e-3)
+        for t in doc["compile_times"]:
+            assert diffed["build"]["targets"][t["target"]][name]["retries"] == t["retries"]
+    # The premise, from IGC's own log: the 128-register build is retried, the 256-register one less.
+    assert diffed["build"]["old"]["retries"] > diffed["build"]["new"]["retries"]
+    changed = {e["identity"]["target"]: e for e in diffed["entries"] if "retries" in e["changed"]}
+    assert changed and all(e["old"]["retries"] != e["new"]["retries"] for e in changed.values())
+    text = cli("diff", tmp_path / "old.json", tmp_path / "new.json").out
+    assert f"IGC retries {diffed['build']['old']['retries']} -> {diffed['build']['new']['retries']}" in text
+
+
 def test_documents_of_another_schema_version_and_targets_compare_their_overlap(cli, sid_compiler, tmp_path):
     doc, path = _inspect(cli, sid_compiler, tmp_path, "a.json")
     other = dict(doc, schema="zeinspect.report/2",
