@@ -75,6 +75,13 @@ def test_a_triton_launch_the_256_register_retry_makes_unlaunchable_is_named(cli,
     first = report["extra"]["triton"]["first_build"]
     assert first["status"] == "ok" and first["spill_bytes"] > 1000 and first["grf"] == 128  # the rule's premise
     assert report["grf"] == 256 and report["status"] == "wg_overflow" and report["work_group_size"] == 64 * 16
+    # Asked against built: the config asked for the default register file and 64 warps; Triton-XPU's
+    # own rule built it with 256 registers, and says which rule (issue 61's question, for Triton).
+    intent = report["extra"]["triton"]["intent"]
+    assert intent["asked"] == {"grf_mode": "default", "num_warps": 64, "threads_per_warp": 16}
+    assert intent["built"]["grf"] == 256 and intent["built"]["first_grf"] == 128
+    assert intent["built"]["first_spill_bytes"] == first["spill_bytes"]
+    assert "Triton's load-time rule" in intent["built"]["rebuilt_by"]
     assert res.code == 1 and "cannot launch" in report["reason"]
 
 

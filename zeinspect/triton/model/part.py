@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...model import KernelReport
@@ -22,6 +22,10 @@ class TritonPart:
     staging: dict | None = None
     first_build: dict | None = None
     """The first build's report, where Triton's build policy rebuilt the kernel."""
+    rebuilt: str | None = None
+    """Which of Triton-XPU's rebuild rules fired on this target (triton.model.policy), or None."""
+    intent: dict | None = None
+    """What the config asked (grf_mode, warps) against what was built on this target (with_build)."""
 
     @property
     def spirv(self) -> str:
@@ -34,7 +38,22 @@ class TritonPart:
             out["staging"] = self.staging
         if self.first_build is not None:
             out["first_build"] = self.first_build
+        if self.intent is not None:
+            out["intent"] = self.intent
         return out
+
+
+    def with_build(self, report: KernelReport, first_build: dict | None, rebuilt: str | None) -> TritonPart:
+        """This part for one target's report: the first build where Triton's policy rebuilt it, and
+        what the config asked of the register file and warps against what was built there (the
+        question `did my build do what I asked?`, for Triton)."""
+        first = first_build or {}
+        intent = {"asked": {"grf_mode": self.metadata.get("grf_mode") or "default",
+                            "num_warps": self.metadata.get("num_warps"),
+                            "threads_per_warp": self.metadata.get("threads_per_warp")},
+                  "built": {"grf": report.grf, "simd": report.simd, "rebuilt_by": rebuilt,
+                            "first_grf": first.get("grf"), "first_spill_bytes": first.get("spill_bytes")}}
+        return replace(self, first_build=first_build, rebuilt=rebuilt, intent=intent)
 
 
 def triton_part(report: KernelReport) -> TritonPart | None:

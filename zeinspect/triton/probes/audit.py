@@ -183,7 +183,8 @@ def _assemble(run: _Run, b: TritonBuild, got: Collection, rules: dict[str, str],
                       loop_carried=carried, staging=staging)
     reports = []
     for key, r in final.items():
-        own = dc_replace(part, first_build=first[key].to_json()) if key[0] in rules else part
+        rebuilt = key[0] in rules
+        own = part.with_build(r, first[key].to_json() if rebuilt else None, rules[key[0]] if rebuilt else None)
         said = pointer_note(carried) if r.uses_scratch or not r.built else None
         reports.append(_with_launch_figures(r, b).replace(input=run.kernel.label, origin=InputId(run.kernel.file),
                                                           extra={"triton": own},
