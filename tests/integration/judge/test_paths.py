@@ -171,6 +171,15 @@ def test_a_real_library_names_every_path_and_its_generic_ir_builds_are_the_compi
                     (t["grf"], t["simd"], t["spill"], t["private"]), (target, r["kernel"])
                 checked += 1
     assert checked == sum(1 for r in reports if r["path"]["via"] == "generic_ir") > 0
+    # The native path on bmg-g21: the member the driver loads there (64.20.1.0, bmg-g21's IP).
+    subprocess.run(["ar", "x", tmp_path / "x" / "002-fatbin.ar", "64.20.1.0"], check=True, cwd=tmp_path)
+    truth = oracle.driver_figures((tmp_path / "64.20.1.0").read_bytes(), True)
+    native = [r for r in reports if r["path"]["via"] == "native"]
+    assert native and all(r["target"] == "bmg-g21" for r in native)
+    for r in native:
+        t = truth[r["kernel"]]
+        assert (r["grf"], r["simd"], r["spill_bytes"], r["private_bytes"]) == \
+            (t["grf"], t["simd"], t["spill"], t["private"]), r["kernel"]
 
 
 def _without_compile_target(sid_compiler, tmp, exclude_ir: bool):
