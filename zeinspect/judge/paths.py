@@ -4,10 +4,11 @@ probes.paths says which path the runtime takes on each target (a native image, a
 generic_ir member, a SPIR-V image compiled at the first launch).  Two questions follow:
 
 - *Inferred intent* (`differences`): where a kernel's native builds and JIT builds disagree in
-  register file, SIMD width or scratch, the build did not ask the same of both.  The finding
-  names what the JIT build's options asked for, as in vLLM's kernels, whose AOT link step
-  alone carried `-cl-intel-256-GRF-per-thread` (vllm-xpu-kernels#348): the native images use
-  256 registers, the SPIR-V image asks for none and spills where it is compiled.
+  register file, SIMD width, stack calls or scratch (spill and private memory), the build did
+  not ask the same of both.  The finding names what the JIT build's options asked for, as in
+  vLLM's kernels, whose AOT link step alone carried `-cl-intel-256-GRF-per-thread`
+  (vllm-xpu-kernels#348): the native images use 256 registers, the SPIR-V image asks for none
+  and spills where it is compiled.
 - *Declared intent* (`judge_intent`): the gate configuration's `intent:` rules (model.IntentRule)
   say what every path of every target must do; a path that misses one is an INTENT finding,
   which fails the gate unless the ratchet accepts it (`KERNEL TARGETS intent # reason`).
@@ -33,7 +34,7 @@ class PathDifference:
     via: str
     """The JIT path compared with the native images (model.RunPath's value)."""
     aspect: str
-    """`grf`, `simd` or `scratch`."""
+    """`grf`, `simd`, `stack_calls` or `scratch`."""
     native: tuple[int, ...]
     jit: tuple[int, ...]
     text: str
@@ -117,6 +118,13 @@ def _compared(product: str, kernel: str, native: list[KernelReport], jit: list[K
         out.append(PathDifference(product, kernel, kind.value, "simd", n_simd, j_simd, (
             f"{short}: native images are SIMD{_join(n_simd)} ({_targets(native)}); the {via}'s builds: "
             + _jit_side(jit, lambda g: f"SIMD{_join(_values(g, 'simd'))}"))))
+    n_calls, j_calls = {r.stack_calls for r in native}, {r.stack_calls for r in jit}
+    if n_calls != j_calls and len(n_calls) == len(j_calls) == 1:
+        made = "make" if True in j_calls else "make no"
+        out.append(PathDifference(product, kernel, kind.value, "stack_calls", tuple(sorted(map(int, n_calls))),
+                                  tuple(sorted(map(int, j_calls))), (
+            f"{short}: native images make {'' if True in n_calls else 'no '}stack calls ({_targets(native)}); the "
+            f"{via}'s builds {made} stack calls (each reserves a call stack in scratch)")))
     n_scratch, j_scratch = _scratch_values(native), _scratch_values(jit)
     if (n_grf == j_grf and n_simd == j_simd) and bool(max(n_scratch)) != bool(max(j_scratch)):
         out.append(PathDifference(product, kernel, kind.value, "scratch", n_scratch, j_scratch, (
