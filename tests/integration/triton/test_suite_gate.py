@@ -97,3 +97,22 @@ def test_the_suite_gates_the_kernels_its_tests_launch_against_the_ratchet(suite)
 def test_a_suite_that_launches_no_kernel_is_not_a_passing_gate(suite):
     got = _pytest(suite, "test_none.py")
     assert got.returncode == 5 and "no test launched a Triton kernel" in got.stdout, got.stdout
+
+
+def test_the_levers_the_project_builds_with_are_applied_and_gated(suite):
+    """--zeinspect-lever: each captured specialization is rebuilt with the levers given, and those
+    builds are what the gate judges; the staging pass says where it has nothing to stage."""
+    where, _ = suite
+    empty = where / "empty_ratchet.txt"
+    empty.write_text("")
+    got = _pytest(suite, "--zeinspect-ratchet", empty, "--zeinspect-lever", "stage=1", "--zeinspect-lever",
+                  "grf_mode=large", "test_ops.py")
+    out = got.stdout
+    rows = [line for line in out.splitlines() if line.startswith(("adaln.py:", "quantize.py:"))]
+    assert len(rows) == 2 and all("grf_mode=large, staged]" in row for row in rows), out
+    assert "gated as built with the levers given: staged, grf_mode=large" in out
+    # Neither kernel has a tl.dot: the pass changes nothing, and says so.
+    assert "the staging pass changed 0 of 2 specializations (2 have no large FMA dot to stage" in out
+    assert got.returncode in (0, 1) and ("gate passed" in out) == (got.returncode == 0)
+    bad = _pytest(suite, "--zeinspect-lever", "grf_mode=256", "test_ops.py")
+    assert bad.returncode == 4 and "--zeinspect-lever 'grf_mode=256'" in bad.stderr, bad.stderr

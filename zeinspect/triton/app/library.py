@@ -144,21 +144,24 @@ def _shown_file(spec: Specialization) -> str:
     return spec.origin or spec.kernel.file
 
 
-def with_levers(specs: list[Specialization], *, stage: bool, launch: Any) -> list[Specialization]:
+def with_levers(specs: list[Specialization], *, stage: bool, launch: Any, levered_only: bool = False
+                ) -> list[Specialization]:
     """The specializations with the launch options given set on each (`--num-warps`, ...), and,
     with `stage`, each again with the SLM staging pass (a row of its own, `staged`): every lever
-    of a FILE.py:KERNEL screen on every way in (issue 63)."""
+    of a FILE.py:KERNEL screen on every way in (issue 63).  `levered_only`: the staged rows in
+    place of the others (a gate judges the build the project makes)."""
     if launch:
         for spec in specs:
             spec.kernel = spec.kernel.with_options(dict(launch))
             spec.tag = ", ".join(x for x in (spec.tag, ", ".join(f"{k}={v}" for k, v in launch.items())) if x)
     staged = [dataclasses.replace(s, staged=True, tag=", ".join(x for x in (s.tag, "staged") if x)) for s in specs
               if stage]
-    return [*specs, *staged]
+    return staged if stage and levered_only else [*specs, *staged]
 
 
 def screen_captured(got: Source, config: Settings, session: Session, *, progress: Progress | None = None,
-                    screener: Screener | None = None, stage: bool = False, launch: Any = None) -> LibraryScreen:
+                    screener: Screener | None = None, stage: bool = False, launch: Any = None,
+                    levered_only: bool = False) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart.  `screener`: one that screened some of them already; `stage`
     and `launch`: the levers given (with_levers)."""
@@ -169,7 +172,7 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
     out.collection.notes += got.notes
     out.collection.incidents += got.incidents
     out.collection.parts += got.parts
-    specs = with_levers(list(got.specializations), stage=stage, launch=launch)
+    specs = with_levers(list(got.specializations), stage=stage, launch=launch, levered_only=levered_only)
     names = row_names(specs)
     screener.screen_all(specs, progress)
     out.stopped = screener.stopped

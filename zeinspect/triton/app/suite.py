@@ -13,6 +13,12 @@ not pass.  Errors of the suite itself (collection, fixtures) keep pytest's own s
 
 A test whose assertion failed is reported as xfailed, with the reason: its kernels were
 captured, not run, so their outputs are not results.  The summary counts them.
+
+`--zeinspect-lever NAME=VALUE` (stage=1, grf_mode=256, num_warps=8, ...: the Triton levers, as
+`zeinspect triton` takes them) gates the suite's kernels as the project builds them: each
+captured specialization is rebuilt from its IR with the levers applied, and those builds are
+judged (the specializations as launched are not: the levers are the project's build).  A lever
+that cannot apply (the staging pass on a kernel without a large FMA dot) says so in its row.
 """
 
 from __future__ import annotations
@@ -33,12 +39,40 @@ NOTHING_LAUNCHED = 5
 """pytest's own status for a session that had nothing to run (ExitCode.NO_TESTS_COLLECTED)."""
 
 
+def levers_given(items: tuple[str, ...]) -> tuple[bool, dict[str, Any]]:
+    """(stage, launch options) from `--zeinspect-lever NAME=VALUE` items; UsageError naming the
+    item that is not one."""
+    from ...errors import UsageError
+    from ...levers import How
+    from ...settings import FALSE_WORDS, TRUE_WORDS
+    from ..model.levers import TRITON_LEVERS
+
+    stage, launch = False, {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        lever = TRITON_LEVERS.get(name.strip())
+        if not eq or lever is None:
+            raise UsageError(f"--zeinspect-lever {item!r}: NAME=VALUE, NAME one of "
+                             f"{', '.join(lv.name for lv in TRITON_LEVERS)}")
+        try:
+            if lever.how is How.TTGIR_PASS:
+                if text.strip().lower() not in TRUE_WORDS + FALSE_WORDS:
+                    raise ValueError("expected true or false")
+                stage = text.strip().lower() in TRUE_WORDS
+            else:
+                launch[lever.name] = lever.dump(lever.parse(text.strip()))
+        except ValueError as exc:
+            raise UsageError(f"--zeinspect-lever {item!r}: {exc}") from None
+    return stage, launch
+
+
 class TritonSuite:
     """The pytest plugin object `--zeinspect-triton` registers (zeinspect.pytest_plugin)."""
 
-    def __init__(self, settings: Settings, *, worker: bool) -> None:
+    def __init__(self, settings: Settings, *, worker: bool, levers: tuple[str, ...] = ()) -> None:
         self.settings = settings
         self.worker = worker
+        self.stage, self.launch = levers_given(levers)
         self.folder: tempfile.TemporaryDirectory | None = None
         self.screen: Any = None
         self.run: Any = None
@@ -90,7 +124,8 @@ class TritonSuite:
                 os.environ[name] = value
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
-        self.screen = screen_captured(got, self.settings, self.session)
+        self.screen = screen_captured(got, self.settings, self.session, stage=self.stage, launch=self.launch,
+                                      levered_only=True)
         self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs, session=self.session)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands
@@ -98,6 +133,20 @@ class TritonSuite:
             session.exitstatus = NOTHING_LAUNCHED
         else:
             session.exitstatus = self.run.outcome.exit_code
+
+    def levers_line(self) -> str:
+        """The levers the gated builds were made with, and where the staging pass could not apply."""
+        from ..model.part import triton_part
+
+        given = ", ".join([*(["staged"] if self.stage else []), *(f"{k}={v}" for k, v in self.launch.items())])
+        line = f"gated as built with the levers given: {given}"
+        if self.stage:
+            staging = {r.input + r.kernel: (part.staging or {}).get("changed") for r in self.screen.collection.reports
+                       if (part := triton_part(r)) is not None}
+            unchanged = sum(1 for changed in staging.values() if not changed)
+            line += (f"; the staging pass changed {len(staging) - unchanged} of {len(staging)} specializations"
+                     + (f" ({unchanged} have no large FMA dot to stage: built as launched)" if unchanged else ""))
+        return line
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker or self.screen is None:
@@ -108,6 +157,8 @@ class TritonSuite:
         tr = terminalreporter
         tr.section("zeinspect: the Triton kernels the suite launched")
         tr.write(library_text(self.screen))
+        if self.stage or self.launch:
+            tr.write_line(self.levers_line())
         if not self.screen.source.specializations:
             tr.write_line("no test launched a Triton kernel: nothing was gated (exit status 5)")
         else:
