@@ -107,3 +107,18 @@ def _staging_text(report: KernelReport | None) -> str | None:
         parts.append(f"staged, K_TILE {d['k_tile']}, {d['slm_bytes']} bytes of SLM" if d["applied"]
                      else f"declined by gate {d['gate']}: {d['reason']}")
     return "; ".join(parts)
+
+
+def fix_groups(fixes: list[dict]) -> list[dict]:
+    """The fix loop's records grouped as users read them: the specializations of one kernel (an
+    Inductor template's configs among them) that the same change cleans are one group, the
+    largest first, with the change in Triton's terms (launch_spelling) and its members' rows."""
+    groups: dict[tuple, dict] = {}
+    for fix in fixes:
+        found = fix["record"]
+        key = (fix["file"], fix["kernel"], found["triton"], found["cleans"], found["found"])
+        group = groups.setdefault(key, {"file": fix["file"], "kernel": fix["kernel"], "change": found["triton"],
+                                        "shape": found["shape"], "cleans": found["cleans"], "found": found["found"],
+                                        "why": found["why"], "specializations": []})
+        group["specializations"].append(fix["row"])
+    return sorted(groups.values(), key=lambda g: (-len(g["specializations"]), g["kernel"], g["change"]))

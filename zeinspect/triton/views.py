@@ -171,7 +171,32 @@ def library_text(screen: Any) -> str:
     if not screen.collection.reports:
         return head + "\n" + (f"{ledger}\n" if ledger else "") + "".join(f"note: {n}\n" for n in screen.collection.notes)
     body = table(screen.collection.reports, title=head, ledger=ledger)
-    return body + "".join(f"note: {n}\n" for n in screen.collection.notes)
+    return body + fixes_text(screen.fixes) + "".join(f"note: {n}\n" for n in screen.collection.notes)
+
+
+FIX_ROWS_SHOWN = 3
+"""Members a fix group names one by one (the JSON names them all)."""
+
+
+def fixes_text(fixes: list[dict]) -> str:
+    """--fix on a cache or a run: per kernel, the change that cleans its specializations."""
+    from .judge import fix_groups
+
+    if not fixes:
+        return ""
+    lines = ["fix, per kernel (the first Triton lever that builds without scratch; the change in Triton's terms):"]
+    for g in fix_groups(fixes):
+        members = g["specializations"]
+        count = f"{len(members)} specialization{'s' if len(members) != 1 else ''}"
+        outcome = ("builds without scratch on every target" if g["cleans"]
+                   else "builds everywhere, with the least scratch" if g["found"]
+                   else "no shape builds on every target")
+        lines.append(f"  {g['kernel']} ({g['file']}), {count}: {g['change']}: {outcome}")
+        lines.append(f"    why: {g['why']}")
+        shown = ", ".join(members[:FIX_ROWS_SHOWN]) + (f", and {len(members) - FIX_ROWS_SHOWN} more"
+                                                       if len(members) > FIX_ROWS_SHOWN else "")
+        lines.append(f"    {shown}")
+    return "\n".join(lines) + "\n"
 
 
 def library_document(screen: Any, stats: dict) -> str:
@@ -180,6 +205,10 @@ def library_document(screen: Any, stats: dict) -> str:
                           notes=screen.collection.notes, incidents=screen.collection.incidents + screen.unread_incidents())
     doc[screen.source.KIND] = {**screen.source.to_json(), "summary": source_summary(screen.source)}
     doc["coverage"] = coverage.to_json()
+    if screen.fixes:
+        from .judge import fix_groups
+
+        doc["fixes"] = {"specializations": screen.fixes, "groups": fix_groups(screen.fixes)}
     from ..formats.json import dumps
 
     return dumps(doc)

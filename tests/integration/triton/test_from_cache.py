@@ -392,7 +392,41 @@ def test_stage_on_a_cache_rebuilds_each_entry_staged_and_says_where_it_cannot(tm
     assert any("staging pass" in n for n in add_staged["notes"]), add_staged["notes"]
 
 
+@pytest.mark.slow  # the levers' search: dozens of builds of a spilling dot
+def test_fix_on_a_cache_searches_each_spilling_entry_and_the_change_holds_when_applied(tmp_path, sid_compiler):
+    """`--fix` on `--from-cache`: each entry with scratch is searched over the Triton levers from
+    its own IR; the record's change, applied to the cache as launch options (`--num-warps`, ...),
+    gives the record's figures, and is never worse than the entry as launched (that shape is
+    among those searched)."""
+    cache = tmp_path / "zc"
+    proc = _zeinspect(cache, ROOT / "kernels" / "triton_dot.py:dot_kernel", "--signature",
+                      "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32", "--constexprs", "M=32,N=64,K=64", "-t", "arl-s",
+                      "--compiler", sid_compiler.id, "--json")
+    assert proc.returncode in (0, 1), proc.stderr
+    entries = tmp_path / "entries"
+    shutil.copytree(cache / "triton", entries)
+    fixed = _zeinspect(tmp_path / "b", "--from-cache", entries, "-t", "arl-s", "--compiler", sid_compiler.id, "--fix",
+                       "--json")
+    doc = json.loads(fixed.stdout)
+    [row] = doc["reports"]
+    assert row["spill_bytes"] > 0  # the premise: the entry spills on arl-s as launched
+    [fix] = doc["fixes"]["specializations"]
+    [group] = doc["fixes"]["groups"]
+    assert group["specializations"] == [fix["row"]] and group["change"] == fix["record"]["triton"]
+    chosen, result = fix["record"]["shape"], fix["record"]["results"]["arl-s"]
+    assert result["spill_bytes"] + result["private_bytes"] <= row["spill_bytes"] + row["private_bytes"]
+    again = _zeinspect(tmp_path / "c", "--from-cache", entries, "-t", "arl-s", "--compiler", sid_compiler.id,
+                       "--num-warps", chosen["num_warps"], "--threads-per-warp", chosen["threads_per_warp"],
+                       "--grf-mode", chosen["grf_mode"], *(["--stage"] if chosen["stage"] else []), "--json")
+    rows = json.loads(again.stdout)["reports"]
+    [applied] = [r for r in rows if ("staged" in r["kernel"]) == bool(chosen["stage"])]
+    assert (applied["grf"], applied["spill_bytes"], applied["private_bytes"]) == \
+        (result["grf"], result["spill_bytes"], result["private_bytes"])
+    text = _zeinspect(tmp_path / "b", "--from-cache", entries, "-t", "arl-s", "--compiler", sid_compiler.id, "--fix")
+    assert "fix, per kernel" in text.stdout and group["change"] in text.stdout
+
+
 def test_what_cannot_apply_to_a_cache_is_one_line(tmp_path):
-    proc = _zeinspect(tmp_path, "--from-cache", tmp_path, "--fix")
+    proc = _zeinspect(tmp_path, "--from-cache", tmp_path, "--explain")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
-    assert "--fix apply to FILE.py:KERNEL" in proc.stderr and "--stage" in proc.stderr
+    assert "--explain apply to FILE.py:KERNEL" in proc.stderr and "--stage" in proc.stderr

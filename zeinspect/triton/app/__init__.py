@@ -33,7 +33,7 @@ from ..probes.screen import screen_autotune
 from .fix import search_triton
 from .single import screen
 
-ASKED_OF_A_KERNEL = {"autotune": "--autotune", "fix": "--fix", "explain": "--explain", "list_only": "--list",
+ASKED_OF_A_KERNEL = {"autotune": "--autotune", "explain": "--explain", "list_only": "--list",
                      "artifacts": "--artifacts"}
 """The options only a FILE.py:KERNEL (or FILE.py, DIR) screen takes, by their name in `given`."""
 
@@ -59,10 +59,12 @@ def request(spec: tuple[str, ...], settings: Settings, given: Mapping[str, Any])
         if flags:
             raise UsageError(f"{', '.join(flags)} apply to FILE.py:KERNEL (or FILE.py, DIR); with "
                              f"{'--from-cache' if cache_dir is not None else '--run'} each specialization is screened "
-                             "as recorded, with --stage and the launch options (--num-warps, --grf-mode, ...) applied")
+                             "as recorded, with --stage, --fix and the launch options (--num-warps, --grf-mode, ...) "
+                             "applied")
         return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
                              command=(cache_dir,) if cache_dir is not None else tuple(spec),
-                             run_timeout=given.get("run_timeout"), asked=Asked(stage=stage), launch=launch)
+                             run_timeout=given.get("run_timeout"), asked=Asked(stage=stage, fix=bool(given.get("fix"))),
+                             launch=launch)
     if len(spec) != 1:
         raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     path, sep, name = spec[0].rpartition(":")
@@ -107,12 +109,12 @@ def _screened(req: TritonRequest, session: Session, progress: Progress | None) -
         from .library import screen_cache
 
         return screen_cache(req.command[0], req.settings, session, progress=progress, stage=req.asked.stage,
-                            launch=req.launch)
+                            launch=req.launch, fix=req.asked.fix)
     if req.way is Way.RUN:
         from .library import screen_run
 
         return screen_run(list(req.command), req.settings, session, timeout=req.run_timeout, progress=progress,
-                          stage=req.asked.stage, launch=req.launch)
+                          stage=req.asked.stage, launch=req.launch, fix=req.asked.fix)
     assert req.kernel is not None
     if req.way is Way.MODULE:
         return screen_package(req.kernel.file, req.kernel, req.settings, session, progress=progress,

@@ -51,6 +51,9 @@ class LibraryScreen:
     """The reports joined with the run's profile (app.profile), when it names one."""
     stopped: str = ""
     """Where the screen was stopped before its end (Screener.stopped): what it did is kept."""
+    fixes: list[dict] = field(default_factory=list)
+    """With --fix: per specialization with a finding, its row, kernel, file and the levers'
+    search's record (triton.judge.record), in the screen's order."""
 
     @property
     def stats(self) -> Any:
@@ -161,7 +164,7 @@ def with_levers(specs: list[Specialization], *, stage: bool, launch: Any, levere
 
 def screen_captured(got: Source, config: Settings, session: Session, *, progress: Progress | None = None,
                     screener: Screener | None = None, stage: bool = False, launch: Any = None,
-                    levered_only: bool = False) -> LibraryScreen:
+                    levered_only: bool = False, fix: bool = False) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
     named by what sets it apart.  `screener`: one that screened some of them already; `stage`
     and `launch`: the levers given (with_levers)."""
@@ -199,6 +202,8 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
         else:
             collection.notes, quiet = [], quiet + 1
         out.collection.extend(collection)
+    if fix:
+        out.fixes = fixes_of(specs, screener, names, config, session, progress)
     if quiet:
         out.collection.notes.append(
             f"{quiet} {'specialization' if quiet == 1 else 'specializations'} clean on every target: where each came "
@@ -206,8 +211,29 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
     return out
 
 
+def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, str], config: Settings,
+             session: Session, progress: Progress | None) -> list[dict]:
+    """The fix loop per specialization (issue 63): each one that uses scratch or does not build or
+    launch on a target is searched over the Triton levers from the IR it came with (triton.app.fix,
+    as `FILE.py:KERNEL --autotune --fix` searches a config); the first shape that builds without
+    scratch, or with the least, is its record (triton.judge.record)."""
+    from ..judge import record
+    from .fix import search_triton
+
+    out = []
+    for spec in specs:
+        got = screener.done.get(id(spec))
+        if spec.staged or not isinstance(got, Collection):
+            continue
+        if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports):
+            found = record(search_triton(spec.kernel, config, session, progress=progress))
+            out.append({"row": names[id(spec)], "kernel": spec.kernel.kernel, "file": _shown_file(spec),
+                        "as_launched": spec.describe, "record": found})
+    return out
+
+
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,
-               progress: Progress | None = None, stage: bool = False, launch: Any = None) -> Any:
+               progress: Progress | None = None, stage: bool = False, launch: Any = None, fix: bool = False) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.app.library).
 
     Each launched specialization goes through Triton's front end in the command itself, at
@@ -231,16 +257,17 @@ def screen_run(command: list[str], config: Settings, session: Session, *, timeou
         got = capture(command, target=capture_target(config, session), timeout=timeout, meanwhile=_load_screen,
                       on_new=launched, folder=Path(tmp))
         return screen_captured(got, config, session, progress=progress, screener=screener, stage=stage,
-                               launch=launch)
+                               launch=launch, fix=fix)
 
 
 def screen_cache(root: str, config: Settings, session: Session, *, progress: Progress | None = None,
-                 stage: bool = False, launch: Any = None) -> Any:
+                 stage: bool = False, launch: Any = None, fix: bool = False) -> Any:
     """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target
     (staged too, and with the launch options given, as asked)."""
     from ..sources.cache import read_cache
 
-    return screen_captured(read_cache(root), config, session, progress=progress, stage=stage, launch=launch)
+    return screen_captured(read_cache(root), config, session, progress=progress, stage=stage, launch=launch,
+                           fix=fix)
 
 
 def _load_screen() -> None:

@@ -20,7 +20,8 @@ class Asked:
     autotune: bool = False
     """Every config of its @triton.autotune, each judged."""
     fix: bool = False
-    """With `autotune`: the Triton levers searched for each config with a finding."""
+    """With `autotune`, `--run` or `--from-cache`: the Triton levers searched for each config or
+    specialization with a finding."""
     stage: bool = False
     """Built again with the SLM staging pass."""
     explain: bool = False
