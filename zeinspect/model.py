@@ -281,6 +281,23 @@ class RunPath(enum.StrEnum):
     def jit(self) -> bool:
         return self is not RunPath.NATIVE
 
+    @property
+    def label(self) -> str:
+        """The path, as a count of kernel-target pairs names it."""
+        return {"native": "native image", "spirv": "SPIR-V JIT", "generic_ir": "generic_ir JIT",
+                "native_ir": "JIT of a zebin's own SPIR-V"}[self.value]
+
+    @property
+    def built_from(self) -> str:
+        """What a build of this path is made from, as a finding names it."""
+        return {"native": "native image", "spirv": "SPIR-V image", "generic_ir": "fat binary's generic_ir member",
+                "native_ir": "zebin's own SPIR-V"}[self.value]
+
+
+def option_words(*options: str | None) -> set[str]:
+    """The words of build option strings (None: none)."""
+    return {word for text in options for word in (text or "").split()}
+
 
 @dataclass(frozen=True)
 class IntentRule:
@@ -410,7 +427,8 @@ class KernelReport:
     given as such, a source)."""
     path_taken: bool | None = None
     """Whether the runtime takes this path on this target (probes.paths): a JIT build on a target a
-    native image serves is built to be compared, never run there."""
+    native image serves is built to be compared, never run there.  None: not decided (no targets
+    were named: nothing to choose between)."""
     retries: int = 0
     """How often IGC built it again (`[RetryManager] Start recompilation` lines of its log)."""
     compile_seconds: float | None = field(default=None, compare=False, hash=False)
@@ -563,7 +581,7 @@ class KernelReport:
             "stack_calls": self.stack_calls,
             "callees": list(self.callees),
             "retries": self.retries,
-            "path": None if self.path is None else {"via": self.path.value, "taken": bool(self.path_taken)},
+            "path": None if self.path is None else {"via": self.path.value, "taken": self.path_taken},
             "cause": self.cause,
             "cost": self.cost,
             "environment": dict(self.environment),

@@ -361,8 +361,9 @@ for _setting in (
             flag=Flag(("--env",), repeat=True, metavar="NAME=VALUE"),
             schema={"type": ["object", "array"], "additionalProperties": {"type": ["string", "null"]},
                     "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+="}}),
-    Setting("jit_paths", True, "With targets named, each fat binary's generic_ir member (the driver's JIT path where "
-            "no member fits) is built too, to name and compare every path; off (--no-jit-paths): the members alone.",
+    Setting("jit_paths", True, "With targets named, the IR a native image carries (a fat binary's generic_ir member, a "
+            "zebin's own SPIR-V: what the driver builds where the image has no code) is built too, to name and compare "
+            "every path; off (--no-jit-paths): the native code alone.",
             _boolean, gate="jit_paths", flag=Flag(("--no-jit-paths",), ("target",), switch=False), schema=_SWITCH),
     Setting("intent", (), "What the build must do, per kernel glob: `grf: 256`, `sub_group: 16`, `native_on: "
             "[targets]`; the gate fails when a path of a target misses it (judge.paths).", _intent, gate="intent",

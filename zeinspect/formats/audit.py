@@ -142,7 +142,8 @@ def document(result: AuditResult, compilers: list[Compiler], *, strict: bool, st
              verdicts: bool = True, whole: bool = True) -> dict:
     from ..judge.build_cost import build_cost, compile_times
 
-    audited = [j.report for j in result.judgements if j.report is not None]
+    # Each report once: the intent rules judge a report the scratch rule judged too (judge.paths).
+    audited = list({id(j.report): j.report for j in result.judgements if j.report is not None}.values())
     doc = {
         "schema": "zeinspect.audit/1",
         "report_schema": SCHEMA,

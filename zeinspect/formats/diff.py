@@ -73,6 +73,9 @@ def summary_line(result: DiffResult) -> str:
 def build_line(build: dict) -> str:
     """What the build cost on each side: IGC's compile time as measured here, and its retries."""
     old, new = build["old"], build["new"]
+    if not old["modules"] or not new["modules"]:
+        side = "old" if not old["modules"] else "new"
+        return f"build: compile time and retries not recorded on the {side} side (a document without compile_times)"
     change = (f" ({(new['seconds'] - old['seconds']) / old['seconds']:+.0%})" if old["seconds"] and new["seconds"]
               else "")
     per = [f"{t} {v['old']['seconds']:.1f} -> {v['new']['seconds']:.1f} s"

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 
 from .. import names
 from ..judge.paths import PathDifference, product_label, taken_counts
-from ..model import KernelReport
+from ..model import KernelReport, RunPath
 
-LABELS = {"native": "native image", "spirv": "SPIR-V JIT", "generic_ir": "generic_ir JIT",
-          "native_ir": "JIT of a zebin's own SPIR-V"}
 SHOWN = 10
 """Groups of kernels the text names one by one (the JSON has every report's path)."""
 
@@ -46,11 +44,11 @@ def text(reports: list[KernelReport], found: list[PathDifference]) -> Iterator[s
     counts = taken_counts(reports)
     if not counts:
         return
-    yield "paths: " + ", ".join(f"{n} kernel-target pairs by {LABELS[via]}" for via, n in counts.items()) + "\n"
+    yield "paths: " + ", ".join(f"{n} kernel-target pairs by {RunPath(via).label}" for via, n in counts.items()) + "\n"
     found_groups = groups(reports)
     for product, kernels, paths in found_groups[:SHOWN]:
         who = names.short(kernels[0]) if len(kernels) == 1 else f"{len(kernels)} kernels"
-        ways = "; ".join(f"{', '.join(targets)}: {LABELS[via]}" for via, targets in paths)
+        ways = "; ".join(f"{', '.join(targets)}: {RunPath(via).label}" for via, targets in paths)
         yield f"  {who} of {product}: {ways}\n"
     if len(found_groups) > SHOWN:
         yield f"  ({len(found_groups) - SHOWN} more groups: --json has every report's path)\n"

@@ -20,7 +20,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .. import names
-from ..model import AUTO_GRF_WORDS, LARGE_GRF_WORDS, Compiler, IntentRule, KernelReport, RunPath, Status, Verdict
+from ..model import (
+    AUTO_GRF_WORDS,
+    LARGE_GRF_WORDS,
+    Compiler,
+    IntentRule,
+    KernelReport,
+    RunPath,
+    Status,
+    Verdict,
+    option_words,
+)
 from .audit import Judgement
 from .ratchet import Ratchet, find_waiver, kernel_matches, targets_match
 
@@ -44,10 +54,6 @@ class PathDifference:
                 "native": list(self.native), "jit": list(self.jit), "text": self.text}
 
 
-LABELS = {RunPath.SPIRV: "SPIR-V image", RunPath.GENERIC_IR: "fat binary's generic_ir member",
-          RunPath.NATIVE_IR: "zebin's own SPIR-V"}
-
-
 def product_label(report: KernelReport) -> str:
     origin = report.origin
     if origin is None:
@@ -61,7 +67,7 @@ def _targets(reports: Iterable[KernelReport]) -> str:
 
 def asked_register_file(reports: Iterable[KernelReport]) -> str:
     """What a JIT build's options asked of the register file, in words, with the option."""
-    words = {w for r in reports for w in (r.options or "").split()}
+    words = option_words(*(r.options for r in reports))
     large = sorted(words & set(LARGE_GRF_WORDS))
     if large:
         return f"256 registers ({large[0]})"
@@ -72,7 +78,7 @@ def asked_register_file(reports: Iterable[KernelReport]) -> str:
 
 
 def _scratch(r: KernelReport) -> int:
-    return (r.spill_bytes or 0) + (r.private_bytes or 0)
+    return r.shown_scratch_bytes
 
 
 def _jit_side(jit: list[KernelReport], value: Callable[[list[KernelReport]], str]) -> str:
@@ -100,14 +106,24 @@ def differences(reports: list[KernelReport]) -> list[PathDifference]:
         native = [r for r in group if r.path is RunPath.NATIVE]
         for kind in (RunPath.SPIRV, RunPath.GENERIC_IR, RunPath.NATIVE_IR):
             jit = [r for r in group if r.path is kind]
-            if native and jit:
+            # Like with like where both were built on a target (a JIT build made beside the native
+            # code to be compared): two architectures differ for reasons of their own.
+            common = {r.target for r in native} & {r.target for r in jit}
+            if native and jit and (not common or _differ([r for r in native if r.target in common],
+                                                          [r for r in jit if r.target in common])):
                 out += _compared(product, kernel, native, jit, kind)
     return out
 
 
+def _differ(native: list[KernelReport], jit: list[KernelReport]) -> bool:
+    by_target = {r.target: r for r in native}
+    return any((r.grf, r.simd, r.stack_calls, bool(_scratch(r))) !=
+               (n.grf, n.simd, n.stack_calls, bool(_scratch(n))) for r in jit if (n := by_target.get(r.target)))
+
+
 def _compared(product: str, kernel: str, native: list[KernelReport], jit: list[KernelReport], kind: RunPath
               ) -> list[PathDifference]:
-    via, short, out = LABELS[kind], names.short(kernel), []
+    via, short, out = kind.built_from, names.short(kernel), []
     n_grf, j_grf = _values(native, "grf"), _values(jit, "grf")
     n_simd, j_simd = _values(native, "simd"), _values(jit, "simd")
     if n_grf and j_grf and n_grf != j_grf:
@@ -148,7 +164,8 @@ def _join(values: tuple[int, ...]) -> str:
 
 def _where(r: KernelReport) -> str:
     via = f"{r.path.value} path" if r.path is not None else "build"
-    return f"{names.short(r.kernel)} on {r.target}, {via} ({r.input})"
+    compared = " (a comparison build: the runtime does not take this path there)" if r.path_taken is False else ""
+    return f"{names.short(r.kernel)} on {r.target}, {via}{compared} ({r.input})"
 
 
 def _misses(rule: IntentRule, r: KernelReport) -> list[str]:
@@ -184,10 +201,13 @@ def judge_intent(reports: list[KernelReport], rules: tuple[IntentRule, ...], rat
                 finding(r, miss, rule)
         for target in rule.native_on:
             here = [r for r in matched if targets_match(target, r, compilers)]
+            if matched and not here:
+                out.append(Judgement(Verdict.INTENT, f"intent `{rule.kernels}`: native_on {target}, a target this "
+                                     "run did not build: name it among the targets to check it"))
             native = {(product_label(r), r.kernel) for r in here if r.path is RunPath.NATIVE}
             for r in here:
                 if r.path_taken and (product_label(r), r.kernel) not in native:
-                    via = LABELS[r.path] if r.path is not None and r.path.jit else "module"
+                    via = r.path.built_from if r.path is not None and r.path.jit else "module"
                     finding(r, f"has no native image: the driver compiles its {via} at the first launch", rule)
     return out
 

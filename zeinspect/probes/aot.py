@@ -38,6 +38,7 @@ from ..model import (
     Source,
     Status,
     Target,
+    option_words,
     scratch_limit_for_ip,
     slot_overflow,
 )
@@ -225,7 +226,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
 
 
 def _asks_large_grf(*options: str | None) -> bool:
-    return any(word in (text or "").split() for text in options for word in LARGE_GRF_WORDS)
+    return bool(option_words(*options) & set(LARGE_GRF_WORDS))
 
 
 def _failure_reports(job: Job, target: Target, compiled: Compiled, log_events: list[LogEvent], command: str

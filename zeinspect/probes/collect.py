@@ -9,23 +9,17 @@ from .. import names
 from ..inputs import Input, declared, generic_ir_input, native_ir_input
 from ..inputs.fatbin import GENERIC_IR_SUFFIX
 from ..inputs.kinds import InputKind
-from ..model import Compiler, RunPath
+from ..model import WHOLE_MODULE, Compiler, RunPath
 from ..settings import Settings
 from ..toolchain.targets import TargetPlan
 from .aot import kernel_wanted, probe
 from .binary import Counts, probe_binaries
-from .paths import Product, Shipments, ShippedImage, mark_taken
+from .paths import Shipments, ShippedImage, mark_taken, product_of
 from .results import Collection, Progress
 from .session import Session
 
 IR_KINDS = (InputKind.FATBIN, InputKind.ZEBIN)
 """Native images the driver can rebuild from IR they carry (a generic_ir member, a zebin's .spv)."""
-
-
-def product(image: Input) -> Product:
-    """The product an image belongs to, as probes.paths groups reports."""
-    origin = image.identity
-    return origin.package, origin.file, origin.member
 
 
 def _declared_kernels(image: Input) -> frozenset[str] | None:
@@ -83,7 +77,7 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
             frozenset(r.kernel for r in reports) or _declared_kernels(image)
         if image.compilable:
             jit[image.path] = RunPath.SPIRV
-            shipments.add(product(image), ShippedImage(image.path, "SPIR-V image", kernels, image.origin))
+            shipments.add(product_of(image.origin, image.path), ShippedImage(image.path, "SPIR-V image", kernels, image.origin))
             return
         fat = image.kind == InputKind.FATBIN
         ir = (generic_ir_input(image) if fat else native_ir_input(image)) if image.kind in IR_KINDS else None
@@ -96,8 +90,9 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         compile_target = info.requirements.compile_target if info is not None else None
         if not compile_target:
             any_gpu.add(image.identity.file)
-        shipments.add(product(image), ShippedImage(image.path, "fat binary" if fat else "zebin", kernels, image.origin,
-                                                   compile_target, via, built))
+        shipped = ShippedImage(image.path, "fat binary" if fat else "zebin", kernels, image.origin, compile_target, via,
+                               built)
+        shipments.add(product_of(image.origin, image.path), shipped)
 
     def read_host(host: Input) -> None:
         notes: list[str] = []
@@ -142,10 +137,14 @@ def collect_reports(paths: list[str], config: Settings, session: Session, *,
         out.reports += [r.replace(path=RunPath.NATIVE) for r in got.reports if kernel_wanted(r.kernel, config.kernels)]
         out.notes += got.notes
         out.notes += [f"{path}: holds no image for {', '.join(missing)}" + (
-            "; the driver compiles its generic_ir member there" if path + GENERIC_IR_SUFFIX in jit else "")
+            "; its generic_ir member is built there (the paths lines say what runs)" if path + GENERIC_IR_SUFFIX in jit
+            else "")
             for path, missing in got.missing_targets.items()]
     out.plan = out.plan or plan
-    out.reports = mark_taken(out.reports, shipments, list(out.plan.targets) if out.plan else [])
+    if explicit_targets:
+        out.reports = [r for r in mark_taken(out.reports, shipments, list((out.plan or plan or
+                                                                          session.plan(config.targets)).targets))
+                       if kernel_wanted(r.kernel, config.kernels) or r.kernel == WHOLE_MODULE]
     out.notes += counts.notes() + reading.notes()
     out.parts += reading.parts
     out.incidents += reading.incidents

@@ -18,25 +18,35 @@ compute-runtime's module creation):
 
 An image's place in the product is its order in the file, which is the order the runtime
 registers them in.  Kernels are grouped by the product that ships them (a file, a member of an
-archive, a package): two libraries never share a path.
+archive, a package): two libraries never share a path.  A file given by itself (a zebin, a fat
+binary) is loaded by the driver as it is: rule 2 alone.
+
+The choice is made only for the targets the user named: without them, native images are read
+for the devices they were built for and no JIT path is built, so there is nothing to choose
+between (`path_taken` stays unknown, and every report is judged).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..hardware import ip_for_name
 from ..levers import DEFAULT_SHAPE
-from ..model import InputId, KernelReport, RunPath, Source, Status, Target
+from ..model import WHOLE_MODULE, InputId, KernelReport, RunPath, Source, Status, Target
 
 Product = tuple[str | None, str, str | None]
 """(package, file, archive member) a report's image came from."""
 
 
-def product_of(report: KernelReport) -> Product:
-    origin = report.origin
+def product_of(origin: InputId | None, label: str) -> Product:
+    """The product an image (its origin, or its label when it is a file of its own) belongs to."""
     if origin is None:
-        return None, report.input, None
+        return None, label, None
     return origin.package, origin.file, origin.member
+
+
+def _product(report: KernelReport) -> Product:
+    return product_of(report.origin, report.input)
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,7 @@ class ShippedImage:
     kind: str
     """`SPIR-V image`, `zebin` or `fat binary`."""
     kernels: frozenset[str] | None
-    """The kernels it holds (None: not known, taken as those of its reports)."""
+    """The kernels it holds (None: not known: those of its own reports)."""
     origin: InputId | None = None
     compile_target: str | None = None
     ir_kind: RunPath | None = None
@@ -59,6 +69,12 @@ class ShippedImage:
     @property
     def native(self) -> bool:
         return self.kind != "SPIR-V image"
+
+    @property
+    def in_a_product(self) -> bool:
+        """Whether the runtime chooses among it and others (an image inside a host file), rather
+        than the driver being given it alone (a file of its own)."""
+        return self.origin is not None and self.origin.image is not None
 
 
 @dataclass
@@ -71,13 +87,14 @@ class Shipments:
         self.images.setdefault(product, []).append(image)
 
 
-def _fits(compile_target: str | None, target: Target) -> bool:
+def fits(compile_target: str | None, target: Target) -> bool:
     """Whether a native image with this `compile_target` may run on the target: none (any GPU), or
-    the target's name as `-fsycl-targets` spells it (`intel_gpu_bmg_g21`), or its IP version's."""
+    the device `-fsycl-targets` names (`intel_gpu_bmg_g21`, an alias such as `intel_gpu_acm_g10`,
+    or an IP version `intel_gpu_20_1_0`) is the target's."""
     if not compile_target:
         return True
     spelled = compile_target.removeprefix("intel_gpu_")
-    return spelled in (target.name.replace("-", "_"), target.ip.replace(".", "_"))
+    return target.ip in (ip_for_name(spelled.replace("_", "-")), spelled.replace("_", "."))
 
 
 @dataclass(frozen=True)
@@ -85,57 +102,68 @@ class Choice:
     image: ShippedImage | None
     """The image urDeviceSelectBinary takes (None: the kernel has no image for the device)."""
     input: str | None
-    """The input whose build the device runs (None: no path: the build fails there)."""
-    via: RunPath | None
+    """The input whose build the device runs (None: none: no IR, or its build not asked for)."""
 
 
-def choose(images: list[ShippedImage], kernel: str, target: Target, native_code: set[str]) -> Choice:
+def choose(images: list[ShippedImage], kernel: str, target: Target, native_code: set[str],
+           reported: dict[str, set[str]]) -> Choice:
     """The runtime's choice for one kernel on one target; `native_code`: the native images that
-    have code for the target (a report there)."""
+    have code for the target (a report there); `reported`: each image's kernels in its reports
+    (what an image whose table is unknown holds)."""
     def holds(image: ShippedImage) -> bool:
-        return image.kernels is None or kernel in image.kernels
+        return kernel in (image.kernels if image.kernels is not None else reported.get(image.path, set()))
 
-    native = next((i for i in images if i.native and holds(i) and _fits(i.compile_target, target)), None)
+    native = next((i for i in images if i.native and holds(i) and fits(i.compile_target, target)), None)
     if native is not None:
-        if native.path in native_code:
-            return Choice(native, native.path, RunPath.NATIVE)
-        return Choice(native, native.ir, native.ir_kind)  # input None: no IR, or its build not asked for
+        return Choice(native, native.path if native.path in native_code else native.ir)
     spirv = next((i for i in images if not i.native and holds(i)), None)
-    return Choice(spirv, spirv.path if spirv else None, RunPath.SPIRV if spirv else None)
+    return Choice(spirv, spirv.path if spirv else None)
 
 
 def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[Target]) -> list[KernelReport]:
     """`reports` with `path_taken` set on every report that has a path, and a BUILD_FAILED report
-    for each (kernel, target) of a product that has no path there (the runtime picks a native
-    image the driver cannot build for that device)."""
-    by_name = {t.name: t for t in targets}
+    for each (kernel, target) of a product that has no path there (the native image taken has
+    neither code nor IR for the device).  `targets`: the targets named (none: nothing chosen)."""
+    if not targets:
+        return reports
     native_code: dict[tuple[Product, str, str], set[str]] = {}
-    built: set[tuple[str, str, str]] = set()
+    reported: dict[str, set[str]] = {}
     kernels: dict[Product, set[str]] = {}
     for r in reports:
-        if r.path is None:
+        if r.path is None or r.kernel == WHOLE_MODULE:
             continue
-        built.add((r.input, r.kernel, r.target))
-        kernels.setdefault(product_of(r), set()).add(r.kernel)
-        if r.path is RunPath.NATIVE:
-            native_code.setdefault((product_of(r), r.kernel, r.target), set()).add(r.input)
+        reported.setdefault(r.input, set()).add(r.kernel)
+        kernels.setdefault(_product(r), set()).add(r.kernel)
+        if r.path is RunPath.NATIVE and r.ip is not None:
+            native_code.setdefault((_product(r), r.kernel, r.ip), set()).add(r.input)
+    for product, images in shipments.images.items():
+        for image in images:
+            kernels.setdefault(product, set()).update(image.kernels or ())
     choices: dict[tuple[Product, str, str], Choice] = {}
     for product, names in kernels.items():
         images = shipments.images.get(product, [])
         for kernel in names:
             for target in targets:
-                choices[product, kernel, target.name] = choose(images, kernel, target,
-                                                               native_code.get((product, kernel, target.name), set()))
+                choices[product, kernel, target.name] = choose(
+                    images, kernel, target, native_code.get((product, kernel, target.ip), set()), reported)
+    chosen_inputs: dict[tuple[Product, str], set[str]] = {(product, name): set() for product, _, name in choices}
+    for (product, _, name), choice in choices.items():
+        if choice.input is not None:
+            chosen_inputs[product, name].add(choice.input)
     out = []
     for r in reports:
         if r.path is None:
             out.append(r)
-            continue
-        choice = choices.get((product_of(r), r.kernel, r.target))
-        taken = choice.input == r.input if choice is not None else r.path is RunPath.NATIVE
-        out.append(r.replace(path_taken=taken))
+        elif r.kernel == WHOLE_MODULE:  # a module that failed before naming its kernels: taken where its input is
+            out.append(r.replace(path_taken=r.input in chosen_inputs.get((_product(r), r.target), {r.input})))
+        else:
+            found = choices.get((_product(r), r.kernel, r.target))
+            # A kernel no image lists (a table shorter than the module): judged, never dropped.
+            taken = found.input == r.input if found is not None and found.image is not None else True
+            out.append(r.replace(path_taken=taken))
+    by_name = {t.name: t for t in targets}
     for (_, kernel, name), choice in choices.items():
-        if choice.image is not None and choice.image.ir_kind is None and choice.input is None:
+        if choice.image is not None and choice.image.native and choice.input is None and choice.image.ir_kind is None:
             out.append(_no_path(kernel, by_name[name], choice.image))
     return out
 
@@ -143,9 +171,12 @@ def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[
 def _no_path(kernel: str, target: Target, image: ShippedImage) -> KernelReport:
     lacks = ("neither a member for it nor a generic_ir member" if image.kind == "fat binary"
              else "no code for it and no SPIR-V (.spv) to rebuild from")
-    chosen = f"for {image.compile_target}" if image.compile_target else "without a compile_target: taken on any GPU"
-    reason = (f"no path on {target.name}: the runtime selects the native image {image.path} ({image.kind} {chosen}), "
-              f"which has {lacks}: the module fails to build at the first launch")
+    if image.in_a_product:
+        chosen = f"for {image.compile_target}" if image.compile_target else "without a compile_target: taken on any GPU"
+        how = f"the runtime selects the native image {image.path} ({image.kind} {chosen})"
+    else:
+        how = f"the driver is given {image.path} ({image.kind})"
+    reason = f"no path on {target.name}: {how}, which has {lacks}: the module fails to build at the first launch"
     return KernelReport(input=image.path, kernel=kernel, target=target.name, ip=target.ip, compiler=None,
                         shape=DEFAULT_SHAPE, status=Status.BUILD_FAILED, source=Source.BINARY, reason=reason,
                         path=RunPath.NATIVE, path_taken=True, origin=image.origin)

@@ -98,3 +98,42 @@ def test_intent_fails_each_path_that_misses_it_unless_the_ratchet_accepts_it():
     assert len(found) == 2 and all(j.report.target == "lnl-m" for j in found)
     accepted = judge_intent(reports, rules, parse("k lnl-m intent # not ours to tune\n", "r.txt"), [])
     assert {j.verdict for j in accepted} == {Verdict.LISTED} and "not ours to tune" in accepted[0].message
+
+
+def test_a_module_that_failed_on_the_path_taken_stays_judged():
+    from zeinspect.model import WHOLE_MODULE
+
+    failed = built(".tgtimg[1]", "lnl-m", RunPath.SPIRV).replace(kernel=WHOLE_MODULE, status=Status.BUILD_FAILED)
+    got = mark_taken([built(".tgtimg[0]", "bmg-g21", RunPath.NATIVE), failed],
+                     shipped(replace_target(ZEBIN, "intel_gpu_bmg_g21"), SPIRV), [BMG, LNL])
+    assert [r.path_taken for r in got if r.kernel == WHOLE_MODULE] == [True]
+
+
+def test_an_image_whose_table_is_unknown_holds_the_kernels_of_its_reports_only():
+    from dataclasses import replace
+
+    unknown = replace(ZEBIN, kernels=None, ir_kind=None, ir=None)
+    other = built(".tgtimg[0]", "bmg-g21", RunPath.NATIVE).replace(kernel="other")
+    spirv = built(".tgtimg[1]", "lnl-m", RunPath.SPIRV)
+    got = mark_taken([other, spirv], shipped(unknown, SPIRV), [BMG, LNL])
+    # The zebin holds `other` only: `k` runs from the SPIR-V image on lnl-m, and no false "no path".
+    assert next(r for r in got if r.kernel == "k").path_taken
+    assert not any(r.status is Status.BUILD_FAILED and r.kernel == "k" for r in got)
+
+
+def test_without_targets_named_nothing_is_chosen():
+    assert mark_taken(BUILDS, shipped(ZEBIN, SPIRV), []) == BUILDS
+
+
+def test_a_compile_target_names_a_device_by_alias_or_ip():
+    from zeinspect.probes.paths import fits
+
+    dg2 = Target("dg2-g10", "12.55.8")
+    assert fits("intel_gpu_acm_g10", dg2) and fits("intel_gpu_12_55_8", dg2) and fits("intel_gpu_dg2_g10", dg2)
+    assert not fits("intel_gpu_bmg_g21", dg2) and fits(None, dg2)
+
+
+def replace_target(image, compile_target):
+    from dataclasses import replace
+
+    return replace(image, compile_target=compile_target)

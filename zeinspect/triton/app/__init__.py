@@ -106,15 +106,15 @@ def _collections(got: Any) -> list[Collection]:
 
 def _screened(req: TritonRequest, session: Session, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
-        from .library import screen_cache
+        from .library import Levered, screen_cache
 
-        return screen_cache(req.command[0], req.settings, session, progress=progress, stage=req.asked.stage,
-                            launch=req.launch, fix=req.asked.fix)
+        return screen_cache(req.command[0], req.settings, session, progress=progress,
+                            levered=Levered(req.asked.stage, req.launch, fix=req.asked.fix))
     if req.way is Way.RUN:
-        from .library import screen_run
+        from .library import Levered, screen_run
 
         return screen_run(list(req.command), req.settings, session, timeout=req.run_timeout, progress=progress,
-                          stage=req.asked.stage, launch=req.launch, fix=req.asked.fix)
+                          levered=Levered(req.asked.stage, req.launch, fix=req.asked.fix))
     assert req.kernel is not None
     if req.way is Way.MODULE:
         return screen_package(req.kernel.file, req.kernel, req.settings, session, progress=progress,

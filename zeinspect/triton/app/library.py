@@ -162,12 +162,23 @@ def with_levers(specs: list[Specialization], *, stage: bool, launch: Any, levere
     return staged if stage and levered_only else [*specs, *staged]
 
 
+@dataclass(frozen=True)
+class Levered:
+    """What a screen of many specializations was asked beyond their builds as recorded: the
+    staging pass and launch options (with_levers), only the levered builds (a suite gate's), and
+    the fix loop per specialization (fixes_of)."""
+
+    stage: bool = False
+    launch: Any = None
+    levered_only: bool = False
+    fix: bool = False
+
+
 def screen_captured(got: Source, config: Settings, session: Session, *, progress: Progress | None = None,
-                    screener: Screener | None = None, stage: bool = False, launch: Any = None,
-                    levered_only: bool = False, fix: bool = False) -> LibraryScreen:
+                    screener: Screener | None = None, levered: Levered = Levered()) -> LibraryScreen:
     """Each specialization (captured, or read from a cache) built on every target; its reports
-    named by what sets it apart.  `screener`: one that screened some of them already; `stage`
-    and `launch`: the levers given (with_levers)."""
+    named by what sets it apart.  `screener`: one that screened some of them already; `levered`:
+    the levers and the fix asked for."""
     from ...app.outcome import failing
 
     screener = screener or Screener(config, session)
@@ -175,7 +186,8 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
     out.collection.notes += got.notes
     out.collection.incidents += got.incidents
     out.collection.parts += got.parts
-    specs = with_levers(list(got.specializations), stage=stage, launch=launch, levered_only=levered_only)
+    specs = with_levers(list(got.specializations), stage=levered.stage, launch=levered.launch,
+                        levered_only=levered.levered_only)
     names = row_names(specs)
     screener.screen_all(specs, progress)
     out.stopped = screener.stopped
@@ -202,7 +214,7 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
         else:
             collection.notes, quiet = [], quiet + 1
         out.collection.extend(collection)
-    if fix:
+    if levered.fix:
         out.fixes = fixes_of(specs, screener, names, config, session, progress)
     if quiet:
         out.collection.notes.append(
@@ -233,7 +245,7 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
 
 
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,
-               progress: Progress | None = None, stage: bool = False, launch: Any = None, fix: bool = False) -> Any:
+               progress: Progress | None = None, levered: Levered = Levered()) -> Any:
     """`zeinspect triton --run -- CMD`: what the command launches, captured and screened (triton.app.library).
 
     Each launched specialization goes through Triton's front end in the command itself, at
@@ -246,7 +258,7 @@ def screen_run(command: list[str], config: Settings, session: Session, *, timeou
     screener = Screener(config, session)
 
     def launched(spec: Specialization) -> object:
-        if launch:  # its options change first (with_levers): screened with the others after the command
+        if levered.launch:  # its options change first (with_levers): screened with the others after the command
             return None
         # A kernel rebuilt from its module (the capture without its front end) is screened as it
         # is read; one the run's front end wrote as TTIR is screened with the others after the
@@ -256,18 +268,16 @@ def screen_run(command: list[str], config: Settings, session: Session, *, timeou
     with tempfile.TemporaryDirectory(prefix="zeinspect-capture-") as tmp:
         got = capture(command, target=capture_target(config, session), timeout=timeout, meanwhile=_load_screen,
                       on_new=launched, folder=Path(tmp))
-        return screen_captured(got, config, session, progress=progress, screener=screener, stage=stage,
-                               launch=launch, fix=fix)
+        return screen_captured(got, config, session, progress=progress, screener=screener, levered=levered)
 
 
 def screen_cache(root: str, config: Settings, session: Session, *, progress: Progress | None = None,
-                 stage: bool = False, launch: Any = None, fix: bool = False) -> Any:
+                 levered: Levered = Levered()) -> Any:
     """`zeinspect triton --from-cache DIR`: each specialization the cache holds, on every target
     (staged too, and with the launch options given, as asked)."""
     from ..sources.cache import read_cache
 
-    return screen_captured(read_cache(root), config, session, progress=progress, stage=stage, launch=launch,
-                           fix=fix)
+    return screen_captured(read_cache(root), config, session, progress=progress, levered=levered)
 
 
 def _load_screen() -> None:

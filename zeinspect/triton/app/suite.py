@@ -114,7 +114,7 @@ class TritonSuite:
         from ...app.audit import judge_collection
         from ..probes.cost import attach_costs
         from ..sources.launches import read_launches
-        from .library import screen_captured
+        from .library import Levered, screen_captured
 
         out = Path(os.environ[CAPTURE_ENV])
         for name, value in self.saved.items():
@@ -124,8 +124,8 @@ class TritonSuite:
                 os.environ[name] = value
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
-        self.screen = screen_captured(got, self.settings, self.session, stage=self.stage, launch=self.launch,
-                                      levered_only=True)
+        self.screen = screen_captured(got, self.settings, self.session,
+                                      levered=Levered(self.stage, self.launch, levered_only=True))
         self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs, session=self.session)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands
