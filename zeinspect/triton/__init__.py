@@ -34,6 +34,16 @@ FLOORS = ("model", "offline", "load", "build", "capture", "sources", "probes", "
 holds every module to them (tests/unit/test_layers.py), the package map lists them in this order."""
 
 
+def inductor_choices(**kwargs: Any) -> Any:
+    """A factory for `torch._inductor.config.inductor_choices_class` that drops the Triton template
+    configs that do not build (or spill more than asked) on the targets, before Inductor
+    compiles or benchmarks them (triton.app.hook)."""
+    from . import plugin  # noqa: F401 - the hook reads the gate's settings, the build policy's among them
+    from .app.hook import inductor_choices as make
+
+    return make(**kwargs)
+
+
 def prune_configs(**kwargs: Any) -> Any:
     """An `early_config_prune` function for `@triton.autotune(prune_configs_by=...)` (triton.app.hook)."""
     from . import plugin  # noqa: F401 - the hook reads the gate's settings, the build policy's among them

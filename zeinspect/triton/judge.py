@@ -52,10 +52,40 @@ class TritonSearch:
     rows: list[TritonRow] = field(default_factory=list)
     staging: dict = field(default_factory=dict)
     compiler_ids: list[str] = field(default_factory=list)
+    targets: tuple[str, ...] = ()
+    in_order: bool = False
+    """The fix loop on many specializations (triton.app.library.fixes_of): its rows are the build
+    as launched, then each lever alone in the levers' order (staging first), and the first of
+    those that builds on every target without scratch is the change; only where none does are
+    the other shapes built, and the least scratch wins.  Otherwise (one kernel, every shape
+    built) the best by Row.key: no scratch first, then the most threads per EU."""
+
+    @property
+    def first_clean(self) -> TritonRow | None:
+        """With `in_order`: the first row, in the order built, that builds everywhere without scratch."""
+        return next((r for r in self.rows if r.builds_everywhere and not r.scratch_targets), None) \
+            if self.in_order else None
+
+    @property
+    def staging_applies(self) -> bool:
+        """The staging pass staged a dot of this kernel in one of the shapes built."""
+        return any(d.get("applied") for got in self.staging.values() for d in got.get("dots", []))
+
+    @property
+    def staged_only(self) -> bool:
+        """No lever cleans, the staging pass applies and a staged shape builds everywhere: the change
+        shown is a staged one (the least scratch among them).  Staging is the remedy for a large
+        dot's registers, and it changes nothing of the config itself (issue 63)."""
+        return (self.in_order and self.first_clean is None and self.staging_applies
+                and any(r.shape.stage and r.builds_everywhere for r in self.rows))
 
     @property
     def winner(self) -> TritonRow | None:
-        ranked = sorted(self.rows, key=Row.key)
+        first = self.first_clean
+        if first is not None:
+            return first
+        rows = [r for r in self.rows if r.shape.stage] if self.staged_only else self.rows
+        ranked = sorted(rows, key=Row.key)
         return ranked[0] if ranked and ranked[0].builds_everywhere else None
 
     @property
@@ -64,9 +94,15 @@ class TritonSearch:
         return ranked[1] if len(ranked) > 1 else None
 
     def why(self) -> str:
+        first = self.first_clean
+        if first is not None:
+            return (f"{first.shape.describe()} builds on every target and uses no scratch memory anywhere: the "
+                    "first of the levers tried one at a time, in their order (the staging pass, the register "
+                    "file, threads per warp, warps), that does")
         fake = Search(input=self.kernel.label, kernel=self.kernel.kernel, written=TritonShape(), depends=[])
-        fake.rows = list(self.rows)
-        return fake.why()
+        fake.rows = [r for r in self.rows if r.shape.stage] if self.staged_only else list(self.rows)
+        return fake.why() + ("; among the staged shapes, as the staging pass applies to this kernel and no lever "
+                             "cleans it" if self.staged_only else "")
 
 
 def record(search: TritonSearch) -> dict:
@@ -77,6 +113,7 @@ def record(search: TritonSearch) -> dict:
         "shape": shape.to_json(),
         "found": w is not None,
         "cleans": w is not None and not w.scratch_targets,
+        "staging_applies": search.staging_applies,
         "why": search.why(),
         "triton": launch_spelling(shape),
         "compilers": search.compiler_ids,
@@ -84,7 +121,10 @@ def record(search: TritonSearch) -> dict:
                                "simd": c.report.simd if c.report else None, "grf": c.report.grf if c.report else None,
                                "spill_bytes": c.report.spill_bytes if c.report else None,
                                "private_bytes": c.report.private_bytes if c.report else None,
-                               "staging": _staging_text(c.report)} for c in cells},
+                               "staging": _staging_text(c.report),
+                               # The chosen build itself, to look at or rebuild: its kept TTGIR and
+                               # SPIR-V, Triton's name for the kernel, and ocloc's options.
+                               "build": _build_of(c.report)} for c in cells},
     }
 
 
@@ -95,6 +135,14 @@ def launch_spelling(shape: TritonShape) -> str:
     passes = [lv for lv in TRITON_LEVERS if lv.how is not How.TRITON_OPTION]
     text = ", ".join(spell(tuple(options), shape, None))
     return text + "".join(f"; and {x}" for x in spell(tuple(passes), shape, None))
+
+
+def _build_of(report: KernelReport | None) -> dict | None:
+    part = triton_part(report) if report else None
+    if report is None or part is None:
+        return None
+    return {"artifacts": part.artifacts, "name": part.metadata.get("name"), "options": report.options,
+            "threads_per_warp": part.metadata.get("threads_per_warp")}
 
 
 def _staging_text(report: KernelReport | None) -> str | None:
@@ -110,15 +158,30 @@ def _staging_text(report: KernelReport | None) -> str | None:
 
 
 def fix_groups(fixes: list[dict]) -> list[dict]:
-    """The fix loop's records grouped as users read them: the specializations of one kernel (an
-    Inductor template's configs among them) that the same change cleans are one group, the
-    largest first, with the change in Triton's terms (launch_spelling) and its members' rows."""
+    """The fix loop's records grouped as users read them: the specializations of one kernel (the
+    configs of one Inductor template on one problem) that the same change cleans are one group,
+    the largest first, with the change in Triton's terms (launch_spelling), its members' rows and
+    the range of their configs (`BLOCK_K: [16, 128]`: 20 configs of one matmul are one group)."""
     groups: dict[tuple, dict] = {}
     for fix in fixes:
         found = fix["record"]
-        key = (fix["file"], fix["kernel"], found["triton"], found["cleans"], found["found"])
-        group = groups.setdefault(key, {"file": fix["file"], "kernel": fix["kernel"], "change": found["triton"],
-                                        "shape": found["shape"], "cleans": found["cleans"], "found": found["found"],
-                                        "why": found["why"], "specializations": []})
+        key = (fix["file"], fix["kernel"], fix.get("template"), found["triton"], found["cleans"], found["found"])
+        group = groups.setdefault(key, {"file": fix["file"], "kernel": fix["kernel"], "template": fix.get("template"),
+                                        "change": found["triton"], "shape": found["shape"], "cleans": found["cleans"],
+                                        "found": found["found"], "why": found["why"], "specializations": [],
+                                        "configs": {}})
         group["specializations"].append(fix["row"])
+        for name, value in (fix.get("config") or {}).items():
+            seen = group["configs"].setdefault(name, [])
+            if value not in seen:
+                seen.append(value)
+    for group in groups.values():
+        group["configs"] = {k: _span(v) for k, v in group["configs"].items()}
     return sorted(groups.values(), key=lambda g: (-len(g["specializations"]), g["kernel"], g["change"]))
+
+
+def _span(values: list) -> list:
+    """A config's values over a group: [least, most] for numbers that differ, else each value once."""
+    if len(values) > 1 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return [min(values), max(values)]
+    return values

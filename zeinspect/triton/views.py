@@ -191,7 +191,12 @@ def fixes_text(fixes: list[dict]) -> str:
         outcome = ("builds without scratch on every target" if g["cleans"]
                    else "builds everywhere, with the least scratch" if g["found"]
                    else "no shape builds on every target")
-        lines.append(f"  {g['kernel']} ({g['file']}), {count}: {g['change']}: {outcome}")
+        what = f"{g['kernel']} (template {g['template']})" if g.get("template") else g["kernel"]
+        lines.append(f"  {what} ({g['file']}), {count}: {g['change']}: {outcome}")
+        ranges = [f"{k} {v[0]}..{v[1]}" if len(v) == 2 and not isinstance(v[0], str) else
+                  f"{k} {', '.join(map(str, v))}" for k, v in (g.get("configs") or {}).items()]
+        if len(members) > 1 and ranges:
+            lines.append(f"    configs: {'; '.join(ranges)}")
         lines.append(f"    why: {g['why']}")
         shown = ", ".join(members[:FIX_ROWS_SHOWN]) + (f", and {len(members) - FIX_ROWS_SHOWN} more"
                                                        if len(members) > FIX_ROWS_SHOWN else "")

@@ -86,3 +86,91 @@ def _kernel(spec: str | None, caller: Any) -> tuple[str, str]:
     if fn is None:
         raise TypeError("zeinspect.triton.prune_configs: not called by a Triton Autotuner; pass kernel='FILE.py:NAME'")
     return inspect.getsourcefile(fn.fn) or "", fn.fn.__name__
+
+
+def inductor_choices(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_bytes: int | None = None,
+                     compiler: str | None = None, policy: str = "jit") -> Callable[[], Any]:
+    """A factory for `torch._inductor.config.inductor_choices_class`: Inductor's own way in to
+    change its template choices before it compiles and benchmarks them
+    (torch/_inductor/choices.py, InductorChoices.get_template_configs: the choices of one
+    problem, each template config generated as Python, none compiled yet).
+
+    Each config of a Triton template (max-autotune's GEMM templates) goes through Triton's front
+    end to its TTIR, offline (zeinspect's Triton cache, never the user's), and is screened for
+    `targets` with the real compilers; a config that does not build there (over the per-thread
+    scratch cap, say) or cannot launch, or spills more than `max_spill_bytes` (None: any spill
+    is kept), is dropped before Inductor compiles or benchmarks it.  It never drops every config
+    of a problem: if all fail, the least bad one is kept, with a warning.  The ATen choice is
+    never touched."""
+    from torch._inductor.choices import InductorChoices
+
+    class ZeinspectChoices(InductorChoices):  # type: ignore[misc]
+        def uuid(self) -> str:  # part of Inductor's cache key: a different screen is a different choice
+            return f"zeinspect:{','.join(targets)}:{max_spill_bytes}:{compiler}:{policy}"
+
+        def get_template_configs(self, *args: Any, **kwargs: Any) -> list:
+            choices = super().get_template_configs(*args, **kwargs)
+            return _kept(choices, targets, max_spill_bytes, compiler, policy)
+
+    return ZeinspectChoices
+
+
+def _kept(choices: list, targets: tuple[str, ...], max_spill_bytes: int | None, compiler: str | None,
+          policy: str) -> list:
+    """Inductor's template choices without those its Triton configs' screen rules out (inductor_choices)."""
+    from torch._inductor.select_algorithm import TritonTemplateCaller
+
+    from ...app.gate import settings
+    from ...app.session import open_session
+    from ..build.context import offline
+    from ..judge import pruned
+    from .library import Screener
+
+    triton = [c for c in choices if isinstance(c, TritonTemplateCaller)]
+    if not triton:
+        return choices
+    config = settings({"targets": tuple(targets), "compiler": compiler, "triton_policy": policy})
+    with offline():
+        specs = {id(k): _first_stage(k) for k in triton}
+        screener = Screener(config, open_session(config))
+        screener.screen_all([s for s in specs.values() if s is not None], None)
+    screen = [(k, screener.done.get(id(specs[id(k)]))) for k in triton if specs[id(k)] is not None]
+    judged = [(k, got) for k, got in screen if not isinstance(got, str) and got is not None]
+    kept, best = pruned(judged, max_spill_bytes if max_spill_bytes is not None else 1 << 62)
+    if best is not None:
+        warnings.warn(f"zeinspect: every Triton config of {triton[0].name} fails on "
+                      f"{', '.join(targets)}; keeping the least bad one", stacklevel=2)
+        kept = [best]
+    dropped = {id(judged[i][0]) for i in range(len(judged)) if i not in kept}
+    return [k for k in choices if id(k) not in dropped]
+
+
+def _first_stage(choice: Any) -> Any:
+    """A template config's kernel through Triton's front end to its TTIR (triton.capture.first_stage),
+    as a Specialization to screen; None where it has no Triton module or its front end failed
+    (it is kept: what is not judged is never dropped)."""
+    import json
+    from pathlib import Path
+
+    from torch._inductor.codecache import PyCodeCache
+
+    from ..capture.first_stage import Written, first_stage_only
+    from ..model.kernel import IR_SUFFIX, entry_kernel
+    from ..model.specialization import Specialization
+
+    bmreq = getattr(choice, "bmreq", None)
+    if bmreq is None:
+        return None
+    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path, set_sys_modules=False)
+    kernel = getattr(module, bmreq.kernel_name)
+    with first_stage_only() as entry:
+        try:
+            kernel._precompile_config(kernel.configs[0])
+        except Written:
+            pass
+        except Exception:  # noqa: BLE001 - its front end failed: not judged here, Inductor's own compile says why
+            return None
+    if not entry.get("path"):
+        return None
+    meta = Path(entry["path"])
+    return Specialization(entry_kernel(meta.with_suffix(IR_SUFFIX), json.loads(meta.read_bytes())))

@@ -215,7 +215,7 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
             collection.notes, quiet = [], quiet + 1
         out.collection.extend(collection)
     if levered.fix:
-        out.fixes = fixes_of(specs, screener, names, config, session, progress)
+        out.fixes = fixes_of(specs, screener, names, config, progress)
     if quiet:
         out.collection.notes.append(
             f"{quiet} {'specialization' if quiet == 1 else 'specializations'} clean on every target: where each came "
@@ -224,24 +224,40 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
 
 
 def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, str], config: Settings,
-             session: Session, progress: Progress | None) -> list[dict]:
+             progress: Progress | None) -> list[dict]:
     """The fix loop per specialization (issue 63): each one that uses scratch or does not build or
-    launch on a target is searched over the Triton levers from the IR it came with (triton.app.fix,
-    as `FILE.py:KERNEL --autotune --fix` searches a config); the first shape that builds without
-    scratch, or with the least, is its record (triton.judge.record)."""
-    from ..judge import record
-    from .fix import search_triton
+    launch on a target is rebuilt from the IR it came with, with the Triton levers applied, and
+    its record made (triton.judge.record).  Two rounds, each screened like the specializations
+    themselves (batched: front ends in workers, ocloc in batches): first each lever alone, in the
+    levers' order, the staging pass first (the first that cleans is the change: TritonSearch.in_order);
+    then, for those no single lever cleans, every other shape, where the least scratch wins."""
+    from ...levers.base import grid
+    from ..judge import TritonSearch, record
+    from ..model.levers import TRITON_LEVERS, TritonShape
+    from .fix import add_row, one_lever_at_a_time, written_shape
 
-    out = []
-    for spec in specs:
-        got = screener.done.get(id(spec))
-        if spec.staged or not isinstance(got, Collection):
-            continue
-        if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports):
-            found = record(search_triton(spec.kernel, config, session, progress=progress))
-            out.append({"row": names[id(spec)], "kernel": spec.kernel.kernel, "file": _shown_file(spec),
-                        "as_launched": spec.describe, "record": found})
-    return out
+    found = [s for s in specs if not s.staged and isinstance(got := screener.done.get(id(s)), Collection)
+             and any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)]
+    searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
+    for spec in found:
+        add_row(searches[id(spec)], written_shape(spec.kernel), screener.done[id(spec)])
+
+    def round_of(shapes_of: Any) -> None:
+        variants = [(spec, shape, replace(spec, kernel=spec.kernel.with_options(shape.launch()), staged=shape.stage,
+                                          launches=0, sites=[], devices=set()))
+                    for spec in found if (shapes := shapes_of(spec)) for shape in shapes]
+        screener.screen_all([v for _, _, v in variants], progress)
+        for spec, shape, variant in variants:
+            add_row(searches[id(spec)], shape, screener.done.get(id(variant), "not built: the screen was stopped"))
+
+    round_of(lambda spec: one_lever_at_a_time(written_shape(spec.kernel)))
+    built = {id(s): {r.shape for r in searches[id(s)].rows} for s in found}
+    round_of(lambda spec: None if searches[id(spec)].first_clean is not None else
+             [shape for shape in grid(TRITON_LEVERS, TritonShape, written_shape(spec.kernel))
+              if shape not in built[id(spec)]])
+    return [{"row": names[id(s)], "kernel": s.kernel.kernel, "file": _shown_file(s), "as_launched": s.describe,
+             "template": s.template, "config": {**s.config, "num_warps": s.kernel.num_warps},
+             "record": record(searches[id(s)])} for s in found]
 
 
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,

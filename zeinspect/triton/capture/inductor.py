@@ -19,15 +19,22 @@ How a command's `torch.compile` reaches Inductor's XPU code generation here:
 - the command goes on with the traced graph run eagerly on the host XPU: values are computed on
   the CPU, and nothing Inductor generated is run (there is no device).
 
+Under max-autotune, every config of every Triton template Inductor offers for the problem (its
+GEMM templates for xpu) is precompiled here, one after another, and screened (_templates); the
+benchmarks that would choose between them need a device and are not run: the graph keeps the
+ATen call.
+
 What needs torch's real XPU build: scaled_dot_product_attention's kernel choice (made in C++
 per device; the frame that calls it runs uncompiled, Dynamo's suppress_errors, and one line says
-so), and anything that times kernels on the device (max-autotune's template benchmarks, runtime
+so), and anything that times kernels on the device (max-autotune's benchmarks, runtime
 autotuning between configs): every config is screened instead.  Inductor's caches are off;
 the code it writes goes to a folder of zeinspect's build cache (`TORCHINDUCTOR_CACHE_DIR`).
 """
 
 from __future__ import annotations
 
+import ast
+import contextvars
 import functools
 import logging
 import os
@@ -97,9 +104,13 @@ def _ready(torch: Any, write: Write) -> None:
             return precompile(self, *args, **kwargs)
         kernel = self.inductor_meta.get("kernel_name") or self.fn.__name__
         where = {"kernel": kernel, "graph": _graph(), "site": _site(torch), "devices": ["xpu"]}
+        template = _choice.get()
+        if template is not None:  # a max-autotune template's config: its own module, one config
+            where.update(template=template["template"], problem=template["problem"])
         with first_stage_only() as entry:
             for config in self.configs or ():
-                values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+                values = {**(template or {}).get("config", {}), **config.kwargs,
+                          "num_warps": config.num_warps, "num_stages": config.num_stages}
                 try:
                     self._precompile_config(config)
                 except Written:
@@ -110,6 +121,78 @@ def _ready(torch: Any, write: Write) -> None:
         return None  # no launchers: nothing generated is run
 
     triton_heuristics.CachingAutotuner.precompile = record
+    _templates()
+
+
+# The template choice whose kernel is compiling (max-autotune): its problem and config name the capture.
+_choice: contextvars.ContextVar[dict | None] = contextvars.ContextVar("zeinspect_template", default=None)
+
+
+def _templates() -> None:
+    """max-autotune: every config of every template Inductor offers (its Triton GEMM templates for
+    xpu, each config a module of its own) goes to Triton's first stage and is screened, as a
+    generated kernel's configs are.
+
+    Inductor precompiles a template's choices in a thread pool (select_algorithm.py,
+    make_precompile_fn), then times each on the device (benchmark_choices).  Here each choice's
+    module is loaded and its kernel precompiled in the command's thread, one after another (the
+    capture swaps Triton's compile: threads would race), and nothing is timed: there is no
+    device.  The timings given back keep Inductor's own choice where it has one that needs no
+    compile (the ATen call, its extern choice), so the graph it writes is the one a user without
+    max-autotune gets, and every template config is screened."""
+    from torch._inductor import select_algorithm
+    from torch._inductor.codecache import PyCodeCache
+
+    selector = select_algorithm.AlgorithmSelectorCache
+
+    def make_precompile_fn(_self: Any, choices: Any, name: str, *_args: Any, **_kwargs: Any) -> Callable[[], dict]:
+        def precompile() -> dict:
+            for choice in choices:
+                bmreq = getattr(choice, "bmreq", None)
+                if not isinstance(choice, select_algorithm.TritonTemplateCaller) or bmreq is None:
+                    continue
+                token = _choice.set({"template": name, "problem": _problem(choice), "config": _config(choice)})
+                try:
+                    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path,
+                                                          set_sys_modules=False)
+                    getattr(module, bmreq.kernel_name).precompile()  # -> record: its config captured
+                finally:
+                    _choice.reset(token)
+            return {}
+        return precompile
+
+    def benchmark_choices(cls: Any, choices: Any, *_args: Any, **_kwargs: Any) -> dict:
+        return {choice: 1.0 if cls._is_extern(choice) else 2.0 for choice in choices}
+
+    selector.make_precompile_fn = make_precompile_fn
+    selector.benchmark_choices = classmethod(benchmark_choices)
+
+
+def _problem(choice: Any) -> str:
+    """A template choice's problem, as its inputs' sizes and the output's dtype: `256x512, 512x1024
+    -> bf16` (every config of one matmul has the same)."""
+    sizes = []
+    for node in choice.input_nodes:
+        try:
+            sizes.append("x".join(str(s) for s in node.get_size()))
+        except Exception:  # noqa: BLE001 - a size Inductor cannot say is left out of the name, not the capture
+            sizes.append("?")
+    dtype = str(getattr(choice.layout, "dtype", "")).removeprefix("torch.")
+    return f"{', '.join(sizes)} -> {dtype}"
+
+
+def _config(choice: Any) -> dict:
+    """A template choice's config, from its description (`BLOCK_K=32, BLOCK_M=64, ..., num_warps=4`,
+    select_algorithm.py: TritonTemplate.generate)."""
+    out: dict[str, Any] = {}
+    for item in str(choice.description).split(", "):
+        key, eq, value = item.partition("=")
+        if eq and key.strip():
+            try:
+                out[key.strip()] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                out[key.strip()] = value
+    return out
 
 
 class _Uncompiled(logging.Handler):

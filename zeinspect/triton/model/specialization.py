@@ -24,6 +24,11 @@ class Specialization:
     graph: str | None = None
     """The torch.compile graph Inductor generated it for, in a capture (triton.capture.inductor); None
     for a kernel the command launched itself."""
+    template: str | None = None
+    """The Inductor template and problem whose config it is, under max-autotune (`mm (256x512,
+    512x1024 -> bfloat16)`); None otherwise."""
+    config: dict = field(default_factory=dict)
+    """An Inductor kernel's config as its row names it (XBLOCK, BLOCK_M, num_stages, ...)."""
     problem: str | None = None
     """Why it cannot be screened, known when it was captured (its front end failed in the run)."""
     staged: bool = False

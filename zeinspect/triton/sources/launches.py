@@ -63,7 +63,8 @@ class Capture(Remarks):
                                      "launches": s.launches,
                                      "signature": s.kernel.signature, "constexprs": s.kernel.constexprs,
                                      "num_warps": s.kernel.num_warps, "attrs": [list(a) for a in s.kernel.attrs],
-                                     "sites": s.sites, "devices": sorted(s.devices), "inductor_graph": s.graph}
+                                     "sites": s.sites, "devices": sorted(s.devices), "inductor_graph": s.graph,
+                                     "inductor_template": s.template}
                                     for s in self.specializations]}
 
 
@@ -225,12 +226,19 @@ def _generated(found: dict[str, Specialization], record: dict) -> Specialization
     spec = found.get(key)
     if spec is None:
         meta = json.loads(meta_path.read_bytes())
-        config = ", ".join(f"{k}={v}" for k, v in (record.get("config") or {}).items() if k != "num_warps")
+        values = (record.get("config") or {}).items()
+        if record.get("template"):
+            # A max-autotune template's config: its tile and stages name it (ints); its flags
+            # (ACC_TYPE, EVEN_K, ...) follow from the problem and its dtype, which the name gives.
+            values = [(k, v) for k, v in values if isinstance(v, int) and not isinstance(v, bool)]
+        config = ", ".join(f"{k}={v}" for k, v in values if k != "num_warps")
+        template = f"{record['template']} ({record.get('problem') or '?'})" if record.get("template") else ""
         site = str(record.get("site") or "")
         graph = str(record.get("graph") or "?")
         spec = found[key] = Specialization(
             entry_kernel(meta_path.with_suffix(IR_SUFFIX), meta), origin=site.rpartition(":")[0] or None,
-            tag=f"Inductor graph {graph}" + (f", {config}" if config else ""), graph=graph)
+            tag=", ".join(x for x in (f"Inductor graph {graph}", template and f"template {template}", config) if x),
+            graph=graph, template=template or None, config=dict(values))
     return spec
 
 

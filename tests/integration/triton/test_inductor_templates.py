@@ -1,0 +1,128 @@
+"""torch.compile(mode="max-autotune") under `triton --run` (triton.capture.inductor._templates):
+Inductor's own Triton GEMM templates for xpu, every config it offers screened, and the fix loop
+per config (issue 63) on the PTSS cliff of the design this product comes from.
+
+The stand-in answers as bmg-g21 (the first target): Inductor uses its GEMM templates only on a
+GPU it calls big (16 Xe cores or more, utils.is_big_gpu), which arl-s is not; the configs it
+generates are then screened on arl-s as well, as a cache written on one GPU is on another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import oracle
+import pytest
+from conftest import ROOT, Cli, _clean_environ
+
+TORCH = ROOT / "build" / "torch-cpu"
+pytestmark = pytest.mark.skipif(not (TORCH / "torch").is_dir() and not os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS"),
+                                reason="no CPU torch in build/torch-cpu (scripts/setup.sh installs it)")
+
+LINEAR = '''
+import torch
+torch.manual_seed(0)
+linear = torch.nn.Linear(512, 1024, bias=False).to("xpu").to(torch.bfloat16)
+x = torch.randn(256, 512, device="xpu", dtype=torch.bfloat16)
+with torch.no_grad():
+    torch.compile(linear, mode="max-autotune")(x)
+'''
+
+
+@pytest.mark.slow  # every config of Inductor's mm template, each searched over the Triton levers on 2 targets
+def test_max_autotune_templates_are_screened_and_each_finding_is_searched(tmp_path, session_cache, sid_compiler):
+    script = tmp_path / "linear.py"
+    script.write_text(LINEAR)
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    res = cli("triton", "--run", "-t", "bmg-g21,arl-s", "--json", "-q", "--fix", "--", sys.executable, str(script),
+              env={"PYTHONPATH": str(TORCH)})
+    assert res.code in (0, 1), res
+    doc = json.loads(res.out)
+    capture = doc["capture"]
+    assert capture["exit_code"] == 0, doc["notes"]
+    # Every config of the template, each its own module, through Triton's front end in the run.
+    templates = [s for s in capture["specializations"] if s["inductor_template"]]
+    assert len(templates) >= 10, capture["specializations"]
+    assert all(s["inductor_template"].startswith("mm (256x512, 512x1024") and s["ttir"] and not s["not_screened"]
+               and "BLOCK_K=" in s["values"] for s in templates)
+    assert len({s["values"] for s in templates}) == len(templates)
+    total = doc["coverage"]["total"]
+    assert total["declared"] == total["reported"] == len(capture["specializations"])
+    # The premise: the PTSS cliff on arl-s, where the same configs build on bmg-g21.
+    on = {t: {r["kernel"]: r for r in doc["reports"] if r["target"] == t} for t in ("arl-s", "bmg-g21")}
+    over = [k for k, r in on["arl-s"].items() if r["status"] == "scratch_overflow"]
+    assert over and all(on["bmg-g21"][k]["status"] == "ok" for k in over)
+    # Every config with a finding on a target (over the cap, or spilling) was searched.
+    findings = {k for t in on for k, r in on[t].items() if r["status"] != "ok" or r["spill_bytes"] + r["private_bytes"]}
+    fixes = doc["fixes"]["specializations"]
+    assert {f["row"] for f in fixes} == findings
+    from zeinspect.triton.build.backend import capabilities
+    from zeinspect.triton.offline.compiler import gpu_target
+
+    for fix in fixes:
+        found = fix["record"]
+        # Where the staging pass applies and no lever cleans, the change shown is a staged one.
+        if found["staging_applies"] and not found["cleans"] and found["found"]:
+            assert found["shape"]["stage"], fix
+        if not found["found"]:
+            continue
+        # The chosen build is never worse than the config as launched, and over the cap nowhere.
+        for target, got in found["results"].items():  # the oracle on arl-s, where the cliff is
+            launched = on[target][fix["row"]]
+            assert got["status"] == "ok", (fix["row"], target, got)
+            if launched["status"] == "ok":
+                assert got["spill_bytes"] + got["private_bytes"] <= launched["spill_bytes"] + launched["private_bytes"]
+            # The chosen build equals a plain build of its levered IR: Triton-XPU's later stages
+            # on the TTGIR it kept, then ocloc with its options (tests/oracle.py).
+            if target != "arl-s":
+                continue
+            build = got["build"]
+            report = {"kernel": fix["row"], "target": target, "options": build["options"], "simd": got["simd"],
+                      "grf": got["grf"], "spill_bytes": got["spill_bytes"], "private_bytes": got["private_bytes"],
+                      "extra": {"triton": {"artifacts": build["artifacts"], "metadata": {"name": build["name"]}}}}
+            oracle.check_triton_build(report, sid_compiler, gpu_target(capabilities(sid_compiler, target), target,
+                                                                     build["threads_per_warp"]))
+    # The configs over the cap on arl-s are staged where staging builds them.
+    staged = [f for f in fixes if f["row"] in over and f["record"]["shape"]["stage"]]
+    assert staged, [f["record"]["why"] for f in fixes if f["row"] in over]
+    # One template on one problem: its configs grouped by the change that fixes them, with ranges.
+    groups = doc["fixes"]["groups"]
+    assert sum(len(g["specializations"]) for g in groups) == len(fixes) and len(groups) < len(fixes)
+    assert all(g["template"] == templates[0]["inductor_template"] for g in groups)
+    assert any(len(g["configs"]["BLOCK_K"]) == 2 for g in groups if len(g["specializations"]) > 1)
+
+
+PRUNED = '''
+import torch
+import zeinspect.triton
+# Inductor's own way in (config.inductor_choices_class): the configs that do not build on arl-s
+# are dropped before Inductor compiles or benchmarks them.
+torch._inductor.config.inductor_choices_class = zeinspect.triton.inductor_choices(targets=("arl-s",))
+''' + LINEAR
+
+
+@pytest.mark.slow  # two runs of Inductor's mm template: as it is, and with the prune hook installed
+def test_the_prune_hook_drops_before_inductor_compiles_exactly_the_configs_that_do_not_build(tmp_path, session_cache):
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    docs = {}
+    for name, text in (("plain", LINEAR), ("pruned", PRUNED)):
+        script = tmp_path / f"{name}.py"
+        script.write_text(text)
+        res = cli("triton", "--run", "-t", "bmg-g21,arl-s", "--json", "-q", "--", sys.executable, str(script),
+                  env={"PYTHONPATH": os.pathsep.join((str(TORCH), str(ROOT)))})
+        assert res.code in (0, 1), res
+        docs[name] = json.loads(res.out)
+        assert docs[name]["capture"]["exit_code"] == 0, docs[name]["notes"]
+
+    def configs(doc: dict) -> dict[str, str]:
+        """Each template config the run generated (its values) -> its status on arl-s."""
+        rows = {r["kernel"]: r["status"] for r in doc["reports"] if r["target"] == "arl-s"}
+        return {s["values"]: next(status for row, status in rows.items() if row.endswith(f"[{s['values']}]"))
+                for s in doc["capture"]["specializations"] if s["inductor_template"]}
+
+    plain, pruned = configs(docs["plain"]), configs(docs["pruned"])
+    assert any(status != "ok" for status in plain.values())  # the premise: configs over the cap on arl-s
+    assert set(pruned) == {values for values, status in plain.items() if status == "ok"}
+    assert all(status == "ok" for status in pruned.values())

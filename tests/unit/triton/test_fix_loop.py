@@ -1,0 +1,84 @@
+"""The fix loop's choice on many specializations (triton.judge.TritonSearch with in_order) and its
+grouping (fix_groups): pure functions of rows and records, no compile."""
+
+from __future__ import annotations
+
+from zeinspect.judge.shapes import Cell, CellState
+from zeinspect.triton.app.fix import one_lever_at_a_time
+from zeinspect.triton.judge import TritonRow, TritonSearch, fix_groups
+from zeinspect.triton.model.kernel import TritonKernel
+from zeinspect.triton.model.levers import TRITON_LEVERS, TritonShape
+
+from ..fakes import report
+
+WRITTEN = TritonShape(num_warps=4)
+KERNEL = TritonKernel(file="k.ttir", kernel="triton_mm", signature={}, constexprs={})
+
+
+def _row(shape: TritonShape, *scratch: int) -> TritonRow:
+    """A shape's row: its scratch on each target (0: clean; -1: it did not build there)."""
+    cells = []
+    for n, bytes_ in enumerate(scratch):
+        target = f"t{n}"
+        if bytes_ < 0:
+            cells.append(Cell(target, CellState.FAILED, None, "over the cap"))
+        else:
+            state = CellState.SCRATCH if bytes_ else CellState.CLEAN
+            cells.append(Cell(target, state, report(target=target, spill=bytes_)))
+    return TritonRow(shape=shape, cells=cells, as_written=shape == WRITTEN, written=WRITTEN)
+
+
+def _search(*rows: TritonRow, staged_a_dot: bool = False) -> TritonSearch:
+    search = TritonSearch(kernel=KERNEL, rows=list(rows), in_order=True)
+    if staged_a_dot:
+        search.staging["staged"] = {"dots": [{"applied": True, "k_tile": 8, "slm_bytes": 4096}]}
+    return search
+
+
+def test_one_lever_at_a_time_is_in_the_levers_order_with_staging_first() -> None:
+    shapes = one_lever_at_a_time(WRITTEN)
+    assert shapes[0] == WRITTEN.replace(stage=True)
+    assert WRITTEN not in shapes
+    # Each shape departs from the written one in one lever, and every other setting of each lever is there.
+    for shape in shapes:
+        assert sum(getattr(shape, lv.name) != getattr(WRITTEN, lv.name) for lv in TRITON_LEVERS) == 1
+    assert len(shapes) == sum(len(lv.settings(getattr(WRITTEN, lv.name))) - 1 for lv in TRITON_LEVERS)
+
+
+def test_the_first_lever_in_order_that_cleans_is_the_change_even_if_a_later_one_keeps_more_threads() -> None:
+    staged, warps = WRITTEN.replace(stage=True), WRITTEN.replace(num_warps=8)
+    search = _search(_row(WRITTEN, 512, -1), _row(staged, 0, 0), _row(warps, 0, 0))
+    assert search.winner is not None and search.winner.shape == staged
+    assert "first of the levers tried one at a time" in search.why()
+    # Without the order (one kernel, every shape built), the ranking decides as before.
+    assert TritonSearch(kernel=KERNEL, rows=search.rows).first_clean is None
+
+
+def test_where_no_lever_cleans_the_least_scratch_wins_unless_staging_applies() -> None:
+    staged, warps = WRITTEN.replace(stage=True), WRITTEN.replace(num_warps=8)
+    rows = (_row(WRITTEN, 512, -1), _row(staged, 256, 2048), _row(warps, 128, 1024))
+    assert _search(*rows).winner.shape == warps
+    # The staging pass staged a dot and a staged shape builds everywhere: the change shown is staged.
+    search = _search(*rows, staged_a_dot=True)
+    assert search.staged_only and search.winner.shape == staged
+    assert "among the staged shapes" in search.why()
+    # A staged shape that does not build anywhere is not chosen for being staged.
+    broken = _search(_row(WRITTEN, 512, -1), _row(staged, 256, -1), _row(warps, 128, 1024), staged_a_dot=True)
+    assert not broken.staged_only and broken.winner.shape == warps
+
+
+def _fix(row: str, change: str, config: dict, template: str | None = "mm (64x64, 64x64 -> bfloat16)") -> dict:
+    return {"row": row, "kernel": "triton_mm", "file": "train.py", "template": template, "config": config,
+            "record": {"triton": change, "cleans": True, "found": True, "shape": {}, "why": "w"}}
+
+
+def test_the_configs_of_one_template_are_one_group_with_their_ranges() -> None:
+    fixes = [_fix("a", "num_warps=8", {"BLOCK_K": 32, "num_warps": 4}),
+             _fix("b", "num_warps=8", {"BLOCK_K": 128, "num_warps": 4}),
+             _fix("c", "num_warps=8", {"BLOCK_K": 64, "num_warps": 2}),
+             _fix("d", "num_warps=8", {"BLOCK_K": 64, "num_warps": 2}, template="mm (32x64, 64x64 -> bfloat16)"),
+             _fix("e", "grf_mode='256'", {"BLOCK_K": 16, "num_warps": 4})]
+    groups = fix_groups(fixes)
+    assert [g["specializations"] for g in groups] == [["a", "b", "c"], ["e"], ["d"]]
+    assert groups[0]["configs"] == {"BLOCK_K": [32, 128], "num_warps": [2, 4]}
+    assert groups[1]["configs"] == {"BLOCK_K": [16], "num_warps": [4]}
