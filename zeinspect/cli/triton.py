@@ -32,8 +32,15 @@ def _triton_options(f: Callable) -> Callable:
         click.option("--constexprs", default="", help="Constexpr values: M=64,N=128,K=128"),
         click.option("--artifacts", default=None, type=click.Path(file_okay=False), help="Keep TTGIR and SPIR-V here."),
         click.option("--autotune", is_flag=True, help="Screen every config of the kernel's @triton.autotune."),
-        click.option("--fix", is_flag=True, help="With --autotune: search the Triton levers (staging, register file, "
-                     "warps) for each failing config."),
+        click.option("--fix", is_flag=True, help="With --autotune, --run or --from-cache: search the Triton levers "
+                     "(staging, register file, threads per warp, warps) for each config or specialization with a "
+                     "finding."),
+        click.option("--write", "write_to", default=None, type=click.Path(dir_okay=False),
+                     help="With --fix on --run or --from-cache: record the chosen lever per specialization and target "
+                          "here (YAML); a re-run reads the records back."),
+        click.option("--ratchet-lines", "ratchet_to", default=None, type=click.Path(dir_okay=False),
+                     help="With --fix on --run or --from-cache: add the ratchet lines for what no lever cleans to "
+                          "this file."),
         click.option("--explain", is_flag=True, help="Also show which Python lines spill, and how full the register "
                      "file is on each."),
         click.option("--list", "list_only", is_flag=True, help="With FILE.py or DIR: list the launched kernels and the "

@@ -424,6 +424,23 @@ def test_fix_on_a_cache_searches_each_spilling_entry_and_the_change_holds_when_a
         (result["grf"], result["spill_bytes"], result["private_bytes"])
     text = _zeinspect(tmp_path / "b", "--from-cache", entries, "-t", "arl-s", "--compiler", sid_compiler.id, "--fix")
     assert "fix, per kernel" in text.stdout and group["change"] in text.stdout
+    # The loop's records: written, then read back by a re-run (one build in the recorded shape,
+    # not a search), and a ratchet line for what no lever cleans that matches its row alone.
+    records, ratchet = tmp_path / "triton-fixes.yaml", tmp_path / "scratch_ratchet.txt"
+    for n in (1, 2):
+        again = _zeinspect(tmp_path / "b", "--from-cache", entries, "-t", "arl-s", "--compiler", sid_compiler.id,
+                           "--fix", "--write", records, "--ratchet-lines", ratchet, "--json")
+        [got] = json.loads(again.stdout)["fixes"]["specializations"]
+        assert got["record"]["shape"] == chosen and got["record"]["results"]["arl-s"] == result
+        assert bool(got["record"].get("read_back")) == (n == 2), got["record"]
+    from zeinspect.judge import ratchet as ratchet_mod
+
+    lines = ratchet_mod.parse(ratchet.read_text(), str(ratchet)).entries
+    assert len(lines) == (0 if fix["record"]["cleans"] else 1)
+    assert all(ratchet_mod.kernel_matches(line.kernel, row["kernel"]) for line in lines)
+    assert not any(ratchet_mod.kernel_matches(line.kernel, row["kernel"] + "x") for line in lines)
+    bad = _zeinspect(tmp_path / "b", "--from-cache", entries, "-t", "arl-s", "--write", records)
+    assert bad.returncode == 2 and "give --fix" in bad.stderr
 
 
 def test_what_cannot_apply_to_a_cache_is_one_line(tmp_path):

@@ -82,3 +82,34 @@ def test_the_configs_of_one_template_are_one_group_with_their_ranges() -> None:
     assert [g["specializations"] for g in groups] == [["a", "b", "c"], ["e"], ["d"]]
     assert groups[0]["configs"] == {"BLOCK_K": [32, 128], "num_warps": [2, 4]}
     assert groups[1]["configs"] == {"BLOCK_K": [16], "num_warps": [4]}
+
+
+def test_records_are_read_back_only_for_the_same_targets_and_compilers(tmp_path) -> None:
+    from zeinspect.triton.app import records
+
+    record = {"shape": WRITTEN.replace(stage=True).to_json(), "triton": "num_warps=4", "cleans": False, "found": True,
+              "why": "w", "results": {"arl-s": {"status": "ok", "grf": 128, "simd": 16, "spill_bytes": 2048,
+                                                "private_bytes": 0}}}
+    fix = {"key": "k1", "row": "triton_mm[num_warps=4, BLOCK_K=32]", "kernel": "triton_mm", "file": "f.py",
+           "template": None, "config": {}, "record": record}
+    path = str(tmp_path / "fixes.yaml")
+    records.save(path, [fix], ("arl-s",), ["ocloc-1"])
+    assert records.load(path, ("arl-s",), ["ocloc-1"])["k1"]["record"] == record
+    assert records.load(path, ("arl-s", "bmg-g21"), ["ocloc-1"]) == {}
+    assert records.load(path, ("arl-s",), ["ocloc-2"]) == {}
+    assert records.recorded_shape(fix) == WRITTEN.replace(stage=True)
+    assert records.same_figures(fix, record["results"])
+    assert not records.same_figures(fix, {"arl-s": {**record["results"]["arl-s"], "spill_bytes": 1024}})
+    # The line for what no lever cleans matches its row and no other.
+    [line] = records.ratchet_lines([fix])
+    from zeinspect.judge.ratchet import kernel_matches
+
+    assert line.spill == 2048 and kernel_matches(line.kernel, fix["row"])
+    assert not kernel_matches(line.kernel, "triton_mm[num_warps=4, BLOCK_K=64]")
+    (tmp_path / "bad.yaml").write_text("schema: something-else\n")
+    import pytest
+
+    from zeinspect.errors import InputError
+
+    with pytest.raises(InputError, match="bad.yaml: not a zeinspect Triton fix record"):
+        records.load(str(tmp_path / "bad.yaml"), ("arl-s",), [])

@@ -61,10 +61,17 @@ def request(spec: tuple[str, ...], settings: Settings, given: Mapping[str, Any])
                              f"{'--from-cache' if cache_dir is not None else '--run'} each specialization is screened "
                              "as recorded, with --stage, --fix and the launch options (--num-warps, --grf-mode, ...) "
                              "applied")
+        records, ratchet_to = given.get("write_to"), given.get("ratchet_to")
+        if (records or ratchet_to) and not given.get("fix"):
+            raise UsageError("--write and --ratchet-lines record what --fix finds: give --fix")
         return TritonRequest(Way.CACHE if cache_dir is not None else Way.RUN, settings,
                              command=(cache_dir,) if cache_dir is not None else tuple(spec),
-                             run_timeout=given.get("run_timeout"), asked=Asked(stage=stage, fix=bool(given.get("fix"))),
-                             launch=launch)
+                             run_timeout=given.get("run_timeout"),
+                             asked=Asked(stage=stage, fix=bool(given.get("fix")), records=records,
+                                         ratchet_to=ratchet_to), launch=launch)
+    if given.get("write_to") or given.get("ratchet_to"):
+        raise UsageError("--write and --ratchet-lines record --fix on --run or --from-cache; for FILE.py:KERNEL, "
+                         "`zeinspect fix --config GATE` records a gate's Triton kernels")
     if len(spec) != 1:
         raise UsageError("give one FILE.py:KERNEL, FILE.py or DIR (or --run -- CMD ARGS..., or --from-cache DIR)")
     path, sep, name = spec[0].rpartition(":")
@@ -104,17 +111,24 @@ def _collections(got: Any) -> list[Collection]:
     return got.collections if hasattr(got, "collections") else [got.collection]
 
 
+def _levered(req: TritonRequest) -> Any:
+    from .library import Levered
+
+    return Levered(req.asked.stage, req.launch, fix=req.asked.fix, records=req.asked.records,
+                   ratchet_to=req.asked.ratchet_to)
+
+
 def _screened(req: TritonRequest, session: Session, progress: Progress | None) -> Any:
     if req.way is Way.CACHE:
-        from .library import Levered, screen_cache
+        from .library import screen_cache
 
         return screen_cache(req.command[0], req.settings, session, progress=progress,
-                            levered=Levered(req.asked.stage, req.launch, fix=req.asked.fix))
+                            levered=_levered(req))
     if req.way is Way.RUN:
-        from .library import Levered, screen_run
+        from .library import screen_run
 
         return screen_run(list(req.command), req.settings, session, timeout=req.run_timeout, progress=progress,
-                          levered=Levered(req.asked.stage, req.launch, fix=req.asked.fix))
+                          levered=_levered(req))
     assert req.kernel is not None
     if req.way is Way.MODULE:
         return screen_package(req.kernel.file, req.kernel, req.settings, session, progress=progress,

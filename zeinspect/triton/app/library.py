@@ -172,6 +172,10 @@ class Levered:
     launch: Any = None
     levered_only: bool = False
     fix: bool = False
+    records: str | None = None
+    """--write FILE: the fix loop's records, read back on a re-run (triton.app.records)."""
+    ratchet_to: str | None = None
+    """--ratchet-lines FILE: the ratchet lines for what no lever cleans, added to it."""
 
 
 def screen_captured(got: Source, config: Settings, session: Session, *, progress: Progress | None = None,
@@ -215,7 +219,7 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
             collection.notes, quiet = [], quiet + 1
         out.collection.extend(collection)
     if levered.fix:
-        out.fixes = fixes_of(specs, screener, names, config, progress)
+        _fix(out, specs, screener, names, config, progress, levered)
     if quiet:
         out.collection.notes.append(
             f"{quiet} {'specialization' if quiet == 1 else 'specializations'} clean on every target: where each came "
@@ -223,41 +227,84 @@ def screen_captured(got: Source, config: Settings, session: Session, *, progress
     return out
 
 
+def _fix(out: LibraryScreen, specs: list[Specialization], screener: Screener, names: dict[int, str],
+         config: Settings, progress: Progress | None, levered: Levered) -> None:
+    """--fix: the records (fixes_of), read back from and written to `levered.records`, and the
+    ratchet lines for what no lever cleans added to `levered.ratchet_to` (triton.app.records)."""
+    from . import records
+
+    compilers = sorted({c.id for s in specs if isinstance(got := screener.done.get(id(s)), Collection)
+                        for c in got.compilers})
+    old = records.load(levered.records, tuple(config.targets), compilers)
+    out.fixes = fixes_of(specs, screener, names, config, progress, old)
+    if levered.records:
+        records.save(levered.records, out.fixes, tuple(config.targets), compilers)
+        again = sum(1 for f in out.fixes if f["record"].get("read_back"))
+        out.collection.notes.append(f"wrote {levered.records}: the fix loop's records ({len(out.fixes)} "
+                                    f"specializations, {again} read back from it)")
+    if levered.ratchet_to:
+        from ...app.library_fix import write_ratchet
+
+        lines = records.ratchet_lines(out.fixes)
+        write_ratchet(lines, levered.ratchet_to)
+        out.collection.notes.append(f"wrote {levered.ratchet_to}: {len(lines)} ratchet lines for what no lever cleans")
+
+
 def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, str], config: Settings,
-             progress: Progress | None) -> list[dict]:
+             progress: Progress | None, records: dict[str, dict] | None = None) -> list[dict]:
     """The fix loop per specialization (issue 63): each one that uses scratch or does not build or
     launch on a target is rebuilt from the IR it came with, with the Triton levers applied, and
     its record made (triton.judge.record).  Two rounds, each screened like the specializations
     themselves (batched: front ends in workers, ocloc in batches): first each lever alone, in the
     levers' order, the staging pass first (the first that cleans is the change: TritonSearch.in_order);
-    then, for those no single lever cleans, every other shape, where the least scratch wins."""
+    then, for those no single lever cleans, every other shape, where the least scratch wins.
+    `records`: what an earlier run recorded (triton.app.records), by key: a specialization
+    recorded is built once in its recorded shape, and searched only where that build no longer
+    gives the recorded figures."""
     from ...levers.base import grid
     from ..judge import TritonSearch, record
     from ..model.levers import TRITON_LEVERS, TritonShape
+    from . import records as recorded
     from .fix import add_row, one_lever_at_a_time, written_shape
 
     found = [s for s in specs if not s.staged and isinstance(got := screener.done.get(id(s)), Collection)
              and any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
+
+    def variant(spec: Specialization, shape: TritonShape) -> Specialization:
+        return replace(spec, kernel=spec.kernel.with_options(shape.launch()), staged=shape.stage, launches=0,
+                       sites=[], devices=set())
+
+    # Read back: each recorded specialization built once, in its recorded shape.
+    kept: dict[int, dict] = {}
+    entries = {id(s): e for s in found if (e := (records or {}).get(recorded.key_of(s)))}
+    checks = {id(s): variant(s, recorded.recorded_shape(entries[id(s)])) for s in found if id(s) in entries}
+    screener.screen_all(list(checks.values()), progress)
     for spec in found:
+        if id(spec) in checks:
+            probe = TritonSearch(kernel=spec.kernel, targets=tuple(config.targets))
+            add_row(probe, recorded.recorded_shape(entries[id(spec)]), screener.done.get(id(checks[id(spec)]), ""))
+            if recorded.same_figures(entries[id(spec)], record(probe)["results"]):
+                kept[id(spec)] = {**entries[id(spec)]["record"], "read_back": True}
+    searching = [s for s in found if id(s) not in kept]
+    for spec in searching:
         add_row(searches[id(spec)], written_shape(spec.kernel), screener.done[id(spec)])
 
     def round_of(shapes_of: Any) -> None:
-        variants = [(spec, shape, replace(spec, kernel=spec.kernel.with_options(shape.launch()), staged=shape.stage,
-                                          launches=0, sites=[], devices=set()))
-                    for spec in found if (shapes := shapes_of(spec)) for shape in shapes]
+        variants = [(spec, shape, variant(spec, shape))
+                    for spec in searching if (shapes := shapes_of(spec)) for shape in shapes]
         screener.screen_all([v for _, _, v in variants], progress)
-        for spec, shape, variant in variants:
-            add_row(searches[id(spec)], shape, screener.done.get(id(variant), "not built: the screen was stopped"))
+        for spec, shape, built in variants:
+            add_row(searches[id(spec)], shape, screener.done.get(id(built), "not built: the screen was stopped"))
 
     round_of(lambda spec: one_lever_at_a_time(written_shape(spec.kernel)))
-    built = {id(s): {r.shape for r in searches[id(s)].rows} for s in found}
+    built = {id(s): {r.shape for r in searches[id(s)].rows} for s in searching}
     round_of(lambda spec: None if searches[id(spec)].first_clean is not None else
              [shape for shape in grid(TRITON_LEVERS, TritonShape, written_shape(spec.kernel))
               if shape not in built[id(spec)]])
     return [{"row": names[id(s)], "kernel": s.kernel.kernel, "file": _shown_file(s), "as_launched": s.describe,
              "template": s.template, "config": {**s.config, "num_warps": s.kernel.num_warps},
-             "record": record(searches[id(s)])} for s in found]
+             "key": recorded.key_of(s), "record": kept.get(id(s)) or record(searches[id(s)])} for s in found]
 
 
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,

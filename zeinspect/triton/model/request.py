@@ -28,6 +28,10 @@ class Asked:
     """Which Python lines spill."""
     artifacts: Path | None = None
     """Where to keep the TTGIR and SPIR-V of each build."""
+    records: str | None = None
+    """With `fix` on `--run` or `--from-cache`: where the records go, and are read back from."""
+    ratchet_to: str | None = None
+    """With `fix` on `--run` or `--from-cache`: the ratchet file the lines for what no lever cleans are added to."""
 
 
 class Way(enum.StrEnum):
