@@ -177,7 +177,23 @@ def fix_groups(fixes: list[dict]) -> list[dict]:
                 seen.append(value)
     for group in groups.values():
         group["configs"] = {k: _span(v) for k, v in group["configs"].items()}
+        if group["template"]:
+            group["inductor"] = inductor_advice(group["template"], group["found"])
     return sorted(groups.values(), key=lambda g: (-len(g["specializations"]), g["kernel"], g["change"]))
+
+
+def inductor_advice(template: str, found: bool) -> str:
+    """The change in Inductor's terms for configs of one of its templates: a template's configs
+    are Inductor's (its config heuristics for xpu, scaled to the problem), not the user's, so
+    the way in is its choices class (zeinspect.triton.inductor_choices), or a template
+    heuristic of the user's own with the change (torch/_inductor/template_heuristics/registry.py)."""
+    name = template.split(" ", 1)[0]
+    keep = (f"to have Inductor build them with the change, register a heuristic of your own for ('{name}', "
+            "'xpu') (torch._inductor.template_heuristics.registry.register_template_heuristic) whose configs "
+            "carry it") if found else "no Triton lever builds them on every target: dropping them is the change"
+    return (f"these are configs of Inductor's {name} template for xpu: to drop the ones that do not build before "
+            "Inductor compiles them, set torch._inductor.config.inductor_choices_class = "
+            f"zeinspect.triton.inductor_choices(targets=...); {keep}")
 
 
 def _span(values: list) -> list:

@@ -198,6 +198,8 @@ def fixes_text(fixes: list[dict]) -> str:
         if len(members) > 1 and ranges:
             lines.append(f"    configs: {'; '.join(ranges)}")
         lines.append(f"    why: {g['why']}")
+        if g.get("inductor"):
+            lines.append(f"    Inductor: {g['inductor']}")
         shown = ", ".join(members[:FIX_ROWS_SHOWN]) + (f", and {len(members) - FIX_ROWS_SHOWN} more"
                                                        if len(members) > FIX_ROWS_SHOWN else "")
         lines.append(f"    {shown}")

@@ -90,7 +90,8 @@ def test_max_autotune_templates_are_screened_and_each_finding_is_searched(tmp_pa
     # One template on one problem: its configs grouped by the change that fixes them, with ranges.
     groups = doc["fixes"]["groups"]
     assert sum(len(g["specializations"]) for g in groups) == len(fixes) and len(groups) < len(fixes)
-    assert all(g["template"] == templates[0]["inductor_template"] for g in groups)
+    assert all(g["template"] == templates[0]["inductor_template"] and "inductor_choices" in g["inductor"]
+               for g in groups)
     assert any(len(g["configs"]["BLOCK_K"]) == 2 for g in groups if len(g["specializations"]) > 1)
 
 

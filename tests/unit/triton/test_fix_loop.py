@@ -82,6 +82,8 @@ def test_the_configs_of_one_template_are_one_group_with_their_ranges() -> None:
     assert [g["specializations"] for g in groups] == [["a", "b", "c"], ["e"], ["d"]]
     assert groups[0]["configs"] == {"BLOCK_K": [32, 128], "num_warps": [2, 4]}
     assert groups[1]["configs"] == {"BLOCK_K": [16], "num_warps": [4]}
+    # The change in Inductor's terms: its choices class drops, a heuristic of the user's own keeps.
+    assert "inductor_choices_class" in groups[0]["inductor"] and "('mm', 'xpu')" in groups[0]["inductor"]
 
 
 def test_records_are_read_back_only_for_the_same_targets_and_compilers(tmp_path) -> None:
