@@ -183,16 +183,19 @@ def fix_groups(fixes: list[dict]) -> list[dict]:
 
 
 def inductor_advice(template: str, found: bool) -> str:
-    """The change in Inductor's terms for configs of one of its templates: a template's configs
-    are Inductor's (its config heuristics for xpu, scaled to the problem), not the user's, so
-    the way in is its choices class (zeinspect.triton.inductor_choices), or a template
-    heuristic of the user's own with the change (torch/_inductor/template_heuristics/registry.py)."""
-    name = template.split(" ", 1)[0]
-    keep = (f"to have Inductor build them with the change, register a heuristic of your own for ('{name}', "
-            "'xpu') (torch._inductor.template_heuristics.registry.register_template_heuristic) whose configs "
-            "carry it") if found else "no Triton lever builds them on every target: dropping them is the change"
-    return (f"these are configs of Inductor's {name} template for xpu: to drop the ones that do not build before "
-            "Inductor compiles them, set torch._inductor.config.inductor_choices_class = "
+    """The change in Inductor's terms for configs of one of its templates (`triton::mm for addmm
+    (...)`): a template's configs are Inductor's (its config heuristics for xpu, scaled to the
+    problem), not the user's, so the way in is its choices class (zeinspect.triton.inductor_choices),
+    or a heuristic of the user's own, registered under the template's uid, `xpu` and the op
+    (torch/_inductor/template_heuristics/registry.py: its registry is keyed so)."""
+    uid, _, rest = template.partition(" for ")
+    op = rest.split(" ", 1)[0] or uid.removeprefix("triton::")
+    keep = (f"to have Inductor build them with the change, register a heuristic of your own "
+            f"(register_template_heuristic('{uid}', 'xpu', op_name='{op}'), torch._inductor.template_heuristics."
+            "registry) whose configs carry it") if found else \
+        "no Triton lever builds them on every target: dropping them is the change"
+    return (f"these are configs of Inductor's {uid} template for {op} on xpu: to drop the ones that do not build "
+            "before Inductor compiles them, set torch._inductor.config.inductor_choices_class = "
             f"zeinspect.triton.inductor_choices(targets=...); {keep}")
 
 

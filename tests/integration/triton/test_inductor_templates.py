@@ -45,7 +45,7 @@ def test_max_autotune_templates_are_screened_and_each_finding_is_searched(tmp_pa
     # Every config of the template, each its own module, through Triton's front end in the run.
     templates = [s for s in capture["specializations"] if s["inductor_template"]]
     assert len(templates) >= 10, capture["specializations"]
-    assert all(s["inductor_template"].startswith("mm (256x512, 512x1024") and s["ttir"] and not s["not_screened"]
+    assert all(s["inductor_template"].startswith("triton::mm for mm (256x512, 512x1024") and s["ttir"] and not s["not_screened"]
                and "BLOCK_K=" in s["values"] for s in templates)
     assert len({s["values"] for s in templates}) == len(templates)
     total = doc["coverage"]["total"]

@@ -3,6 +3,8 @@ grouping (fix_groups): pure functions of rows and records, no compile."""
 
 from __future__ import annotations
 
+import pytest
+
 from zeinspect.judge.shapes import Cell, CellState
 from zeinspect.triton.app.fix import one_lever_at_a_time
 from zeinspect.triton.judge import TritonRow, TritonSearch, fix_groups
@@ -67,7 +69,7 @@ def test_where_no_lever_cleans_the_least_scratch_wins_unless_staging_applies() -
     assert not broken.staged_only and broken.winner.shape == warps
 
 
-def _fix(row: str, change: str, config: dict, template: str | None = "mm (64x64, 64x64 -> bfloat16)") -> dict:
+def _fix(row: str, change: str, config: dict, template: str | None = "triton::mm for mm (64x64, 64x64 -> bfloat16)") -> dict:
     return {"row": row, "kernel": "triton_mm", "file": "train.py", "template": template, "config": config,
             "record": {"triton": change, "cleans": True, "found": True, "shape": {}, "why": "w"}}
 
@@ -76,14 +78,15 @@ def test_the_configs_of_one_template_are_one_group_with_their_ranges() -> None:
     fixes = [_fix("a", "num_warps=8", {"BLOCK_K": 32, "num_warps": 4}),
              _fix("b", "num_warps=8", {"BLOCK_K": 128, "num_warps": 4}),
              _fix("c", "num_warps=8", {"BLOCK_K": 64, "num_warps": 2}),
-             _fix("d", "num_warps=8", {"BLOCK_K": 64, "num_warps": 2}, template="mm (32x64, 64x64 -> bfloat16)"),
+             _fix("d", "num_warps=8", {"BLOCK_K": 64, "num_warps": 2}, template="triton::mm for mm (32x64, 64x64 -> bfloat16)"),
              _fix("e", "grf_mode='256'", {"BLOCK_K": 16, "num_warps": 4})]
     groups = fix_groups(fixes)
     assert [g["specializations"] for g in groups] == [["a", "b", "c"], ["e"], ["d"]]
     assert groups[0]["configs"] == {"BLOCK_K": [32, 128], "num_warps": [2, 4]}
     assert groups[1]["configs"] == {"BLOCK_K": [16], "num_warps": [4]}
     # The change in Inductor's terms: its choices class drops, a heuristic of the user's own keeps.
-    assert "inductor_choices_class" in groups[0]["inductor"] and "('mm', 'xpu')" in groups[0]["inductor"]
+    assert "inductor_choices_class" in groups[0]["inductor"]
+    assert "register_template_heuristic('triton::mm', 'xpu', op_name='mm')" in groups[0]["inductor"]
 
 
 def test_records_are_read_back_only_for_the_same_targets_and_compilers(tmp_path) -> None:
@@ -92,26 +95,32 @@ def test_records_are_read_back_only_for_the_same_targets_and_compilers(tmp_path)
     record = {"shape": WRITTEN.replace(stage=True).to_json(), "triton": "num_warps=4", "cleans": False, "found": True,
               "why": "w", "results": {"arl-s": {"status": "ok", "grf": 128, "simd": 16, "spill_bytes": 2048,
                                                 "private_bytes": 0}}}
-    fix = {"key": "k1", "row": "triton_mm[num_warps=4, BLOCK_K=32]", "kernel": "triton_mm", "file": "f.py",
-           "template": None, "config": {}, "record": record}
+    fix = {"key": "k1", "row": "triton_mm[num_warps=4, *fp32, BLOCK_K=32, #2]", "kernel": "triton_mm", "file": "f.py",
+           "template": None, "config": {}, "record": record,
+           "as_launched_results": {"arl-s": {"status": "ok", "spill_bytes": 4096, "private_bytes": 0}}}
     path = str(tmp_path / "fixes.yaml")
     records.save(path, [fix], ("arl-s",), ["ocloc-1"])
     assert records.load(path, ("arl-s",), ["ocloc-1"])["k1"]["record"] == record
-    assert records.load(path, ("arl-s", "bmg-g21"), ["ocloc-1"]) == {}
-    assert records.load(path, ("arl-s",), ["ocloc-2"]) == {}
+    from zeinspect.errors import InputError
+
+    # Records of other targets or compilers are never read for these, nor overwritten by them.
+    for targets, compilers in ((("arl-s", "bmg-g21"), ["ocloc-1"]), (("arl-s",), ["ocloc-2"])):
+        with pytest.raises(InputError, match="give --write another file"):
+            records.load(path, targets, compilers)
     assert records.recorded_shape(fix) == WRITTEN.replace(stage=True)
     assert records.same_figures(fix, record["results"])
     assert not records.same_figures(fix, {"arl-s": {**record["results"]["arl-s"], "spill_bytes": 1024}})
     # The line for what no lever cleans matches its row and no other.
+    # The line for what no lever cleans: its figures as launched, matching its row and not another,
+    # and a line the ratchet's own parser reads back whole.
     [line] = records.ratchet_lines([fix])
-    from zeinspect.judge.ratchet import kernel_matches
+    from zeinspect.judge import ratchet
 
-    assert line.spill == 2048 and kernel_matches(line.kernel, fix["row"])
-    assert not kernel_matches(line.kernel, "triton_mm[num_warps=4, BLOCK_K=64]")
+    assert line.spill == 4096 and ratchet.kernel_matches(line.kernel, fix["row"])
+    assert not ratchet.kernel_matches(line.kernel, "triton_mm[num_warps=4, *fp32, BLOCK_K=64, #2]")
+    assert not ratchet.kernel_matches(line.kernel, "triton_mm[num_warps=4, *fp32, BLOCK_K=32, #2]x")
+    [entry] = ratchet.parse(line.render() + "\n", "r.txt").entries
+    assert entry.kernel == line.kernel and entry.spill == 4096
     (tmp_path / "bad.yaml").write_text("schema: something-else\n")
-    import pytest
-
-    from zeinspect.errors import InputError
-
     with pytest.raises(InputError, match="bad.yaml: not a zeinspect Triton fix record"):
         records.load(str(tmp_path / "bad.yaml"), ("arl-s",), [])

@@ -110,18 +110,35 @@ def inductor_choices(*, targets: tuple[str, ...] = TRITON_TARGETS, max_spill_byt
 
         def get_template_configs(self, *args: Any, **kwargs: Any) -> list:
             choices = super().get_template_configs(*args, **kwargs)
-            return _kept(choices, targets, max_spill_bytes, compiler, policy)
+            return _kept(choices, _Screen.of(self, targets, compiler, policy), max_spill_bytes)
 
     return ZeinspectChoices
 
 
-def _kept(choices: list, targets: tuple[str, ...], max_spill_bytes: int | None, compiler: str | None,
-          policy: str) -> list:
-    """Inductor's template choices without those its Triton configs' screen rules out (inductor_choices)."""
+class _Screen:
+    """The settings and build session of one choices object (its problems share the build cache)."""
+
+    def __init__(self, targets: tuple[str, ...], compiler: str | None, policy: str) -> None:
+        from ...app.gate import settings
+        from ...app.session import open_session
+
+        self.targets = tuple(targets)
+        self.config = settings({"targets": self.targets, "compiler": compiler, "triton_policy": policy})
+        self.session = open_session(self.config)
+
+    @classmethod
+    def of(cls, owner: Any, targets: tuple[str, ...], compiler: str | None, policy: str) -> _Screen:
+        screen = owner.__dict__.get("_zeinspect_screen")
+        if screen is None:
+            screen = owner.__dict__["_zeinspect_screen"] = cls(targets, compiler, policy)
+        return screen
+
+
+def _kept(choices: list, screen: _Screen, max_spill_bytes: int | None) -> list:
+    """Inductor's template choices without those its Triton configs' screen rules out (inductor_choices).
+    A config that could not be screened is kept: what is not judged is never dropped."""
     from torch._inductor.select_algorithm import TritonTemplateCaller
 
-    from ...app.gate import settings
-    from ...app.session import open_session
     from ..build.context import offline
     from ..judge import pruned
     from .library import Screener
@@ -129,20 +146,21 @@ def _kept(choices: list, targets: tuple[str, ...], max_spill_bytes: int | None, 
     triton = [c for c in choices if isinstance(c, TritonTemplateCaller)]
     if not triton:
         return choices
-    config = settings({"targets": tuple(targets), "compiler": compiler, "triton_policy": policy})
     with offline():
-        specs = {id(k): _first_stage(k) for k in triton}
-        screener = Screener(config, open_session(config))
-        screener.screen_all([s for s in specs.values() if s is not None], None)
-    screen = [(k, screener.done.get(id(specs[id(k)]))) for k in triton if specs[id(k)] is not None]
-    judged = [(k, got) for k, got in screen if not isinstance(got, str) and got is not None]
+        specs = [(c, _first_stage(c)) for c in triton]
+        screener = Screener(screen.config, screen.session)
+        screener.screen_all([s for _, s in specs if s is not None], None)
+    judged = [(c, got) for c, s in specs if s is not None
+              and not isinstance(got := screener.done.get(id(s)), str) and got is not None and got.reports]
+    if not judged:
+        return choices
     kept, best = pruned(judged, max_spill_bytes if max_spill_bytes is not None else 1 << 62)
     if best is not None:
         warnings.warn(f"zeinspect: every Triton config of {triton[0].name} fails on "
-                      f"{', '.join(targets)}; keeping the least bad one", stacklevel=2)
+                      f"{', '.join(screen.targets)}; keeping the least bad one", stacklevel=2)
         kept = [best]
     dropped = {id(judged[i][0]) for i in range(len(judged)) if i not in kept}
-    return [k for k in choices if id(k) not in dropped]
+    return [c for c in choices if id(c) not in dropped]
 
 
 def _first_stage(choice: Any) -> Any:
@@ -161,16 +179,15 @@ def _first_stage(choice: Any) -> Any:
     bmreq = getattr(choice, "bmreq", None)
     if bmreq is None:
         return None
-    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path, set_sys_modules=False)
-    kernel = getattr(module, bmreq.kernel_name)
-    with first_stage_only() as entry:
-        try:
-            kernel._precompile_config(kernel.configs[0])
-        except Written:
-            pass
-        except Exception:  # noqa: BLE001 - its front end failed: not judged here, Inductor's own compile says why
-            return None
-    if not entry.get("path"):
+    try:
+        module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path, set_sys_modules=False)
+        kernel = getattr(module, bmreq.kernel_name)
+        with first_stage_only() as entry:
+            try:
+                kernel._precompile_config(kernel.configs[0])
+            except Written:
+                pass
+        meta = Path(entry["path"])
+        return Specialization(entry_kernel(meta.with_suffix(IR_SUFFIX), json.loads(meta.read_bytes())))
+    except Exception:  # noqa: BLE001 - not judged here (kept): Inductor's own compile says what is wrong with it
         return None
-    meta = Path(entry["path"])
-    return Specialization(entry_kernel(meta.with_suffix(IR_SUFFIX), json.loads(meta.read_bytes())))

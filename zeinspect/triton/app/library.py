@@ -237,6 +237,10 @@ def _fix(out: LibraryScreen, specs: list[Specialization], screener: Screener, na
                         for c in got.compilers})
     old = records.load(levered.records, tuple(config.targets), compilers)
     out.fixes = fixes_of(specs, screener, names, config, progress, old)
+    if screener.stopped and (levered.records or levered.ratchet_to):
+        out.collection.notes.append("the screen was stopped: no records or ratchet lines written (a search cut "
+                                    "short is not a decision)")
+        return
     if levered.records:
         records.save(levered.records, out.fixes, tuple(config.targets), compilers)
         again = sum(1 for f in out.fixes if f["record"].get("read_back"))
@@ -271,9 +275,15 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
              and any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
 
+    alive: list[Specialization] = []
+    """Every variant built, kept until the end: Screener.done is keyed by id(), and a freed
+    variant's id may be a later one's (its build would be taken for the other's)."""
+
     def variant(spec: Specialization, shape: TritonShape) -> Specialization:
-        return replace(spec, kernel=spec.kernel.with_options(shape.launch()), staged=shape.stage, launches=0,
+        made = replace(spec, kernel=spec.kernel.with_options(shape.launch()), staged=shape.stage, launches=0,
                        sites=[], devices=set())
+        alive.append(made)
+        return made
 
     # Read back: each recorded specialization built once, in its recorded shape.
     kept: dict[int, dict] = {}
@@ -304,7 +314,14 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
               if shape not in built[id(spec)]])
     return [{"row": names[id(s)], "kernel": s.kernel.kernel, "file": _shown_file(s), "as_launched": s.describe,
              "template": s.template, "config": {**s.config, "num_warps": s.kernel.num_warps},
-             "key": recorded.key_of(s), "record": kept.get(id(s)) or record(searches[id(s)])} for s in found]
+             "key": recorded.key_of(s), "as_launched_results": _figures(screener.done[id(s)]),
+             "record": kept.get(id(s)) or record(searches[id(s)])} for s in found]
+
+
+def _figures(got: Any) -> dict:
+    """A specialization's figures as launched, per target (what a ratchet line accepts)."""
+    return {r.target: {"status": r.status.value, "spill_bytes": r.spill_bytes, "private_bytes": r.private_bytes}
+            for r in got.reports} if isinstance(got, Collection) else {}
 
 
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -50,7 +49,9 @@ def load(path: str | None, targets: tuple[str, ...], compilers: list[str]) -> di
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise InputError(f"{path}: not a zeinspect Triton fix record (schema {SCHEMA} expected)")
     if sorted(doc.get("targets") or []) != sorted(targets) or sorted(doc.get("compilers") or []) != sorted(compilers):
-        return {}  # recorded for other targets or compilers: every specialization is searched again
+        # Another run's decisions: never overwritten by this one (a file of its own for each).
+        raise InputError(f"{path}: records for targets {', '.join(doc.get('targets') or [])} with compilers "
+                         f"{', '.join(doc.get('compilers') or [])}, not these; give --write another file")
     return {r["key"]: r for r in doc.get("records") or [] if isinstance(r, dict) and "key" in r}
 
 
@@ -69,30 +70,33 @@ def same_figures(entry: dict, results: dict) -> bool:
 def save(path: str, fixes: list[dict], targets: tuple[str, ...], compilers: list[str]) -> str:
     doc = {"schema": SCHEMA, "written": datetime.date.today().isoformat(), "targets": sorted(targets),
            "compilers": sorted(compilers), "ratchet": [line.render() for line in ratchet_lines(fixes)],
-           "records": [{k: fix[k] for k in ("key", "row", "kernel", "file", "template", "config", "record")}
+           "records": [{k: fix[k] for k in ("key", "row", "kernel", "file", "template", "config", "as_launched_results",
+                                            "record")}
                        for fix in fixes]}
     atomic_write(Path(path), yaml.safe_dump(doc, sort_keys=False, width=120).encode())
     return path
 
 
 def ratchet_lines(fixes: list[dict]) -> list[RatchetLine]:
-    """One line per specialization no lever cleans, with the scratch of its chosen shape (the most
-    over the targets) and why; its row's name as a glob that matches only it (a ratchet line is
-    whitespace-separated: spaces as `?`, `[` as `[[]`)."""
+    """One line per specialization no lever cleans, with its scratch as launched (the most over
+    the targets that build: what the gate sees until a change is made) and why; its row's name as
+    a glob that matches it (glob_of)."""
     out = []
     for fix in fixes:
         found = fix["record"]
         if found["cleans"]:
             continue
-        results = [r for r in found["results"].values() if r.get("status") == "ok"]
+        results = [r for r in (fix.get("as_launched_results") or {}).values() if r.get("status") == "ok"]
         spill = max((r.get("spill_bytes") or 0 for r in results), default=0)
         private = max((r.get("private_bytes") or 0 for r in results), default=0)
-        pattern = fix["row"].replace("[", "[[]").replace(" ", "?")
-        reason = (f"no Triton lever cleans it; least scratch with {found['triton'] or 'the config as launched'}"
+        reason = (f"no Triton lever cleans it; the least scratch is with {found['triton'] or 'the config as launched'}"
                   if found["found"] else "no Triton lever builds it on every target")
-        out.append(RatchetLine(pattern, private, spill, reason))
+        out.append(RatchetLine(glob_of(fix["row"]), private, spill, reason))
     return out
 
 
-def with_key(fix: dict[str, Any], spec: Specialization) -> dict[str, Any]:
-    return {**fix, "key": key_of(spec)}
+def glob_of(row: str) -> str:
+    """A row's name as a ratchet line's KERNEL: fnmatch's specials in brackets (`[` `*` `?`), and
+    what a whitespace-separated line cannot hold (a space, `#`, which starts its comment) as `?`."""
+    special = {"[": "[[]", "*": "[*]", "?": "[?]", " ": "?", "\t": "?", "#": "?"}
+    return "".join(special.get(c, c) for c in row)

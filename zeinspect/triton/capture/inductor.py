@@ -82,7 +82,11 @@ def _ready(torch: Any, write: Write) -> None:
         try:
             # Inductor's own caches off: a graph taken from them may load its backward only when it
             # runs (never, here), and every run must show Triton every kernel it generates.
-            with inductor_config.patch(compile_threads=1, fx_graph_cache=False, autotune_local_cache=False), \
+            # max-autotune's templates are screened in this thread (_templates): not in autotuning
+            # subprocesses or a pipelined thread, and no fused template+epilogue is benchmarked.
+            with inductor_config.patch(compile_threads=1, fx_graph_cache=False, autotune_local_cache=False,
+                                       autotune_in_subproc=False, pipeline_max_autotune_gemm=False,
+                                       benchmark_epilogue_fusion=False), \
                     functorch_config.patch(force_non_lazy_backward_lowering=True, enable_autograd_cache=False):
                 generate(self, model, inputs)
         except Exception as exc:  # noqa: BLE001 - the command goes on; the one line says what stopped
@@ -151,7 +155,11 @@ def _templates() -> None:
                 bmreq = getattr(choice, "bmreq", None)
                 if not isinstance(choice, select_algorithm.TritonTemplateCaller) or bmreq is None:
                     continue
-                token = _choice.set({"template": name, "problem": _problem(choice), "config": _config(choice)})
+                # The template's uid (`triton::mm`: its heuristics' key, template_heuristics/registry.py)
+                # and the op it serves (`mm`, `addmm`: the name Inductor selects for).
+                uid = "triton::" + str(bmreq.kernel_name).removeprefix("triton_")
+                token = _choice.set({"template": f"{uid} for {name}", "problem": _problem(choice),
+                                     "config": _config(choice)})
                 try:
                     module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path,
                                                           set_sys_modules=False)
@@ -166,6 +174,8 @@ def _templates() -> None:
 
     selector.make_precompile_fn = make_precompile_fn
     selector.benchmark_choices = classmethod(benchmark_choices)
+    # The timings above are not measurements: Inductor's table of them is not printed.
+    selector.log_results = staticmethod(lambda *_args, **_kwargs: None)
 
 
 def _problem(choice: Any) -> str:
