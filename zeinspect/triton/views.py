@@ -58,13 +58,16 @@ def screen_text(kernel_label: str, screen: list, remedies: dict | None = None) -
                      and (note := pointer_note(part.loop_carried))), None)
         if said:
             out.append(f"#{n}: {safe(said)}")
-    for index, rec in sorted((remedies or {}).items()):
-        if not rec["found"]:
-            out.append(f"#{index + 1} remedy: none of the Triton levers: {rec['why']}")
-            continue
-        state = "cleans it on every target" if rec["cleans"] else "leaves scratch memory"
-        out.append(f"#{index + 1} remedy: {rec['triton']}: {state} ({rec['why']})")
+    out += [f"#{index + 1} {line}" for index, rec in sorted((remedies or {}).items()) for line in [remedy_line(rec)]]
     return "\n".join(out) + "\n"
+
+
+def remedy_line(rec: dict) -> str:
+    """What the Triton levers make of a kernel or config with a finding (triton.judge.record)."""
+    if not rec["found"]:
+        return f"remedy: none of the Triton levers: {rec['why']}"
+    state = "cleans it on every target" if rec["cleans"] else "leaves scratch memory"
+    return f"remedy: {rec['triton']}: {state} ({rec['why']})"
 
 
 def _slm(report: Any) -> str:
@@ -106,12 +109,16 @@ def render(result: Any, *, as_json: bool, stats: dict) -> str:
         if result.explain_asked and not result.explained_configs:
             out += "\n== which lines spill: no config uses scratch memory\n"
         return out
+    remedy = result.remedies.get(0)
     if as_json:
         doc = document(result.runs, stats)
         if result.explained is not None:
             doc["explain"] = explain_fmt.document(result.explained)
+        if remedy is not None:
+            doc["remedy"] = remedy
         return dumps(doc)
-    return text(result.runs) + (explain_fmt.section(result.explained) if result.explained is not None else "")
+    return (text(result.runs) + (f"{remedy_line(remedy)}\n" if remedy is not None else "")
+            + (explain_fmt.section(result.explained) if result.explained is not None else ""))
 
 
 def render_request(req: Any, result: Any, *, as_json: bool, stats: dict) -> str:

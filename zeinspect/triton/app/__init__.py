@@ -80,6 +80,12 @@ def request(spec: tuple[str, ...], settings: Settings, given: Mapping[str, Any])
     kernel = TritonKernel(file=path, kernel=name, signature=parse_pairs(given.get("signature") or "", "signature"),
                           constexprs=parse_pairs(given.get("constexprs") or "", "constexprs"),
                           options_given=frozenset(launch)).with_options(launch)
+    if name and stage and given.get("autotune"):
+        raise UsageError("--stage with --autotune: --fix tries the staging pass on each config with a finding (or "
+                         "screen one config staged, giving its values with --constexprs and the launch options)")
+    if not name and given.get("fix"):
+        raise UsageError("--fix searches the levers of one kernel: give FILE.py:KERNEL (with --autotune for each of "
+                         "its configs), or --run / --from-cache for what a library launches")
     artifacts = given.get("artifacts")
     asked = Asked(autotune=bool(given.get("autotune")), fix=bool(given.get("fix")), stage=stage,
                   explain=bool(given.get("explain")), artifacts=Path(artifacts) if artifacts else None)
@@ -132,7 +138,7 @@ def _screened(req: TritonRequest, session: Session, progress: Progress | None) -
     assert req.kernel is not None
     if req.way is Way.MODULE:
         return screen_package(req.kernel.file, req.kernel, req.settings, session, progress=progress,
-                              build=not req.list_only)
+                              build=not req.list_only, stage=req.asked.stage)
     return screen(req.kernel, req.settings, session, asked=req.asked, progress=progress)
 
 

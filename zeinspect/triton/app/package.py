@@ -139,9 +139,11 @@ def needed(message: str) -> list[str]:
     """The names a `signature_for` refusal asks the user for."""
     return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
 def screen_package(path: str, base: TritonKernel, config: Settings, session: Session, *,
-                   progress: Progress | None = None, build: bool = True) -> PackageScreen:
+                   progress: Progress | None = None, build: bool = True, stage: bool = False) -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring);
-    with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`)."""
+    with `build` off, only what each needs (nothing is compiled: `zeinspect triton --list`);
+    with `stage`, each kernel (each config of an autotuned one) again with the SLM staging pass,
+    a row of its own (`[staged]`), as a library's screen does (--stage on every way in)."""
     from ..build.backend import capabilities
     from ..build.modules import loaded_module, prime_launches
     from ..probes.audit import probe_triton
@@ -171,14 +173,22 @@ def screen_package(path: str, base: TritonKernel, config: Settings, session: Ses
                 _list(out, kernel, obj, caps, first.name)
                 continue
             try:
+                got = Collection()
                 if getattr(obj, "configs", None):
-                    got = Collection()
                     for n, (tuned, result) in enumerate(screen_autotune(kernel, config, session,
                                                                         progress=progress), start=1):
                         label = f"{kernel.label}[config {n}: {tuned.describe()}]"
                         got.extend(result, reports=[r.replace(input=label) for r in result.reports])
+                        if stage and not tuned.unusable:
+                            staged = probe_triton(tuned.applied_to(kernel), config, session, stage=True,
+                                                  progress=progress)
+                            got.extend(staged, reports=[r.replace(input=f"{label}[staged]") for r in staged.reports])
                 else:
-                    got = probe_triton(kernel, config, session, stage=False, progress=progress)
+                    got.extend(probe_triton(kernel, config, session, stage=False, progress=progress))
+                    if stage:
+                        staged = probe_triton(kernel, config, session, stage=True, progress=progress)
+                        got.extend(staged, reports=[r.replace(input=f"{kernel.label}[staged]")
+                                                    for r in staged.reports])
             except UsageError as exc:
                 needs = needed(str(exc))
                 out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),

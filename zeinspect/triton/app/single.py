@@ -73,6 +73,10 @@ def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: A
     wanted = [("as compiled", False)] + ([("staged", True)] if asked.stage else [])
     out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=asked.artifacts,
                                      progress=progress)) for label, staged in wanted]
+    as_compiled = out.runs[0][1]
+    if asked.fix and any(r.applicable and (not r.built or r.uses_scratch) for r in as_compiled.reports):
+        # One kernel without --autotune: its levers searched as a config's are (remedy #1).
+        out.remedies = {0: record(search_triton(kernel, config, session, progress=progress))}
     if asked.explain:
         out.explained = explain_reports(kernel.label, kernel.file, out.runs[-1][1].reports, config, session)
     return out
