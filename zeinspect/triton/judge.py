@@ -105,6 +105,12 @@ class TritonSearch:
                              "cleans it" if self.staged_only else "")
 
 
+def has_finding(reports: list[KernelReport]) -> bool:
+    """What the fix loop searches for: on a target it applies to, it does not build or launch, or
+    it uses scratch memory."""
+    return any(r.applicable and (not r.built or r.uses_scratch) for r in reports)
+
+
 def record(search: TritonSearch) -> dict:
     w = search.winner
     shape = w.shape if w is not None and isinstance(w.shape, TritonShape) else TritonShape(stage=True)

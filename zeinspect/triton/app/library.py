@@ -266,13 +266,13 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     recorded is built once in its recorded shape, and searched only where that build no longer
     gives the recorded figures."""
     from ...levers.base import grid
-    from ..judge import TritonSearch, record
+    from ..judge import TritonSearch, has_finding, record
     from ..model.levers import TRITON_LEVERS, TritonShape
     from . import records as recorded
     from .fix import add_row, one_lever_at_a_time, written_shape
 
     found = [s for s in specs if not s.staged and isinstance(got := screener.done.get(id(s)), Collection)
-             and any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)]
+             and has_finding(got.reports)]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
 
     alive: list[Specialization] = []

@@ -14,7 +14,7 @@ from ...probes.explain import ExplainResult
 from ...probes.results import Collection, CompileStats, Progress
 from ...probes.session import Session
 from ...settings import Settings
-from ..judge import record
+from ..judge import has_finding, record
 from ..model.kernel import TritonKernel
 from ..model.request import Asked
 from ..probes.audit import probe_triton
@@ -64,7 +64,7 @@ def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: A
         if asked.fix:
             out.remedies = {n: record(search_triton(tuned.applied_to(kernel), config, session, progress=progress))
                             for n, (tuned, got) in enumerate(out.screen)
-                            if any(r.applicable and (not r.built or r.uses_scratch) for r in got.reports)}
+                            if has_finding(got.reports)}
         if asked.explain:
             out.explained_configs = {
                 n: explain_reports(f"{kernel.label} config #{n + 1}", kernel.file, scratch, config, session)
@@ -74,7 +74,7 @@ def screen(kernel: TritonKernel, config: Settings, session: Session, *, asked: A
     out.runs = [(label, probe_triton(kernel, config, session, stage=staged, artifacts_dir=asked.artifacts,
                                      progress=progress)) for label, staged in wanted]
     as_compiled = out.runs[0][1]
-    if asked.fix and any(r.applicable and (not r.built or r.uses_scratch) for r in as_compiled.reports):
+    if asked.fix and has_finding(as_compiled.reports):
         # One kernel without --autotune: its levers searched as a config's are (remedy #1).
         out.remedies = {0: record(search_triton(kernel, config, session, progress=progress))}
     if asked.explain:
