@@ -123,15 +123,64 @@ def record(search: TritonSearch) -> dict:
         "why": search.why(),
         "triton": launch_spelling(shape),
         "compilers": search.compiler_ids,
-        "results": {c.target: {"status": c.report.status.value if c.report else "failed",
-                               "simd": c.report.simd if c.report else None, "grf": c.report.grf if c.report else None,
-                               "spill_bytes": c.report.spill_bytes if c.report else None,
-                               "private_bytes": c.report.private_bytes if c.report else None,
-                               "staging": _staging_text(c.report),
-                               # The chosen build itself, to look at or rebuild: its kept TTGIR and
-                               # SPIR-V, Triton's name for the kernel, and ocloc's options.
-                               "build": _build_of(c.report)} for c in cells},
+        "results": {c.target: result_of(c.report) for c in cells},
     }
+
+
+def result_of(report: KernelReport | None) -> dict:
+    """A build's figures on one target, as a record keeps them (None: it did not build there)."""
+    return {"status": report.status.value if report else "failed",
+            "simd": report.simd if report else None, "grf": report.grf if report else None,
+            "spill_bytes": report.spill_bytes if report else None,
+            "private_bytes": report.private_bytes if report else None,
+            "staging": _staging_text(report),
+            "cost": cost_of(report),
+            # The chosen build itself, to look at or rebuild: its kept TTGIR and SPIR-V, Triton's
+            # name for the kernel, and ocloc's options.
+            "build": _build_of(report)}
+
+
+K_BLOCKS = ("BLOCK_K", "BLOCK_SIZE_K", "BK", "TILE_K", "K_BLOCK")
+"""The names a config gives its block of the reduction dimension: Inductor's GEMM templates'
+(BLOCK_K) and the Triton tutorials' matmul's (BLOCK_SIZE_K), with the common short forms."""
+
+
+def k_block(values: dict) -> tuple[str, int] | None:
+    """A config's K block: its name and value, or None where the config has none."""
+    return next(((name, values[name]) for name in K_BLOCKS if isinstance(values.get(name), int)), None)
+
+
+def smaller_k_block(own: dict, siblings: list[tuple[dict, Any]]) -> tuple[str, int, Any] | None:
+    """The last of the levers, a smaller K block: among configs of the same kernel (the same
+    template on the same problem) whose values equal `own`'s but for a smaller K block, and that
+    build without scratch on every target (`siblings`: (values, what to name it) of those), the
+    one with the largest such block, the least change.  Only configs that were screened count:
+    a block no config has is not invented (its other values may not divide the problem)."""
+    mine = k_block(own)
+    if mine is None:
+        return None
+    name, value = mine
+    rest = {k: v for k, v in own.items() if k != name}
+    fits = [(theirs[name], who) for theirs, who in siblings
+            if isinstance(theirs.get(name), int) and theirs[name] < value
+            and {k: v for k, v in theirs.items() if k != name} == rest]
+    if not fits:
+        return None
+    block, who = max(fits, key=lambda x: x[0])
+    return name, block, who
+
+
+def cost_of(report: KernelReport | None) -> dict | None:
+    """What a build costs on its target, the lever's price beside what it buys: the Xe-core
+    occupancy of its launched work-group (zeinspect.occupancy: registers, SIMD, SLM) and the
+    shared local memory it launches with.  None for a build with no figures (it did not build)."""
+    from ..occupancy import of
+
+    got = of(report) if report is not None and report.built else None
+    if report is None or got is None:
+        return None
+    return {"occupancy": round(got.xe_core_occupancy, 4), "threads_per_eu": got.threads_per_eu,
+            "limited_by": got.limited_by, "slm_bytes": report.slm_bytes or 0}
 
 
 def launch_spelling(shape: TritonShape) -> str:
@@ -175,20 +224,39 @@ def fix_groups(fixes: list[dict]) -> list[dict]:
         group = groups.setdefault(key, {"file": fix["file"], "kernel": fix["kernel"], "template": fix.get("template"),
                                         "change": found["triton"], "shape": found["shape"], "cleans": found["cleans"],
                                         "found": found["found"], "why": found["why"], "specializations": [],
+                                        "k_block": bool(found.get("k_block")),
                                         "configs": {}})
         group["specializations"].append(fix["row"])
+        _add_cost(group.setdefault("cost", {}), fix)
         for name, value in (fix.get("config") or {}).items():
             seen = group["configs"].setdefault(name, [])
             if value not in seen:
                 seen.append(value)
     for group in groups.values():
         group["configs"] = {k: _span(v) for k, v in group["configs"].items()}
+        group["cost"] = {target: {k: _least_most(v) for k, v in spans.items()} for target, spans in group["cost"].items()}
         if group["template"]:
-            group["inductor"] = inductor_advice(group["template"], group["found"])
+            group["inductor"] = inductor_advice(group["template"], group["found"], smaller=group["k_block"])
     return sorted(groups.values(), key=lambda g: (-len(g["specializations"]), g["kernel"], g["change"]))
 
 
-def inductor_advice(template: str, found: bool) -> str:
+def _add_cost(cost: dict, fix: dict) -> None:
+    """A member's cost as launched and in the chosen build, per target, added to its group's
+    (fix_groups): the occupancy and SLM each had, spanned over the group."""
+    chosen = fix["record"].get("results") or {}
+    for target in chosen:
+        spans = cost.setdefault(target, {})
+        for when, figures in (("as_launched", (fix.get("as_launched_results") or {}).get(target)),
+                              ("chosen", chosen[target])):
+            got = (figures or {}).get("cost")
+            for name in ("occupancy", "slm_bytes"):
+                seen = spans.setdefault(f"{when}_{name}", [])
+                value = got[name] if got else None
+                if value not in seen:
+                    seen.append(value)
+
+
+def inductor_advice(template: str, found: bool, *, smaller: bool = False) -> str:
     """The change in Inductor's terms for configs of one of its templates (`triton::mm for addmm
     (...)`): a template's configs are Inductor's (its config heuristics for xpu, scaled to the
     problem), not the user's, so the way in is its choices class (zeinspect.triton.inductor_choices),
@@ -196,13 +264,24 @@ def inductor_advice(template: str, found: bool) -> str:
     (torch/_inductor/template_heuristics/registry.py: its registry is keyed so)."""
     uid, _, rest = template.partition(" for ")
     op = rest.split(" ", 1)[0] or uid.removeprefix("triton::")
-    keep = (f"to have Inductor build them with the change, register a heuristic of your own "
-            f"(register_template_heuristic('{uid}', 'xpu', op_name='{op}'), torch._inductor.template_heuristics."
-            "registry) whose configs carry it") if found else \
-        "no Triton lever builds them on every target: dropping them is the change"
+    if smaller:
+        keep = "Inductor offers the same configs with a smaller K block, which build without scratch: dropping these " \
+               "is the change"
+    elif found:
+        keep = (f"to have Inductor build them with the change, register a heuristic of your own "
+                f"(register_template_heuristic('{uid}', 'xpu', op_name='{op}'), torch._inductor.template_heuristics."
+                "registry) whose configs carry it")
+    else:
+        keep = "no Triton lever builds them on every target: dropping them is the change"
     return (f"these are configs of Inductor's {uid} template for {op} on xpu: to drop the ones that do not build "
             "before Inductor compiles them, set torch._inductor.config.inductor_choices_class = "
             f"zeinspect.triton.inductor_choices(targets=...); {keep}")
+
+
+def _least_most(values: list) -> list:
+    """A cost over a group: [least, most] of the members that built ([] where none did)."""
+    built = [v for v in values if v is not None]
+    return [min(built), max(built)] if built else []
 
 
 def _span(values: list) -> list:

@@ -205,12 +205,36 @@ def fixes_text(fixes: list[dict]) -> str:
         if len(members) > 1 and ranges:
             lines.append(f"    configs: {'; '.join(ranges)}")
         lines.append(f"    why: {g['why']}")
+        if costs := cost_text(g.get("cost") or {}):
+            lines.append(f"    cost: {costs}")
         if g.get("inductor"):
             lines.append(f"    Inductor: {g['inductor']}")
         shown = ", ".join(members[:FIX_ROWS_SHOWN]) + (f", and {len(members) - FIX_ROWS_SHOWN} more"
                                                        if len(members) > FIX_ROWS_SHOWN else "")
         lines.append(f"    {shown}")
     return "\n".join(lines) + "\n"
+
+
+def cost_text(cost: dict) -> str:
+    """A fix group's cost per target (triton.judge.fix_groups): Xe-core occupancy and SLM as
+    launched, then in the chosen build; a member that did not build as launched has no figure."""
+    def span(values: list, unit: Any) -> str:
+        if not values:
+            return "none built"
+        return unit(values[0]) if values[0] == values[-1] else f"{unit(values[0])}..{unit(values[-1])}"
+
+    def pct(v: float) -> str:
+        return f"{round(v * 100)}%"
+
+    def kib(v: int) -> str:
+        return f"{v // 1024}K" if v >= 1024 else f"{v} B"
+
+    parts = []
+    for target, c in sorted(cost.items()):
+        parts.append(f"{target} occupancy {span(c.get('as_launched_occupancy', []), pct)} -> "
+                     f"{span(c.get('chosen_occupancy', []), pct)}, SLM {span(c.get('as_launched_slm_bytes', []), kib)} -> "
+                     f"{span(c.get('chosen_slm_bytes', []), kib)}")
+    return "; ".join(parts)
 
 
 def library_document(screen: Any, stats: dict) -> str:

@@ -124,3 +124,57 @@ def test_records_are_read_back_only_for_the_same_targets_and_compilers(tmp_path)
     (tmp_path / "bad.yaml").write_text("schema: something-else\n")
     with pytest.raises(InputError, match="bad.yaml: not a zeinspect Triton fix record"):
         records.load(str(tmp_path / "bad.yaml"), ("arl-s",), [])
+
+
+def test_a_groups_cost_is_the_occupancy_and_slm_of_its_members_as_launched_and_chosen() -> None:
+    from zeinspect import occupancy
+    from zeinspect.model import Status
+    from zeinspect.triton.judge import cost_of
+    from zeinspect.triton.views import cost_text
+
+    # The occupancy is zeinspect.occupancy's for the build's own figures (registers, SIMD, SLM, work-group).
+    wide = report(target="arl-s", ip="12.74.4", grf=256, spill=0, slm_bytes=32768, work_group_size=128)
+    assert cost_of(wide) == {"occupancy": round(occupancy.of(wide).xe_core_occupancy, 4),
+                             "threads_per_eu": occupancy.of(wide).threads_per_eu,
+                             "limited_by": occupancy.of(wide).limited_by, "slm_bytes": 32768}
+    assert cost_of(report(status=Status.BUILD_FAILED)) is None  # no build, no cost
+    narrow = cost_of(report(target="arl-s", ip="12.74.4", grf=128, work_group_size=128))
+    assert narrow["threads_per_eu"] > cost_of(wide)["threads_per_eu"]
+
+    def fix(row: str, launched: dict | None, chosen: dict) -> dict:
+        return {**_fix(row, "grf_mode='256'", {}), "as_launched_results": {"arl-s": {"cost": launched}},
+                "record": {"triton": "grf_mode='256'", "cleans": True, "found": True, "shape": {}, "why": "w",
+                           "results": {"arl-s": {"cost": chosen}}}}
+
+    [group] = fix_groups([fix("a", narrow, cost_of(wide)), fix("b", None, {**cost_of(wide), "slm_bytes": 65536})])
+    cost = group["cost"]["arl-s"]
+    assert cost["as_launched_occupancy"] == [narrow["occupancy"]] * 2  # b did not build as launched
+    assert cost["chosen_slm_bytes"] == [32768, 65536]
+    assert cost_text(group["cost"]).startswith(f"arl-s occupancy {round(narrow['occupancy'] * 100)}% -> ")
+    assert "SLM 0 B -> 32K..64K" in cost_text(group["cost"])
+
+
+def test_a_smaller_k_block_is_the_largest_clean_one_of_a_config_alike_in_all_else() -> None:
+    from zeinspect.triton.judge import smaller_k_block
+
+    own = {"BLOCK_M": 64, "BLOCK_K": 128, "num_warps": 4}
+    siblings = [({"BLOCK_M": 64, "BLOCK_K": 32, "num_warps": 4}, "k32"),
+                ({"BLOCK_M": 64, "BLOCK_K": 64, "num_warps": 4}, "k64"),
+                ({"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4}, "other M"),   # differs in more than K
+                ({"BLOCK_M": 64, "BLOCK_K": 256, "num_warps": 4}, "k256")]      # larger
+    assert smaller_k_block(own, siblings) == ("BLOCK_K", 64, "k64")
+    assert smaller_k_block(own, siblings[2:]) is None
+    assert smaller_k_block({"BLOCK_M": 64}, siblings) is None  # no K block: nothing to make smaller
+    # The Triton tutorials' spelling is a K block too.
+    assert smaller_k_block({"BLOCK_SIZE_K": 64, "GROUP": 8}, [({"BLOCK_SIZE_K": 32, "GROUP": 8}, "t")])[1] == 32
+
+
+def test_a_k_block_change_is_a_group_of_its_own_with_inductors_drop_advice() -> None:
+    smaller = {**_fix("a", "BLOCK_K=32", {"BLOCK_K": 64})["record"], "k_block": {"name": "BLOCK_K", "value": 32,
+                                                                                 "row": "r"}}
+    fixes = [{**_fix("a", "BLOCK_K=32", {"BLOCK_K": 64}), "record": smaller},
+             _fix("b", "num_warps=8", {"BLOCK_K": 64})]
+    groups = fix_groups(fixes)
+    [k] = [g for g in groups if g["k_block"]]
+    assert k["specializations"] == ["a"] and "smaller K block" in k["inductor"]
+    assert all("smaller K block" not in g["inductor"] for g in groups if not g["k_block"])

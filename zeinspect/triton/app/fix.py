@@ -5,6 +5,8 @@ kernels (judge.shapes); the choice is triton.judge's.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...judge.shapes import Cell, CellState, cell_of
 from ...levers.base import How, grid
 from ...model import WHOLE_MODULE
@@ -15,6 +17,7 @@ from ..judge import TritonRow, TritonSearch
 from ..model.kernel import TritonKernel
 from ..model.levers import TRITON_LEVERS, TritonShape
 from ..model.part import triton_part
+from ..model.specialization import Specialization
 from ..probes.audit import probe_triton
 
 
@@ -57,3 +60,39 @@ def search_triton(kernel: TritonKernel, config: Settings, session: Session, *,
         add_row(result, shape, probe_triton(kernel.with_options(shape.launch()), config, session, stage=shape.stage,
                                             progress=progress))
     return result
+
+
+def config_values(spec: Specialization) -> dict:
+    """A specialization's config as a K-block sibling is compared on: its constexprs, an Inductor
+    template's config, and its launch options."""
+    k = spec.kernel
+    return {**k.constexprs, **spec.config, "num_warps": k.num_warps, "threads_per_warp": k.threads_per_warp,
+            "grf_mode": k.grf_mode}
+
+
+def kin(spec: Specialization) -> tuple:
+    """What the configs of one kernel share, and a K-block sibling must too: an Inductor template
+    on one problem (its configs are kernels of their own), else the kernel and its signature."""
+    if spec.template:
+        return ("template", spec.template)
+    return ("kernel", spec.label, tuple(sorted((k, str(v)) for k, v in spec.kernel.signature.items())))
+
+
+def with_smaller_k_block(searched: dict, spec: Specialization, clean: list[Specialization],
+                         names: dict[int, str], got_of: Any) -> dict | None:
+    """The record of `spec` changed to a smaller K block (triton.judge.smaller_k_block), where a
+    clean config of the same kernel differs from it in that alone; `searched` is the record of its
+    own levers, `got_of(spec)` a specialization's screen.  The figures are that config's own."""
+    from ..judge import result_of, smaller_k_block
+
+    hit = smaller_k_block(config_values(spec), [(config_values(c), c) for c in clean if kin(c) == kin(spec)])
+    if hit is None:
+        return None
+    name, block, sibling = hit
+    own = "no lever of its own build builds it" if not searched["found"] else \
+        f"no lever of its own build cleans it (the least scratch with {searched['triton'] or 'the config as launched'})"
+    return {**searched, "shape": written_shape(spec.kernel).to_json(), "found": True, "cleans": True,
+            "why": f"{own}; the same config with {name}={block} ({names[id(sibling)]}) builds without scratch on "
+                   f"every target: use it instead (a smaller K block, the last lever)",
+            "triton": f"{name}={block}", "k_block": {"name": name, "value": block, "row": names[id(sibling)]},
+            "results": {r.target: result_of(r) for r in got_of(sibling).reports}}

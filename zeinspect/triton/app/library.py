@@ -261,18 +261,22 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     its record made (triton.judge.record).  Two rounds, each screened like the specializations
     themselves (batched: front ends in workers, ocloc in batches): first each lever alone, in the
     levers' order, the staging pass first (the first that cleans is the change: TritonSearch.in_order);
+    then a smaller K block, a config of the same kernel the run or cache holds (with_smaller_k_block);
     then, for those no single lever cleans, every other shape, where the least scratch wins.
     `records`: what an earlier run recorded (triton.app.records), by key: a specialization
     recorded is built once in its recorded shape, and searched only where that build no longer
     gives the recorded figures."""
     from ...levers.base import grid
-    from ..judge import TritonSearch, has_finding, record
+    from ..judge import TritonSearch, has_finding, record, result_of
     from ..model.levers import TRITON_LEVERS, TritonShape
     from . import records as recorded
-    from .fix import add_row, one_lever_at_a_time, written_shape
+    from .fix import add_row, one_lever_at_a_time, with_smaller_k_block, written_shape
 
     found = [s for s in specs if not s.staged and isinstance(got := screener.done.get(id(s)), Collection)
              and has_finding(got.reports)]
+    clean_of: dict[int, Collection] = {id(s): got for s in specs if not s.staged and isinstance(
+        got := screener.done.get(id(s)), Collection) and got.reports and not has_finding(got.reports)}
+    clean = [s for s in specs if id(s) in clean_of]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
 
     alive: list[Specialization] = []
@@ -288,7 +292,17 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     # Read back: each recorded specialization built once, in its recorded shape.
     kept: dict[int, dict] = {}
     entries = {id(s): e for s in found if (e := (records or {}).get(recorded.key_of(s)))}
-    checks = {id(s): variant(s, recorded.recorded_shape(entries[id(s)])) for s in found if id(s) in entries}
+    # A record that chose a smaller K block stands while that config, screened in this run as
+    # launched, gives the recorded figures: nothing to build for it.
+    by_row = {names[id(s)]: s for s in clean}
+    for spec in found:
+        if id(spec) in entries and (block := entries[id(spec)]["record"].get("k_block")):
+            sibling = by_row.get(block["row"])
+            if sibling is not None and recorded.same_figures(entries[id(spec)], {
+                    r.target: result_of(r) for r in clean_of[id(sibling)].reports}):
+                kept[id(spec)] = {**entries[id(spec)]["record"], "read_back": True}
+    checks = {id(s): variant(s, recorded.recorded_shape(entries[id(s)])) for s in found
+              if id(s) in entries and id(s) not in kept and not entries[id(s)]["record"].get("k_block")}
     screener.screen_all(list(checks.values()), progress)
     for spec in found:
         if id(spec) in checks:
@@ -308,20 +322,38 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
             add_row(searches[id(spec)], shape, screener.done.get(id(built), "not built: the screen was stopped"))
 
     round_of(lambda spec: one_lever_at_a_time(written_shape(spec.kernel)))
+    # The last single lever, a smaller K block: a clean config of the same kernel that differs in
+    # that alone.  Where it cleans, the full grid is not built, unless the staging pass applies
+    # (a staged shape of its own build is then the change, as for one kernel: TritonSearch.staged_only).
+    smaller: dict[int, dict] = {}
+    for spec in searching:
+        search = searches[id(spec)]
+        if search.first_clean is None and (changed := with_smaller_k_block(record(search), spec, clean, names,
+                                                                           lambda s: clean_of[id(s)])) is not None:
+            smaller[id(spec)] = changed
     built = {id(s): {r.shape for r in searches[id(s)].rows} for s in searching}
-    round_of(lambda spec: None if searches[id(spec)].first_clean is not None else
+    round_of(lambda spec: None if searches[id(spec)].first_clean is not None or
+             (id(spec) in smaller and not searches[id(spec)].staging_applies) else
              [shape for shape in grid(TRITON_LEVERS, TritonShape, written_shape(spec.kernel))
               if shape not in built[id(spec)]])
+
+    def chosen(spec: Specialization) -> dict:
+        own = record(searches[id(spec)])
+        return own if own["cleans"] or id(spec) not in smaller else smaller[id(spec)]
+
     return [{"row": names[id(s)], "kernel": s.kernel.kernel, "file": _shown_file(s), "as_launched": s.describe,
              "template": s.template, "config": {**s.config, "num_warps": s.kernel.num_warps},
              "key": recorded.key_of(s), "as_launched_results": _figures(screener.done[id(s)]),
-             "record": kept.get(id(s)) or record(searches[id(s)])} for s in found]
+             "record": kept.get(id(s)) or chosen(s)} for s in found]
 
 
 def _figures(got: Any) -> dict:
-    """A specialization's figures as launched, per target (what a ratchet line accepts)."""
-    return {r.target: {"status": r.status.value, "spill_bytes": r.spill_bytes, "private_bytes": r.private_bytes}
-            for r in got.reports} if isinstance(got, Collection) else {}
+    """A specialization's figures as launched, per target (what a ratchet line accepts), with
+    what its build costs (the fix's cost is told against it: triton.judge.cost_of)."""
+    from ..judge import cost_of
+
+    return {r.target: {"status": r.status.value, "spill_bytes": r.spill_bytes, "private_bytes": r.private_bytes,
+                       "cost": cost_of(r)} for r in got.reports} if isinstance(got, Collection) else {}
 
 
 def screen_run(command: list[str], config: Settings, session: Session, *, timeout: float | None = None,
