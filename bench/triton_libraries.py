@@ -18,7 +18,8 @@ launches need a driver), so that is the run "without zeinspect" here.  Goal: und
 
 Needs the CPU build of torch scripts/setup.sh installs into build/torch-cpu.  The libraries come
 from the package index (pip, bench/wheels.py): xpu-kernels 0.3.0, Liger-Kernel 0.8.5, fla-core
-0.6.0 (with einops, its one dependency beside torch and Triton).
+0.6.0 (with einops, its one dependency beside torch and Triton), SGLang 0.5.23 (with what its
+decode-attention module imports: SGLANG_IMPORTS).
 Writes bench/results/triton_libraries.json (the docs' benchmarks page shows it).
 """
 
@@ -42,17 +43,30 @@ sys.path.insert(0, str(ROOT))
 import record  # noqa: E402
 import wheels  # noqa: E402
 
+SGLANG_IMPORTS = ("orjson==3.13.0", "pybase64==1.5.1", "pillow==13.0.0", "starlette==1.10.0", "anyio==4.16.0",
+                  "pyzmq==27.3.0", "tqdm==4.70.1", "ipython==9.19.1", "traitlets==5.16.1", "aiohttp==3.14.5",
+                  "multidict==7.2.1", "yarl==1.25.1", "propcache==0.5.4", "aiohappyeyeballs==2.7.1",
+                  "aiosignal==1.4.0", "frozenlist==1.8.0")
+"""What SGLang's decode-attention module imports through sglang.srt.utils, beside torch and Triton
+(its declared dependencies are a CUDA serving stack: flashinfer, sgl-kernel, xgrammar, ...);
+each installed without its own.  Found by importing the module until it imported."""
+
 LIBRARIES = (
     # (package, version, its folder, the script, its dependencies from the index, the targets)
     ("xpu-kernels", "0.3.0", "xpu_kernels", "xpu_kernels_ops.py", (), "arl-s,dg2-g10,lnl-m,bmg-g21"),
     ("liger-kernel", "0.8.5", "liger_kernel", "liger_ops.py", (), "arl-s,dg2-g10,lnl-m,bmg-g21"),
     ("fla-core", "0.6.0", "fla", "fla_ops.py", (("einops", None, "einops"),), "bmg-g21,arl-s"),
+    ("sglang", "0.5.23", "sglang", "sglang_ops.py", SGLANG_IMPORTS, "bmg-g21,arl-s"),
 )
 REPEATS = 3
 
 
 def python_path(package: str, version: str, folder: str, extra: tuple) -> str:
-    """The CPU torch, the library and its dependencies, as the command's PYTHONPATH."""
+    """The CPU torch, the library and its dependencies, as the command's PYTHONPATH: `extra`, wheels
+    to unpack ((package, version, folder) each), or requirements to install with pip beside the
+    library (strings: triton_libraries.SGLANG_IMPORTS)."""
+    if extra and isinstance(extra[0], str):
+        return os.pathsep.join(map(str, (ROOT / "build" / "torch-cpu", wheels.installed(package, version, only=extra))))
     paths = [ROOT / "build" / "torch-cpu", wheels.unpacked(package, version, folder).parent]
     paths += [wheels.unpacked(p, v, f).parent for p, v, f in extra]
     return os.pathsep.join(map(str, paths))
@@ -65,9 +79,10 @@ def capture_seconds(script: Path, path: str, targets: str, front_end: bool) -> f
     from zeinspect.triton.app.library import capture, capture_target
 
     config = resolve({"targets": tuple(targets.split(","))})
-    target = capture_target(config, open_session(config))
-    env = {"PYTHONPATH": os.pathsep.join((path, str(ROOT))),
-           "ZEINSPECT_TRITON_CAPTURE_FRONT_END": "1" if front_end else "0"}
+    # The front end's switch is decided in zeinspect's process (capture_target reads the
+    # environment variable there), so it is set on the target itself for each measurement.
+    target = {**capture_target(config, open_session(config)), "front_end": front_end}
+    env = {"PYTHONPATH": os.pathsep.join((path, str(ROOT)))}
     from unittest import mock
 
     best = float("inf")

@@ -103,14 +103,19 @@ def unpacked(package: str, version: str | None, folder: str) -> Path:
     return target
 
 
-def installed(package: str, version: str) -> Path:
+def installed(package: str, version: str, *, only: tuple[str, ...] = ()) -> Path:
     """`package==version` and its dependencies installed by pip into a folder of their own, once
-    (for PYTHONPATH: a library a script imports, beside the CPU torch); the folder."""
-    where = store() / f"{package.replace('-', '_')}-{version}-target"
+    (for PYTHONPATH: a library a script imports, beside the CPU torch); the folder.  `only`: not
+    its declared dependencies but these requirements, each without its own (a library whose
+    full set is a GPU serving stack, of which a script of its kernels imports a few modules)."""
+    import hashlib
+
+    tail = f"-{hashlib.sha256(repr(only).encode()).hexdigest()[:8]}" if only else ""
+    where = store() / f"{package.replace('-', '_')}-{version}-target{tail}"
     if not where.is_dir():
         with tempfile.TemporaryDirectory(dir=store()) as tmp:  # whole or not at all
             subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-compile", "--target", tmp,
-                            f"{package}=={version}"], check=True)
+                            *(["--no-deps"] if only else []), f"{package}=={version}", *only], check=True)
             try:
                 Path(tmp).replace(where)
             except OSError:  # another process (an xdist worker) put it there first: theirs is whole

@@ -59,6 +59,11 @@ def pytest_addoption(parser: Any) -> None:
                     help="with --zeinspect-triton, a Triton lever the project builds its kernels with (stage=1, "
                          "grf_mode=256, num_warps=8; repeatable): each captured specialization is rebuilt with the "
                          "levers applied, and those builds are gated")
+    group.addoption("--zeinspect-fix", action="store_true",
+                    help="with --zeinspect-triton, the fix loop on each gated specialization that uses scratch or does "
+                         "not build: the first Triton lever that cleans it, in the summary (the gate is not changed)")
+    group.addoption("--zeinspect-fix-write", metavar="FILE",
+                    help="with --zeinspect-fix, the loop's records (zeinspect.triton-fixes/1), read back by the next run")
     parser.addini("zeinspect_env", "NAME=VALUE lines: the compiler's environment for zeinspect audits",
                   type="linelist", default=[])
 
@@ -79,7 +84,9 @@ def pytest_configure(config: Any) -> None:
         chosen = chosen if chosen.targets_given else chosen.with_targets(TRITON_TARGETS)
         try:
             suite = TritonSuite(chosen, worker=hasattr(config, "workerinput"),
-                                levers=tuple(config.getoption("--zeinspect-lever", default=[])))
+                                levers=tuple(config.getoption("--zeinspect-lever", default=[])),
+                                fix=config.getoption("--zeinspect-fix", default=False),
+                                records=config.getoption("--zeinspect-fix-write", default=None))
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.pluginmanager.register(suite, "zeinspect-triton")

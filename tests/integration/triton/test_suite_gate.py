@@ -116,3 +116,29 @@ def test_the_levers_the_project_builds_with_are_applied_and_gated(suite):
     assert got.returncode in (0, 1) and ("gate passed" in out) == (got.returncode == 0)
     bad = _pytest(suite, "--zeinspect-lever", "grf_mode=256", "test_ops.py")
     assert bad.returncode == 4 and "--zeinspect-lever 'grf_mode=256'" in bad.stderr, bad.stderr
+
+
+@pytest.mark.slow  # the fix loop's two rounds on each spilling specialization, twice
+def test_the_fix_loop_on_the_suites_gated_builds(suite, tmp_path):
+    """--zeinspect-fix: each gated specialization with a finding is searched as `triton --run --fix`
+    searches it, the summary names the change per kernel, and the gate's status is its own (the
+    same as without the loop); --zeinspect-fix-write records it, and a second run reads it back."""
+    where, _ = suite
+    empty = where / "empty_ratchet.txt"
+    empty.write_text("")
+    plain = _pytest(suite, "--zeinspect-ratchet", empty, "test_ops.py")
+    kernels = {m["kernel"].split("[")[0] for m in FINDING.finditer(plain.stdout)}
+    records = tmp_path / "fixes.yaml"
+    runs = [_pytest(suite, "--zeinspect-ratchet", empty, "--zeinspect-fix", "--zeinspect-fix-write", records,
+                    "test_ops.py") for _ in range(2)]
+    for got in runs:
+        assert got.returncode == plain.returncode, got.stdout
+        assert ("fix, per kernel" in got.stdout) == bool(kernels), got.stdout
+    if kernels:
+        fixes = runs[0].stdout.split("fix, per kernel", 1)[1]
+        assert all(f"  {kernel} (" in fixes for kernel in kernels), fixes
+        # One record per specialization with a finding, read back whole by the second run.
+        wrote = re.search(r"the fix loop's records \((\d+) specializations, (\d+) read back", runs[1].stdout)
+        assert wrote and int(wrote[1]) >= len(kernels) and wrote[1] == wrote[2], runs[1].stdout
+    bad = _pytest(suite, "--zeinspect-fix-write", records, "test_ops.py")
+    assert bad.returncode == 4 and "give --zeinspect-fix with it" in bad.stderr, bad.stderr

@@ -26,6 +26,12 @@ def written_shape(kernel: TritonKernel) -> TritonShape:
     return TritonShape(**{lv.name: kernel.option(lv.name, lv.default) for lv in TRITON_LEVERS.of(How.TRITON_OPTION)})
 
 
+def launched_shape(spec: Specialization) -> TritonShape:
+    """The shape a specialization was built in: its launch options, staged where it was (a suite
+    gated with `--zeinspect-lever stage=1` builds and judges only staged specializations)."""
+    return written_shape(spec.kernel).replace(stage=spec.staged)
+
+
 def one_lever_at_a_time(written: TritonShape) -> list[TritonShape]:
     """Each lever alone, in registry order (the staging pass, the register file, threads per warp,
     warps), each of its settings the kernel is not launched with: the fix loop's first round on
@@ -34,9 +40,10 @@ def one_lever_at_a_time(written: TritonShape) -> list[TritonShape]:
             for value in lv.settings(getattr(written, lv.name)) if value != getattr(written, lv.name)]
 
 
-def add_row(search: TritonSearch, shape: TritonShape, got: Collection | str) -> None:
-    """A shape's build (its reports on every target, or why it did not build) as a row of `search`."""
-    written = written_shape(search.kernel)
+def add_row(search: TritonSearch, shape: TritonShape, got: Collection | str, written: TritonShape | None = None) -> None:
+    """A shape's build (its reports on every target, or why it did not build) as a row of `search`;
+    `written`: the shape it was launched in, where not its kernel's written shape (launched_shape)."""
+    written = written or written_shape(search.kernel)
     row = TritonRow(shape=shape, as_written=shape == written, written=written)
     if isinstance(got, str):
         row.cells = [Cell(target, CellState.FAILED, None, got) for target in search.targets]
@@ -91,7 +98,7 @@ def with_smaller_k_block(searched: dict, spec: Specialization, clean: list[Speci
     name, block, sibling = hit
     own = "no lever of its own build builds it" if not searched["found"] else \
         f"no lever of its own build cleans it (the least scratch with {searched['triton'] or 'the config as launched'})"
-    return {**searched, "shape": written_shape(spec.kernel).to_json(), "found": True, "cleans": True,
+    return {**searched, "shape": launched_shape(spec).to_json(), "found": True, "cleans": True,
             "why": f"{own}; the same config with {name}={block} ({names[id(sibling)]}) builds without scratch on "
                    f"every target: use it instead (a smaller K block, the last lever)",
             "triton": f"{name}={block}", "k_block": {"name": name, "value": block, "row": names[id(sibling)]},

@@ -236,7 +236,7 @@ def _fix(out: LibraryScreen, specs: list[Specialization], screener: Screener, na
     compilers = sorted({c.id for s in specs if isinstance(got := screener.done.get(id(s)), Collection)
                         for c in got.compilers})
     old = records.load(levered.records, tuple(config.targets), compilers)
-    out.fixes = fixes_of(specs, screener, names, config, progress, old)
+    out.fixes = fixes_of(specs, screener, names, config, progress, old, levered_only=levered.levered_only)
     if screener.stopped and (levered.records or levered.ratchet_to):
         out.collection.notes.append("the screen was stopped: no records or ratchet lines written (a search cut "
                                     "short is not a decision)")
@@ -255,7 +255,8 @@ def _fix(out: LibraryScreen, specs: list[Specialization], screener: Screener, na
 
 
 def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, str], config: Settings,
-             progress: Progress | None, records: dict[str, dict] | None = None) -> list[dict]:
+             progress: Progress | None, records: dict[str, dict] | None = None, *,
+             levered_only: bool = False) -> list[dict]:
     """The fix loop per specialization (issue 63): each one that uses scratch or does not build or
     launch on a target is rebuilt from the IR it came with, with the Triton levers applied, and
     its record made (triton.judge.record).  Two rounds, each screened like the specializations
@@ -265,16 +266,21 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     then, for those no single lever cleans, every other shape, where the least scratch wins.
     `records`: what an earlier run recorded (triton.app.records), by key: a specialization
     recorded is built once in its recorded shape, and searched only where that build no longer
-    gives the recorded figures."""
+    gives the recorded figures.  `levered_only`: the specializations are a gate's levered builds
+    (staged ones too), searched from the shape they were built in."""
     from ...levers.base import grid
     from ..judge import TritonSearch, has_finding, record, result_of
     from ..model.levers import TRITON_LEVERS, TritonShape
     from . import records as recorded
-    from .fix import add_row, one_lever_at_a_time, with_smaller_k_block, written_shape
+    from .fix import add_row, launched_shape, one_lever_at_a_time, with_smaller_k_block
 
-    found = [s for s in specs if not s.staged and isinstance(got := screener.done.get(id(s)), Collection)
+    def searched(spec: Specialization) -> bool:
+        """A build as launched (not a `--stage` row beside it), or a gate's levered build."""
+        return not spec.staged or levered_only
+
+    found = [s for s in specs if searched(s) and isinstance(got := screener.done.get(id(s)), Collection)
              and has_finding(got.reports)]
-    clean_of: dict[int, Collection] = {id(s): got for s in specs if not s.staged and isinstance(
+    clean_of: dict[int, Collection] = {id(s): got for s in specs if searched(s) and isinstance(
         got := screener.done.get(id(s)), Collection) and got.reports and not has_finding(got.reports)}
     clean = [s for s in specs if id(s) in clean_of]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
@@ -312,16 +318,17 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
                 kept[id(spec)] = {**entries[id(spec)]["record"], "read_back": True}
     searching = [s for s in found if id(s) not in kept]
     for spec in searching:
-        add_row(searches[id(spec)], written_shape(spec.kernel), screener.done[id(spec)])
+        add_row(searches[id(spec)], launched_shape(spec), screener.done[id(spec)], launched_shape(spec))
 
     def round_of(shapes_of: Any) -> None:
         variants = [(spec, shape, variant(spec, shape))
                     for spec in searching if (shapes := shapes_of(spec)) for shape in shapes]
         screener.screen_all([v for _, _, v in variants], progress)
         for spec, shape, built in variants:
-            add_row(searches[id(spec)], shape, screener.done.get(id(built), "not built: the screen was stopped"))
+            add_row(searches[id(spec)], shape, screener.done.get(id(built), "not built: the screen was stopped"),
+                    launched_shape(spec))
 
-    round_of(lambda spec: one_lever_at_a_time(written_shape(spec.kernel)))
+    round_of(lambda spec: one_lever_at_a_time(launched_shape(spec)))
     # The last single lever, a smaller K block: a clean config of the same kernel that differs in
     # that alone.  Where it cleans, the full grid is not built, unless the staging pass applies
     # (a staged shape of its own build is then the change, as for one kernel: TritonSearch.staged_only).
@@ -334,7 +341,7 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     built = {id(s): {r.shape for r in searches[id(s)].rows} for s in searching}
     round_of(lambda spec: None if searches[id(spec)].first_clean is not None or
              (id(spec) in smaller and not searches[id(spec)].staging_applies) else
-             [shape for shape in grid(TRITON_LEVERS, TritonShape, written_shape(spec.kernel))
+             [shape for shape in grid(TRITON_LEVERS, TritonShape, launched_shape(spec))
               if shape not in built[id(spec)]])
 
     def chosen(spec: Specialization) -> dict:

@@ -14,6 +14,8 @@ not pass.  Errors of the suite itself (collection, fixtures) keep pytest's own s
 A test whose assertion failed is reported as xfailed, with the reason: its kernels were
 captured, not run, so their outputs are not results.  The summary counts them.
 
+`--zeinspect-fix` runs the fix loop of `triton --run --fix` on the gated builds with a finding and
+shows its groups in the summary (`--zeinspect-fix-write FILE`: its records); the gate is unchanged.
 `--zeinspect-lever NAME=VALUE` (stage=1, grf_mode=256, num_warps=8, ...: the Triton levers, as
 `zeinspect triton` takes them) gates the suite's kernels as the project builds them: each
 captured specialization is rebuilt from its IR with the levers applied, and those builds are
@@ -69,10 +71,18 @@ def levers_given(items: tuple[str, ...]) -> tuple[bool, dict[str, Any]]:
 class TritonSuite:
     """The pytest plugin object `--zeinspect-triton` registers (zeinspect.pytest_plugin)."""
 
-    def __init__(self, settings: Settings, *, worker: bool, levers: tuple[str, ...] = ()) -> None:
+    def __init__(self, settings: Settings, *, worker: bool, levers: tuple[str, ...] = (), fix: bool = False,
+                 records: str | None = None) -> None:
         self.settings = settings
         self.worker = worker
         self.stage, self.launch = levers_given(levers)
+        if records and not fix:
+            from ...errors import UsageError
+
+            raise UsageError("--zeinspect-fix-write records the fix loop: give --zeinspect-fix with it")
+        self.fix, self.records = fix, records
+        """--zeinspect-fix: the fix loop on the gated builds with a finding (triton.app.library.fixes_of),
+        shown in the summary; the gate judges the builds as they are.  --zeinspect-fix-write: its records."""
         self.folder: tempfile.TemporaryDirectory | None = None
         self.screen: Any = None
         self.run: Any = None
@@ -125,7 +135,8 @@ class TritonSuite:
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
         self.screen = screen_captured(got, self.settings, self.session,
-                                      levered=Levered(self.stage, self.launch, levered_only=True))
+                                      levered=Levered(self.stage, self.launch, levered_only=True, fix=self.fix,
+                                                      records=self.records))
         self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs, session=self.session)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -49,9 +51,13 @@ def first_stage_only() -> Iterator[dict]:
             make_ttir = stages["ttir"]
 
             def ttir(module: Any, metadata: dict) -> Any:
-                out = make_ttir(module, metadata)
+                # A specialization made before but for LAUNCH_ONLY options: its TTIR as a text
+                # (Triton's cache writes a module as its text).
+                out = module.text if isinstance(module, _Made) else make_ttir(module, metadata)
                 metadata["name"] = entry["name"]
                 entry["hash"] = metadata["hash"]
+                if "made" in entry:
+                    _MADE[entry["made"]][1] = str(out)
                 return out
 
             stages["ttir"] = ttir
@@ -59,6 +65,8 @@ def first_stage_only() -> Iterator[dict]:
     def first_stage(src: Any, target: Any = None, options: Any = None) -> Any:
         entry.clear()
         entry["name"] = src.name
+        if hasattr(src, "fn"):  # an ASTSource (not an IR file): its TTIR reused where it can be
+            src.make_ir = _reused(src, src.make_ir, target, entry)
         try:
             saved_compile(src, target=target, options=options)
         except Exception:
@@ -69,19 +77,98 @@ def first_stage_only() -> Iterator[dict]:
         entry["path"] = (get_cache_manager(entry["hash"]).get_group(name) or {}).get(name)
         raise Written
 
+    from triton.compiler import code_generator
+
+    saved_file_line = code_generator.get_jit_fn_file_line
     environ = {k: os.environ.get(k) for k in ("TRITON_ALWAYS_COMPILE", "TRITON_STORE_BINARY_ONLY")}
     os.environ.update(TRITON_ALWAYS_COMPILE="1", TRITON_STORE_BINARY_ONLY="0")
     backends["intel"] = dataclasses.replace(saved_backend, compiler=FirstStage)
     triton.compile = first_stage
+    code_generator.get_jit_fn_file_line = _file_line(saved_file_line)
     try:
         yield entry
     finally:
         triton.compile, backends["intel"] = saved_compile, saved_backend
+        code_generator.get_jit_fn_file_line = saved_file_line
         for key, value in environ.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+LAUNCH_ONLY = ("num_warps", "num_stages")
+"""Options neither Triton's code generator nor make_ttir reads unless the kernel asks
+(`tl.extra.intel.num_warps()` reads num_warps; a loop's own `num_stages=` is the source's): the
+autotune configs of one kernel that differ only in these have the same TTIR."""
+_MADE: OrderedDict[str, list] = OrderedDict()
+"""The TTIR made, by source and options but LAUNCH_ONLY: [the LAUNCH_ONLY values the code
+generator read, the TTIR text].  The last few only: a kernel's configs compile one after another."""
+_MADE_KEPT = 64
+
+
+class _Reads:
+    """A kernel's options, as the code generator reads them: the names it read are kept."""
+
+    def __init__(self, options: Any) -> None:
+        self._options, self.names = options, set[str]()
+
+    def __getattr__(self, name: str) -> Any:
+        self.names.add(name)
+        return getattr(self._options, name)
+
+
+@dataclass(frozen=True)
+class _Made:
+    """make_ir's answer for a specialization whose TTIR was made before: the TTIR stage writes it."""
+
+    text: str
+
+
+_LINES: dict[int, tuple[Any, Any]] = {}
+"""id(JITFunction) -> (it, its file and first line): kept alive, so that an id is never another's."""
+
+
+def _file_line(file_line: Any) -> Any:
+    """Triton's get_jit_fn_file_line, once per function: it reads and tokenizes the function's
+    source (inspect.getsourcelines) at every call the code generator makes, a sixth of the code
+    generator's time on fla-core; a function's source does not change during a run."""
+    def once(fn: Any) -> Any:
+        kept = _LINES.get(id(fn))
+        if kept is None or kept[0] is not fn:
+            kept = _LINES[id(fn)] = (fn, file_line(fn))
+        return kept[1]
+
+    return once
+
+
+def _reused(src: Any, make_ir: Any, target: Any, entry: dict) -> Any:
+    """`src.make_ir` that runs Triton's code generator and make_ttir once for specializations that
+    differ only in options neither reads (LAUNCH_ONLY), and gives the others the TTIR made.
+
+    The code generator is Python in the user's process, most of the front end's cost there: an
+    autotuned kernel's configs often differ only in warps and stages (fla-core's 572
+    specializations are 69 such sources).  The key is Triton's own source hash (its function,
+    signature, attributes and constants: its cache's key) with the other options and the target;
+    Triton's compile() runs for each as before (its options, hash, metadata and files are its own),
+    and the TTIR it writes is the one make_ttir made for the first (tests/integration/triton/
+    test_first_stage.py: the text equals a compile of its own)."""
+    def made(options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
+        values = {k: v for k, v in sorted(vars(options).items()) if k not in LAUNCH_ONLY}
+        key = f"{src.hash()}-{target!r}-{values!r}"
+        hit = _MADE.get(key)
+        if hit is not None and hit[1] is not None and all(getattr(options, k) == v for k, v in hit[0].items()):
+            _MADE.move_to_end(key)
+            return _Made(hit[1])
+        reads = _Reads(options)
+        module = make_ir(reads, codegen_fns, module_map, context)
+        _MADE[key] = [{k: getattr(options, k) for k in LAUNCH_ONLY if k in reads.names}, None]
+        entry["made"] = key  # the TTIR stage records what make_ttir makes of it
+        while len(_MADE) > _MADE_KEPT:
+            _MADE.popitem(last=False)
+        return module
+
+    return made
 
 
 def through_front_end(jit: Any, compile_args: dict, options: dict, target: Any) -> dict:
