@@ -37,7 +37,7 @@ ARGS = {"signature": {"x_ptr": "*fp32", "BLOCK": "constexpr"}, "constants": {(1,
         "configs": [{(0,): [["tt.divisibility", 16]]}]}
 
 
-def test_configs_that_differ_in_warps_share_a_ttir_equal_to_their_own_compiles(tmp_path, sid_compiler):
+def test_configs_that_differ_in_warps_share_a_ttir_equal_to_their_own_compiles(tmp_path, sid_compiler, monkeypatch):
     from zeinspect.triton.build.backend import capabilities
     from zeinspect.triton.build.context import offline
     from zeinspect.triton.capture import first_stage
@@ -48,6 +48,17 @@ def test_configs_that_differ_in_warps_share_a_ttir_equal_to_their_own_compiles(t
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     target = gpu_target(capabilities(sid_compiler, "bmg-g21"), "bmg-g21", 32)
+    from triton.compiler import ASTSource
+
+    generated: list[str] = []  # each run of Triton's code generator, by kernel
+    make_ir = ASTSource.make_ir
+
+    def counted(self, *args):
+        generated.append(self.fn.__name__)
+        return make_ir(self, *args)
+
+    monkeypatch.setattr(ASTSource, "make_ir", counted)
+    monkeypatch.delenv("TRITON_INTEL_RAISE_BLOCK_POINTER", raising=False)
 
     def written(jit, num_warps: int) -> tuple[str, dict]:
         got = first_stage.through_front_end(jit, ARGS, {"num_warps": num_warps}, target)
@@ -63,9 +74,23 @@ def test_configs_that_differ_in_warps_share_a_ttir_equal_to_their_own_compiles(t
             four, meta = written(jit, 4)
             assert meta["num_warps"] == 4  # Triton's own metadata, with the specialization's options
             # Made once (the code generator read no launch-only option), or again for the one that reads num_warps.
-            [(reads, _)] = first_stage._MADE.values()
-            assert reads == ({"num_warps": 4} if reads_warps else {})
+            assert generated.count(jit.fn.__name__) == (2 if reads_warps else 1)
             first_stage._MADE.clear()
             alone, _ = written(jit, 4)  # the same specialization compiled with nothing made before
             assert four == alone
             assert (two != four) == reads_warps
+        # An environment variable Triton's cache key holds (make_ttir reads this one) makes it again.
+        first_stage._MADE.clear()
+        written(module.plain, 2)
+        os.environ["TRITON_INTEL_RAISE_BLOCK_POINTER"] = "1"
+        try:
+            raised, _ = written(module.plain, 4)
+        finally:
+            del os.environ["TRITON_INTEL_RAISE_BLOCK_POINTER"]
+        first_stage._MADE.clear()
+        os.environ["TRITON_INTEL_RAISE_BLOCK_POINTER"] = "1"
+        try:
+            alone, _ = written(module.plain, 4)
+        finally:
+            del os.environ["TRITON_INTEL_RAISE_BLOCK_POINTER"]
+        assert raised == alone and generated.count("plain") == 2 + 3

@@ -173,7 +173,9 @@ def test_sglangs_decode_attention_is_screened_or_named(session_cache, sid_compil
     assert total["declared"] == len(specs) == total["reported"] + total["unread"]
     assert res.code == (3 if total["unread"] else res.code) and res.code in (0, 1, 3), res
     for s in specs:
-        assert s["ttir"] or s["not_screened"].startswith("Triton's front end for xpu"), s
+        # Unread only for Triton-XPU 3.3's own error on the PDL intrinsics (no error of the capture's).
+        assert s["ttir"] or ("Triton's front end for xpu" in s["not_screened"]
+                             and "has no attribute 'gdc_" in s["not_screened"]), s
     from zeinspect.triton.build.backend import capabilities
     from zeinspect.triton.offline.compiler import gpu_target
 

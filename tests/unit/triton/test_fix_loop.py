@@ -178,3 +178,20 @@ def test_a_k_block_change_is_a_group_of_its_own_with_inductors_drop_advice() -> 
     [k] = [g for g in groups if g["k_block"]]
     assert k["specializations"] == ["a"] and "smaller K block" in k["inductor"]
     assert all("smaller K block" not in g["inductor"] for g in groups if not g["k_block"])
+
+
+def test_a_k_block_sibling_must_match_in_stages_and_staging_too() -> None:
+    from dataclasses import replace
+
+    from zeinspect.triton.app.fix import config_values
+    from zeinspect.triton.judge import smaller_k_block
+    from zeinspect.triton.model.specialization import Specialization
+
+    def spec(block: int, stages: int, staged: bool = False) -> Specialization:
+        kernel = replace(KERNEL, constexprs={"BLOCK_K": block}, num_warps=4, num_stages=stages)
+        return Specialization(kernel=kernel, staged=staged)
+
+    own = config_values(spec(128, 3))
+    assert smaller_k_block(own, [(config_values(spec(32, 3)), "same stages")])[2] == "same stages"
+    assert smaller_k_block(own, [(config_values(spec(32, 2)), "other stages")]) is None
+    assert smaller_k_block(own, [(config_values(spec(32, 3, staged=True)), "staged")]) is None

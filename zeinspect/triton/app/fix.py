@@ -73,8 +73,8 @@ def config_values(spec: Specialization) -> dict:
     """A specialization's config as a K-block sibling is compared on: its constexprs, an Inductor
     template's config, and its launch options."""
     k = spec.kernel
-    return {**k.constexprs, **spec.config, "num_warps": k.num_warps, "threads_per_warp": k.threads_per_warp,
-            "grf_mode": k.grf_mode}
+    return {**k.constexprs, **spec.config, "num_warps": k.num_warps, "num_stages": k.num_stages,
+            "threads_per_warp": k.threads_per_warp, "grf_mode": k.grf_mode, "staged": spec.staged}
 
 
 def kin(spec: Specialization) -> tuple:
@@ -85,14 +85,22 @@ def kin(spec: Specialization) -> tuple:
     return ("kernel", spec.label, tuple(sorted((k, str(v)) for k, v in spec.kernel.signature.items())))
 
 
+def k_block_sibling(spec: Specialization, clean: list[Specialization]) -> tuple[str, int, Specialization] | None:
+    """The clean config of the same kernel that differs from `spec` only in a smaller K block
+    (triton.judge.smaller_k_block): its K block's name and value, and the config."""
+    from ..judge import smaller_k_block
+
+    return smaller_k_block(config_values(spec), [(config_values(c), c) for c in clean if kin(c) == kin(spec)])
+
+
 def with_smaller_k_block(searched: dict, spec: Specialization, clean: list[Specialization],
                          names: dict[int, str], got_of: Any) -> dict | None:
-    """The record of `spec` changed to a smaller K block (triton.judge.smaller_k_block), where a
-    clean config of the same kernel differs from it in that alone; `searched` is the record of its
-    own levers, `got_of(spec)` a specialization's screen.  The figures are that config's own."""
-    from ..judge import result_of, smaller_k_block
+    """The record of `spec` changed to a smaller K block (k_block_sibling), where a clean config of
+    the same kernel differs from it in that alone; `searched` is the record of its own levers,
+    `got_of(spec)` a specialization's screen.  The figures are that config's own."""
+    from ..judge import result_of
 
-    hit = smaller_k_block(config_values(spec), [(config_values(c), c) for c in clean if kin(c) == kin(spec)])
+    hit = k_block_sibling(spec, clean)
     if hit is None:
         return None
     name, block, sibling = hit

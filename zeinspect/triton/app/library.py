@@ -272,7 +272,7 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     from ..judge import TritonSearch, has_finding, record, result_of
     from ..model.levers import TRITON_LEVERS, TritonShape
     from . import records as recorded
-    from .fix import add_row, launched_shape, one_lever_at_a_time, with_smaller_k_block
+    from .fix import add_row, k_block_sibling, launched_shape, one_lever_at_a_time, with_smaller_k_block
 
     def searched(spec: Specialization) -> bool:
         """A build as launched (not a `--stage` row beside it), or a gate's levered build."""
@@ -298,14 +298,13 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     # Read back: each recorded specialization built once, in its recorded shape.
     kept: dict[int, dict] = {}
     entries = {id(s): e for s in found if (e := (records or {}).get(recorded.key_of(s)))}
-    # A record that chose a smaller K block stands while that config, screened in this run as
-    # launched, gives the recorded figures: nothing to build for it.
-    by_row = {names[id(s)]: s for s in clean}
+    # A record that chose a smaller K block stands while this run's clean configs give the same
+    # sibling (the same row and block) with the recorded figures: nothing to build for it.
     for spec in found:
         if id(spec) in entries and (block := entries[id(spec)]["record"].get("k_block")):
-            sibling = by_row.get(block["row"])
-            if sibling is not None and recorded.same_figures(entries[id(spec)], {
-                    r.target: result_of(r) for r in clean_of[id(sibling)].reports}):
+            hit = k_block_sibling(spec, clean)
+            if hit is not None and (names[id(hit[2])], hit[1]) == (block["row"], block["value"]) and \
+                    recorded.same_figures(entries[id(spec)], {r.target: result_of(r) for r in clean_of[id(hit[2])].reports}):
                 kept[id(spec)] = {**entries[id(spec)]["record"], "read_back": True}
     checks = {id(s): variant(s, recorded.recorded_shape(entries[id(s)])) for s in found
               if id(s) in entries and id(s) not in kept and not entries[id(s)]["record"].get("k_block")}
@@ -321,8 +320,11 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
         add_row(searches[id(spec)], launched_shape(spec), screener.done[id(spec)], launched_shape(spec))
 
     def round_of(shapes_of: Any) -> None:
+        # A gate's levered build keeps its staging as the project builds it: the loop searches
+        # the other levers around it (dropping the pass is not a change a gate asks for).
         variants = [(spec, shape, variant(spec, shape))
-                    for spec in searching if (shapes := shapes_of(spec)) for shape in shapes]
+                    for spec in searching if (shapes := shapes_of(spec)) for shape in shapes
+                    if not levered_only or shape.stage == spec.staged]
         screener.screen_all([v for _, _, v in variants], progress)
         for spec, shape, built in variants:
             add_row(searches[id(spec)], shape, screener.done.get(id(built), "not built: the screen was stopped"),
@@ -332,12 +334,7 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
     # The last single lever, a smaller K block: a clean config of the same kernel that differs in
     # that alone.  Where it cleans, the full grid is not built, unless the staging pass applies
     # (a staged shape of its own build is then the change, as for one kernel: TritonSearch.staged_only).
-    smaller: dict[int, dict] = {}
-    for spec in searching:
-        search = searches[id(spec)]
-        if search.first_clean is None and (changed := with_smaller_k_block(record(search), spec, clean, names,
-                                                                           lambda s: clean_of[id(s)])) is not None:
-            smaller[id(spec)] = changed
+    smaller = {id(s) for s in searching if searches[id(s)].first_clean is None and k_block_sibling(s, clean)}
     built = {id(s): {r.shape for r in searches[id(s)].rows} for s in searching}
     round_of(lambda spec: None if searches[id(spec)].first_clean is not None or
              (id(spec) in smaller and not searches[id(spec)].staging_applies) else
@@ -345,8 +342,10 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
               if shape not in built[id(spec)]])
 
     def chosen(spec: Specialization) -> dict:
-        own = record(searches[id(spec)])
-        return own if own["cleans"] or id(spec) not in smaller else smaller[id(spec)]
+        own = record(searches[id(spec)])  # after both rounds: its `why` names what they found
+        if own["cleans"] or id(spec) not in smaller:
+            return own
+        return with_smaller_k_block(own, spec, clean, names, lambda s: clean_of[id(s)]) or own
 
     return [{"row": names[id(s)], "kernel": s.kernel.kernel, "file": _shown_file(s), "as_launched": s.describe,
              "template": s.template, "config": {**s.config, "num_warps": s.kernel.num_warps},

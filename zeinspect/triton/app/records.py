@@ -27,14 +27,17 @@ SCHEMA = "zeinspect.triton-fixes/1"
 
 
 def key_of(spec: Specialization) -> str:
-    """What a record is of: the specialization's IR (its bytes) and the options it was launched with."""
+    """What a record is of: the specialization's IR (its bytes), the options it was launched with
+    (its stages too: configs that differ only in them have the same TTIR) and whether it was
+    built staged (a gate's levered build)."""
     k = spec.kernel
     digest = hashlib.sha256()
     try:
         digest.update(Path(k.file).read_bytes())
     except OSError:
         digest.update(k.file.encode())
-    digest.update(repr((k.kernel, k.num_warps, k.threads_per_warp, k.grf_mode, sorted(k.constexprs.items()))).encode())
+    digest.update(repr((k.kernel, k.num_warps, k.num_stages, k.threads_per_warp, k.grf_mode, spec.staged,
+                        sorted(k.constexprs.items()))).encode())
     return digest.hexdigest()[:32]
 
 

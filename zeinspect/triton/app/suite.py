@@ -87,6 +87,8 @@ class TritonSuite:
         self.screen: Any = None
         self.run: Any = None
         self.not_judged = 0
+        self.problem = ""
+        """Why the screen could not be made (exit status 4), or ""."""
         self.session: Any = None
         """The suite's one build session (pytest's main process): the capture's target, the screen
         and its costs."""
@@ -134,9 +136,16 @@ class TritonSuite:
                 os.environ[name] = value
         lines = out.read_text(errors="replace").splitlines() if out.exists() else []
         got = read_launches(["pytest", *session.config.invocation_params.args], int(exitstatus), False, lines)
-        self.screen = screen_captured(got, self.settings, self.session,
-                                      levered=Levered(self.stage, self.launch, levered_only=True, fix=self.fix,
-                                                      records=self.records))
+        from ...errors import ZeinspectError
+
+        try:
+            self.screen = screen_captured(got, self.settings, self.session,
+                                          levered=Levered(self.stage, self.launch, levered_only=True, fix=self.fix,
+                                                          records=self.records))
+        except ZeinspectError as exc:  # a records file of other targets or compilers: the user's to fix
+            self.problem = exc.one_line()
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
         self.run = judge_collection(self.screen.collection, self.settings, costs=attach_costs, session=self.session)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # the suite itself did not run as it should: pytest's status stands
@@ -160,6 +169,8 @@ class TritonSuite:
         return line
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.problem:
+            terminalreporter.write_line(f"zeinspect: error: {self.problem}")
         if self.worker or self.screen is None:
             return
         from ...formats.audit import text

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,13 @@ class Written(BaseException):  # noqa: N818 - not an error: the compile's end, o
 
 @contextlib.contextmanager
 def first_stage_only() -> Iterator[dict]:
+    """_first_stage_only, one at a time in a process (_STAGE_LOCK)."""
+    with _STAGE_LOCK, _first_stage_only() as entry:
+        yield entry
+
+
+@contextlib.contextmanager
+def _first_stage_only() -> Iterator[dict]:
     """triton.compile, within: Triton's own pipeline to its TTIR, written to Triton's cache (the
     capture's) as Triton writes its entries, then Written (`entry` says where the last one went).
 
@@ -54,10 +63,10 @@ def first_stage_only() -> Iterator[dict]:
                 # A specialization made before but for LAUNCH_ONLY options: its TTIR as a text
                 # (Triton's cache writes a module as its text).
                 out = module.text if isinstance(module, _Made) else make_ttir(module, metadata)
+                if "made" in entry:
+                    _MADE[entry["made"]][2] = str(out)
                 metadata["name"] = entry["name"]
                 entry["hash"] = metadata["hash"]
-                if "made" in entry:
-                    _MADE[entry["made"]][1] = str(out)
                 return out
 
             stages["ttir"] = ttir
@@ -65,7 +74,10 @@ def first_stage_only() -> Iterator[dict]:
     def first_stage(src: Any, target: Any = None, options: Any = None) -> Any:
         entry.clear()
         entry["name"] = src.name
-        if hasattr(src, "fn"):  # an ASTSource (not an IR file): its TTIR reused where it can be
+        # An ASTSource (not an IR file): its TTIR reused where it can be, unless Triton is asked
+        # to snapshot the module's locations (USE_IR_LOC: it needs the module, not its text).
+        reusing = hasattr(src, "fn") and not os.environ.get("USE_IR_LOC")
+        if reusing:
             src.make_ir = _reused(src, src.make_ir, target, entry)
         try:
             saved_compile(src, target=target, options=options)
@@ -73,6 +85,9 @@ def first_stage_only() -> Iterator[dict]:
             if "hash" not in entry:
                 raise  # the front end failed: the config's own error
             # Past its TTIR, Triton reads a full binary back (CompiledKernel): there is none.
+        finally:
+            if reusing:
+                del src.make_ir  # the source as it was (Triton's own method)
         name = entry["name"][:150] + ".json"  # Triton's own file name (compiler.py)
         entry["path"] = (get_cache_manager(entry["hash"]).get_group(name) or {}).get(name)
         raise Written
@@ -102,8 +117,9 @@ LAUNCH_ONLY = ("num_warps", "num_stages")
 (`tl.extra.intel.num_warps()` reads num_warps; a loop's own `num_stages=` is the source's): the
 autotune configs of one kernel that differ only in these have the same TTIR."""
 _MADE: OrderedDict[str, list] = OrderedDict()
-"""The TTIR made, by source and options but LAUNCH_ONLY: [the LAUNCH_ONLY values the code
-generator read, the TTIR text].  The last few only: a kernel's configs compile one after another."""
+"""The TTIR made, by source and options but LAUNCH_ONLY: [the function (kept alive: its id is in
+the key), the LAUNCH_ONLY values the code generator read, the TTIR text].  The last few only: a
+kernel's configs compile one after another."""
 _MADE_KEPT = 64
 
 
@@ -125,8 +141,11 @@ class _Made:
     text: str
 
 
-_LINES: dict[int, tuple[Any, Any]] = {}
-"""id(JITFunction) -> (it, its file and first line): kept alive, so that an id is never another's."""
+_STAGE_LOCK = threading.RLock()
+"""Held by first_stage_only: Triton's compile and backend swapped for the process, one at a time
+(the capture's launches, Inductor's compiles and the prune hook may each be in a thread)."""
+_LINES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""JITFunction -> its file and first line (a function's source does not change during a run)."""
 
 
 def _file_line(file_line: Any) -> Any:
@@ -134,10 +153,13 @@ def _file_line(file_line: Any) -> Any:
     source (inspect.getsourcelines) at every call the code generator makes, a sixth of the code
     generator's time on fla-core; a function's source does not change during a run."""
     def once(fn: Any) -> Any:
-        kept = _LINES.get(id(fn))
-        if kept is None or kept[0] is not fn:
-            kept = _LINES[id(fn)] = (fn, file_line(fn))
-        return kept[1]
+        try:
+            kept = _LINES.get(fn)
+            if kept is None:
+                kept = _LINES[fn] = file_line(fn)
+            return kept
+        except TypeError:  # not weakly referable: asked as Triton asks it
+            return file_line(fn)
 
     return once
 
@@ -154,15 +176,23 @@ def _reused(src: Any, make_ir: Any, target: Any, entry: dict) -> Any:
     and the TTIR it writes is the one make_ttir made for the first (tests/integration/triton/
     test_first_stage.py: the text equals a compile of its own)."""
     def made(options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
+        from triton.compiler.compiler import get_cache_invalidating_env_vars
+
         values = {k: v for k, v in sorted(vars(options).items()) if k not in LAUNCH_ONLY}
-        key = f"{src.hash()}-{target!r}-{values!r}"
+        # Triton's cache key but the launch-only options (its environment variables too:
+        # make_ttir reads TRITON_INTEL_RAISE_BLOCK_POINTER), and the function itself: a source
+        # hash does not cover the values of the globals it reads, which may differ between two
+        # functions of the same text (Triton itself compiles each JITFunction afresh).
+        key = (f"{src.hash()}-{id(src.fn)}-{target!r}-{values!r}-"
+               f"{sorted(get_cache_invalidating_env_vars().items())}")
         hit = _MADE.get(key)
-        if hit is not None and hit[1] is not None and all(getattr(options, k) == v for k, v in hit[0].items()):
+        if hit is not None and hit[0] is src.fn and hit[2] is not None and \
+                all(getattr(options, k) == v for k, v in hit[1].items()):
             _MADE.move_to_end(key)
-            return _Made(hit[1])
+            return _Made(hit[2])
         reads = _Reads(options)
         module = make_ir(reads, codegen_fns, module_map, context)
-        _MADE[key] = [{k: getattr(options, k) for k in LAUNCH_ONLY if k in reads.names}, None]
+        _MADE[key] = [src.fn, {k: getattr(options, k) for k in LAUNCH_ONLY if k in reads.names}, None]
         entry["made"] = key  # the TTIR stage records what make_ttir makes of it
         while len(_MADE) > _MADE_KEPT:
             _MADE.popitem(last=False)
