@@ -332,12 +332,13 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
 
     round_of(lambda spec: one_lever_at_a_time(launched_shape(spec)))
     # The last single lever, a smaller K block: a clean config of the same kernel that differs in
-    # that alone.  Where it cleans, the full grid is not built, unless the staging pass applies
-    # (a staged shape of its own build is then the change, as for one kernel: TritonSearch.staged_only).
-    smaller = {id(s) for s in searching if searches[id(s)].first_clean is None and k_block_sibling(s, clean)}
+    # that alone.  Where it cleans, the full grid is not built.  Not where the staging pass
+    # applies: staging is then the change shown (the remedy for a large dot's registers, the
+    # seed's loop), the best staged shape of round 2 (TritonSearch.staged_only).
+    smaller = {id(s) for s in searching if searches[id(s)].first_clean is None
+               and not searches[id(s)].staging_applies and k_block_sibling(s, clean)}
     built = {id(s): {r.shape for r in searches[id(s)].rows} for s in searching}
-    round_of(lambda spec: None if searches[id(spec)].first_clean is not None or
-             (id(spec) in smaller and not searches[id(spec)].staging_applies) else
+    round_of(lambda spec: None if searches[id(spec)].first_clean is not None or id(spec) in smaller else
              [shape for shape in grid(TRITON_LEVERS, TritonShape, launched_shape(spec))
               if shape not in built[id(spec)]])
 
