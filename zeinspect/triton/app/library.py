@@ -278,10 +278,11 @@ def fixes_of(specs: list[Specialization], screener: Screener, names: dict[int, s
         """A build as launched (not a `--stage` row beside it), or a gate's levered build."""
         return not spec.staged or levered_only
 
-    found = [s for s in specs if searched(s) and isinstance(got := screener.done.get(id(s)), Collection)
-             and has_finding(got.reports)]
-    clean_of: dict[int, Collection] = {id(s): got for s in specs if searched(s) and isinstance(
-        got := screener.done.get(id(s)), Collection) and got.reports and not has_finding(got.reports)}
+    screened: dict[int, Collection] = {id(s): got for s in specs if searched(s) and isinstance(
+        got := screener.done.get(id(s)), Collection)}
+    found = [s for s in specs if id(s) in screened and has_finding(screened[id(s)].reports)]
+    clean_of = {id(s): screened[id(s)] for s in specs if id(s) in screened and screened[id(s)].reports
+                and not has_finding(screened[id(s)].reports)}
     clean = [s for s in specs if id(s) in clean_of]
     searches = {id(s): TritonSearch(kernel=s.kernel, targets=tuple(config.targets), in_order=True) for s in found}
 

@@ -138,6 +138,17 @@ _NEEDS = re.compile(r"(?:constexpr|pointer) ((?:'\w+'(?:, )?)+) needs (?:a value
 def needed(message: str) -> list[str]:
     """The names a `signature_for` refusal asks the user for."""
     return [name for m in _NEEDS.finditer(message) for name in re.findall(r"'(\w+)'", m.group(1))]
+
+
+def _staged(kernel: TritonKernel, label: str, config: Settings, session: Session, progress: Progress | None) -> Collection:
+    """A kernel (a config of it) built again with the SLM staging pass, its rows `LABEL[staged]`."""
+    from ..probes.audit import probe_triton
+
+    staged = probe_triton(kernel, config, session, stage=True, progress=progress)
+    staged.reports = [r.replace(input=f"{label}[staged]") for r in staged.reports]
+    return staged
+
+
 def screen_package(path: str, base: TritonKernel, config: Settings, session: Session, *,
                    progress: Progress | None = None, build: bool = True, stage: bool = False) -> PackageScreen:
     """Every launched kernel of the module or package at `path` (see the module docstring);
@@ -180,15 +191,11 @@ def screen_package(path: str, base: TritonKernel, config: Settings, session: Ses
                         label = f"{kernel.label}[config {n}: {tuned.describe()}]"
                         got.extend(result, reports=[r.replace(input=label) for r in result.reports])
                         if stage and not tuned.unusable:
-                            staged = probe_triton(tuned.applied_to(kernel), config, session, stage=True,
-                                                  progress=progress)
-                            got.extend(staged, reports=[r.replace(input=f"{label}[staged]") for r in staged.reports])
+                            got.extend(_staged(tuned.applied_to(kernel), label, config, session, progress))
                 else:
                     got.extend(probe_triton(kernel, config, session, stage=False, progress=progress))
                     if stage:
-                        staged = probe_triton(kernel, config, session, stage=True, progress=progress)
-                        got.extend(staged, reports=[r.replace(input=f"{kernel.label}[staged]")
-                                                    for r in staged.reports])
+                        got.extend(_staged(kernel, kernel.label, config, session, progress))
             except UsageError as exc:
                 needs = needed(str(exc))
                 out.unscreened.append(Unscreened(kernel.label, exc.one_line().removeprefix(f"{kernel.label}: "),
