@@ -417,3 +417,33 @@ def test_the_signature_check_sees_a_long_one_and_spares_a_click_command(tmp_path
                                "class C:\n    def m(self, a, b, c, d, e, f, g, h):\n        pass\n\n"
                                "@cli.command()\n@click.option('--x')\ndef cmd(a, b, c, d, e, f, g, h, i, j):\n    pass\n")
     assert long_signatures(fake) == ["zeinspect/a.py:1: f takes 9"]
+
+
+# What only some runs need, loaded when they ask for it (issue 62, "warm at the floor"): a
+# profile's reader and join (msgspec among them) with --profile, the ratchet's rewrite with
+# --update-ratchet.  bench/startup.py measures what the rest costs.
+AUDIT_LOADS_ON_DEMAND = ("zeinspect.judge.profile", "zeinspect.inputs.profile", "zeinspect.inputs.unitrace",
+                         "zeinspect.judge.update", "msgspec")
+
+
+def test_an_audit_loads_no_profile_reader_and_no_ratchet_writer_until_asked():
+    """The modules `zeinspect audit` imports to start and to print (the command's module, the
+    use case, its writers) load none of AUDIT_LOADS_ON_DEMAND; asking for a profile loads it."""
+    import subprocess
+    import sys
+
+    start = ("zeinspect.cli.gate", "zeinspect.app.audit", "zeinspect.formats.audit", "zeinspect.formats.text")
+    code = ("import importlib, sys\n"
+            f"for m in {start!r}:\n    importlib.import_module(m)\n"
+            "print('\\n'.join(sorted(sys.modules)))\n"
+            "from zeinspect.app.profile import profiled\n"
+            "from zeinspect.settings import Settings\n"
+            "try:\n    profiled(Settings(profile='/nonexistent.json'), [])\n"
+            "except Exception:\n    pass\n"
+            "print('--- after a profile was asked for')\n"
+            "print('\\n'.join(sorted(sys.modules)))\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout
+    before, after = got.split("--- after a profile was asked for")
+    assert [m for m in AUDIT_LOADS_ON_DEMAND if m in before.split()] == []
+    assert "zeinspect.inputs.profile" in after.split()  # the check can see a load

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..fileio import atomic_write
@@ -19,8 +19,6 @@ from ..judge import ratchet as ratchet_mod
 from ..judge.audit import AuditResult, audit
 from ..judge.coverage import Coverage
 from ..judge.paths import PathDifference, differences, judge_intent
-from ..judge.profile import ProfileJoin
-from ..judge.update import UpdatePlan, update
 from ..model import Compiler
 from ..probes.collect import collect_reports
 from ..probes.logs import read_log, reports_from_log
@@ -33,6 +31,10 @@ from .gate import gate_entries, load_gate, settings
 from .outcome import Outcome
 from .profile import apply_time_share, profiled
 from .session import open_session
+
+if TYPE_CHECKING:  # a profile's join and a ratchet's update load when a run asks for them, not at every start
+    from ..judge.profile import ProfileJoin
+    from ..judge.update import UpdatePlan
 
 DEFAULT_RATCHET = "scratch_ratchet.txt"
 
@@ -196,6 +198,8 @@ class RatchetUpdate:
 def update_ratchet(run_: AuditRun, *, allow_grow: bool) -> RatchetUpdate:
     """Rewrite the ratchet file to what the audit measured, atomically (the caller refuses to
     when compiles crashed: their kernels' figures are unknown)."""
+    from ..judge.update import update
+
     before = run_.ratchet.render()
     plan = update(run_.ratchet, run_.result, allow_grow=allow_grow)
     after = run_.ratchet.render()

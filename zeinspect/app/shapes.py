@@ -33,6 +33,7 @@ def shapes(paths: list[str], config: Settings, *, kernels: tuple[str, ...] = (),
     for inp in collect(list(paths)):
         if not inp.compilable:
             raise InputError(f"shapes need a source or SPIR-V module, not a {inp.kind}", path=inp.path)
-        scope = Scope(allow_subgroup_change=allow_subgroup_change, kernels=kernels, measure=True, cost=cost)
+        scope = Scope(allow_subgroup_change=allow_subgroup_change, kernels=kernels, measure=True, cost=cost,
+                      dump_first=True)
         searches += search_module(inp, config, session, plan, scope=scope, progress=progress).searches
     return Shapes(searches)

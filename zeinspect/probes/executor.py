@@ -44,6 +44,7 @@ from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
 from ..toolchain.ocloc import Flags, compile_argv
 from ..toolchain.run import ToolRun, run_tool
+from .dumps import build_fields, read_dumped
 from .results import CompileStats, Progress
 
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
@@ -141,6 +142,22 @@ def _from_cache(meta: dict, payload: bytes) -> Compiled:
                     meta["kernel_names"], True, meta["argv"], _figures_from_json(meta.get("figures")),
                     tuple(meta["zeinfo_version"]) if meta.get("zeinfo_version") else None, meta.get("parse_error"),
                     float(meta.get("seconds") or 0.0))
+
+
+def _from_dump(cache: BuildCache, job: Job) -> Compiled | None:
+    """The plain build of a SPIR-V job from the dumping compile of the same build, when the
+    cache holds one that built (probes.dumps: its zebin and log are the plain compile's); None
+    otherwise (a build that failed is made again, for its own log and status)."""
+    if job.kind != InputKind.SPIRV or job.stands_for is not None:
+        return None
+    built = read_dumped(cache, build_fields(job.compiler.id, job.module_digest, True, job.ip, job.options,
+                                            job.internal_options, job.environment))
+    if built is None or built.failure is not None or built.exit_code or built.binary is None:
+        return None
+    figures, version, error = _parse(built.binary, job.ip)
+    names = [f.name for f in figures] if figures is not None else _names_from(job, Path(os.devnull))
+    argv, log = _as_run(job, Path("module.spv"), Path("out"), built.log)
+    return Compiled(None, 0, log, built.binary, names, True, argv, figures, version, error)
 
 
 def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
@@ -501,9 +518,12 @@ class CachedExecutor:
         self.cache.prefetch([jobs[i].key for i in unique], _module_groups([jobs[i] for i in unique]))
         for i in unique:
             hit = self.cache.get(jobs[i].key)
-            if hit is not None:
+            answered = _from_cache(*hit) if hit is not None else _from_dump(self.cache, jobs[i])
+            if answered is not None:
                 self.cache_hits += 1
-                deliver(i, _from_cache(*hit))
+                if hit is None:
+                    _store(self.cache, jobs[i], answered)
+                deliver(i, answered)
             else:
                 missed.append(i)
 

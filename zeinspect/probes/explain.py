@@ -10,12 +10,8 @@ spill size is the zebin's is the one explained.  Dumps and zebin are cached like
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import os
 import re
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,7 +19,8 @@ from pathlib import Path
 
 from .. import names
 from ..cache import BuildCache, make_key
-from ..errors import FormatError
+from ..errors import FormatError, UsageError
+from ..fileio import sha256
 from ..inputs import Input, expand_host
 from ..inputs.buildlog import LogEventKind, parse_log
 from ..inputs.isa import KernelIsa, read_dump
@@ -34,6 +31,7 @@ from ..settings import Settings
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
 from ..toolchain.targets import TargetPlan
 from .aot import build_options, prepare_module
+from .dumps import build_fields, keep_dumped, read_dumped
 from .session import Session
 
 
@@ -115,33 +113,39 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
 
 
 def _build_fields(job: _Job, environment: tuple[tuple[str, str], ...]) -> dict:
-    """What a dumping compile's result depends on: the key of its cache entry, and of what is
-    derived from it (scratch_costs)."""
-    return {"compiler": job.compiler.id, "source": hashlib.sha256(job.data).hexdigest(), "spirv": job.spirv,
-            "ip": job.ip, "options": job.options, "internal": job.internal,
-            "environment": [list(kv) for kv in environment]}
+    """What a dumping compile's result depends on (probes.dumps.build_fields)."""
+    return build_fields(job.compiler.id, sha256(job.data), job.spirv, job.ip, job.options, job.internal, environment)
 
 
 def _dumped_build(cache: BuildCache, job: _Job, config: Settings) -> DumpedBuild:
     """The job's dumping compile (IGC's ISA of each kernel), with the run's time limit and
     compiler environment, from the build cache when it holds it."""
     environment = config.compiler_environment
-    key = make_key(kind="isa-dump/4", **_build_fields(job, environment))
-    hit = cache.get(key)
+    fields = _build_fields(job, environment)
+    hit = read_dumped(cache, fields)
     if hit is not None:
-        meta, payload = hit
-        body = json.loads(zlib.decompress(payload))
-        return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
-                           base64.b64decode(body["binary"]) if body["binary"] is not None else None,
-                           meta.get("exit_code", 0))
+        return hit
     built = dump_isa(job.compiler, job.data, spirv=job.spirv, ip=job.ip, options=job.options,
                      internal_options=job.internal, timeout=config.timeout, environment=environment)
-    if built.failure is None:  # a crash or a hang may not happen again: never cached
-        body = {"dumps": [[d.file, d.text] for d in built.dumps],
-                "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
-        cache.put(key, {"log": built.log, "failure": built.failure, "exit_code": built.exit_code},
-                  zlib.compress(json.dumps(body).encode(), 1))
+    keep_dumped(cache, fields, built)
     return built
+
+
+def dump_builds(asked: list[tuple[list[Input], Settings]], session: Session) -> None:
+    """The dumping compiles of several (inputs, config) pairs into the build cache, read by
+    nobody yet: a shape search that will read the ISA of its SPIR-V builds makes them first,
+    and its plain builds are then answered from them (probes.dumps)."""
+    cache = session.cache
+    jobs: list[tuple[Settings, _Job]] = []
+    for inputs, config in asked:
+        try:
+            jobs += [(config, job) for job in _jobs(inputs, config, session.plan(config.targets), {}, ExplainResult(),
+                                                     cache)]
+        except UsageError:  # a shape this compiler cannot build: its plain build says why
+            continue
+    if jobs:
+        with _pool(len(jobs), asked[0][1]) as pool:
+            list(pool.map(lambda item: _dumped_build(cache, item[1], item[0]), jobs))
 
 
 SOURCE_LIMIT = 4 << 20

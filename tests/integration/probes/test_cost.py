@@ -152,13 +152,21 @@ def test_the_audit_costs_a_kernel_in_its_recorded_shape_from_that_build(cli, sid
     assert audited["cost"] == shaped["cost"] and audited["cost"] != written["cost"]
 
 
-def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(cli, sid_compiler, tmp_path):
+@pytest.mark.parametrize("form", ["opencl", "spirv"])
+def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(cli, sid_compiler, tmp_path, form):
     """`shapes --cost` on a module of two scratch users measures each shape's traffic from one
     dumping compile of the whole module in that shape (issue 62: per module, not per kernel); each
     kernel's figure is what `kernel` gives for it alone in the same shape (its own build, whose
-    cost the tests above check against IGC's dump)."""
-    module = tmp_path / "two.cl"
-    module.write_text((KERNELS / "fma_tile.cl").read_text() + (KERNELS / "sg32_accumulate.cl").read_text())
+    cost the tests above check against IGC's dump).  As SPIR-V, the module shapes are built as
+    those dumping compiles from the start, their plain builds answered from them (probes.dumps)."""
+    from sycl_builds import spirv_of
+
+    source = tmp_path / "two.cl"
+    source.write_text((KERNELS / "fma_tile.cl").read_text() + (KERNELS / "sg32_accumulate.cl").read_text())
+    module = source
+    if form == "spirv":
+        module = tmp_path / "two.spv"
+        module.write_bytes(spirv_of(sid_compiler, source, tmp_path, device="dg2-g10"))
     common = ("-t", "dg2-g10", "--compiler", sid_compiler.id, "--json", "-q")
     doc = json.loads(cli("shapes", module, "--cost", *common).out)
     measured = [(s["kernel"], r["shape"], r["costs"]) for s in doc["searches"] for r in s["rows"] if r["costs"]]

@@ -1,0 +1,36 @@
+"""A plain build answered from the dumping compile of the same build (probes.dumps): what a
+shape search that reads its builds' ISA relies on to compile each shape once."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import KERNELS, Cli
+from sycl_builds import spirv_of
+
+# Per generation, targets of two IPs (Debian 12's ocloc knows no Xe2).
+TARGETS = {"current": "tgllp,bmg-g21", "debian": "tgllp,dg2-g10"}
+
+
+def generation(compiler) -> str:
+    return "current" if int(compiler.ocloc_version.split(".")[0]) >= 24 else "debian"
+
+
+@pytest.mark.parametrize("kernel", ["fma_tile.cl", "private_array.cl"])
+def test_a_plain_build_answered_from_the_dumping_compile_is_the_plain_compile(fresh_cli, compiler, tmp_path, kernel):
+    """`explain` makes the dumping compiles; `inspect` with the same cache then compiles
+    nothing, and every report is, field for field, the one a plain compile gives with a cache
+    of its own."""
+    module = tmp_path / "k.spv"
+    module.write_bytes(spirv_of(compiler, KERNELS / kernel, tmp_path, device="tgllp"))
+    targets = TARGETS[generation(compiler)]
+    args = ("-t", targets, "--compiler", compiler.id)
+    res = fresh_cli("explain", module, *args, "-q")
+    assert res.code in (0, 1), res
+    code, answered = fresh_cli.json("inspect", module, *args)
+    assert answered["stats"]["compiles"] == 0 and answered["stats"]["cache_hits"] == len(targets.split(","))
+    plain_env = dict(fresh_cli.env, ZEINSPECT_CACHE_DIR=str(tmp_path / "plain-cache"))
+    plain_code, plain = Cli(plain_env).json("inspect", module, *args)
+    assert plain["stats"]["compiles"] == len(targets.split(","))  # the premise: these were compiled
+    assert code == plain_code
+    assert answered["reports"] == plain["reports"]
+    assert any(r["scratch_bytes"] for r in plain["reports"])  # a kernel whose figures say something
