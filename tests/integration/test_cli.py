@@ -160,6 +160,38 @@ def test_explain_contains_a_hanging_or_crashing_compiler(cli, sid_compiler, tmp_
     assert res.code == 0 and "no spill" in res.out, res
 
 
+def test_a_stop_ends_the_compiles_running_instead_of_waiting_for_them(sid_compiler, tmp_path):
+    """SIGTERM while a compile runs that would take minutes (a cliff kernel's can): the run ends
+    at once, exit 130, the compile's process group gone, and the compile it killed is no
+    finding (no crash reported: what it would have built is what was left)."""
+    import json
+    import signal
+    import sys
+
+    from conftest import ROOT, _clean_environ
+
+    slow = _wrapper(tmp_path, sid_compiler.path, "sleep 337")
+    env = {**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
+           "ZEINSPECT_OCLOC": slow}
+    proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "inspect", str(KERNELS / "clean.cl"), "-t", "tgllp",
+                             "--json", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline and not subprocess.run(
+            ["pgrep", "-f", "sleep 337"], capture_output=True).stdout.strip():
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()  # the premise: stopped while the compile runs
+    proc.send_signal(signal.SIGTERM)
+    stopped = time.monotonic()
+    out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - stopped < 30  # not the 337 s the compile would have taken
+    assert proc.returncode == 130, err
+    assert not subprocess.run(["pgrep", "-f", "sleep 337"], capture_output=True, text=True).stdout.strip()
+    assert "signal" not in err
+    doc = json.loads(out)
+    assert not any("signal" in str(r.get("reason")) for r in doc["reports"])
+    assert not any("signal" in i for i in doc["incidents"])
+
+
 @pytest.mark.parametrize("timeout, env", [(["--timeout", "2"], {}), ([], {"ZEINSPECT_TIMEOUT": "2"})])
 def test_a_hanging_version_query_is_bounded_by_the_timeout(cli, tmp_path, timeout, env):
     """The compiler's own version probe gets no more than --timeout (or $ZEINSPECT_TIMEOUT)."""

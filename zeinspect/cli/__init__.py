@@ -44,7 +44,9 @@ GC_THRESHOLDS = (50_000, 10, 10)
 def _stop(*_: object) -> None:
     """SIGTERM (a CI job's time limit, `timeout(1)`) stops a run as Ctrl-C does: a screen that
     keeps what it did writes its reports and exits 130 (app.outcome), any other run says
-    "interrupted"; no partial file is left (fileio.atomic_write)."""
+    "interrupted"; no partial file is left (fileio.atomic_write).  The compiles running are
+    ended by whoever takes their results, once it has stopped taking them
+    (toolchain.run.stop_compilers)."""
     raise KeyboardInterrupt
 
 

@@ -43,7 +43,7 @@ from ..levers import Shape
 from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
 from ..toolchain.ocloc import Flags, compile_argv
-from ..toolchain.run import ToolRun, run_tool
+from ..toolchain.run import ToolRun, run_tool, stop_compilers
 from .dumps import build_fields, read_dumped
 from .results import CompileStats, Progress
 
@@ -589,8 +589,9 @@ class LocalExecutor:
             try:
                 self._run_tasks(pool, jobs, everything, workers, finished, progress, on_result, total)
             except KeyboardInterrupt:
-                # Stopped (Ctrl-C, SIGTERM): the compiles not started never start; those running end
-                # (their results are dropped), and what was handed over is kept by the caller.
+                # Stopped (Ctrl-C, SIGTERM): the compiles not started never start; those running are
+                # ended now (their results are dropped), and what was handed over is kept by the caller.
+                stop_compilers()
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
 

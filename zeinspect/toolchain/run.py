@@ -66,6 +66,41 @@ class Slots:
 SLOTS = Slots()
 
 
+class _Live:
+    """The compiler processes running now, so that a stopped run ends them (`stop_compilers`)
+    instead of waiting for each: each runs in a session of its own (a hang's whole group can be
+    killed), so Ctrl-C in a terminal never reaches it, and a cliff kernel's compile can take
+    minutes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+
+    def add(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            _kill_group(proc)
+
+
+LIVE = _Live()
+
+
+def stop_compilers() -> None:
+    """End every compiler process running now.  Called by a stopped run (SIGINT, SIGTERM) once
+    it has taken the results it keeps: what the killed ones return is a crash no one reads.
+    Nothing stays switched off: a process that goes on (a pytest session) compiles as before."""
+    LIVE.kill_all()
+
+
 @dataclass(frozen=True)
 class ToolRun:
     argv: tuple[str, ...]
@@ -126,6 +161,7 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
     except OSError as exc:
         raise ToolchainError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     timed_out = False
+    LIVE.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -136,6 +172,8 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
         _kill_group(proc)
         proc.wait()
         raise
+    finally:
+        LIVE.discard(proc)
     seconds = time.monotonic() - start
     text = out[:MAX_LOG_BYTES].decode("utf-8", "replace")
     returncode = proc.returncode

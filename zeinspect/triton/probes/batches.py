@@ -13,6 +13,7 @@ from typing import Any
 from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
+from ...toolchain.run import stop_compilers
 from ..model.kernel import IR_SUFFIX
 from ..model.specialization import Specialization
 
@@ -90,6 +91,7 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
         for batch, future in pending:  # audited while Triton built the batches after them
             if future.done():
                 keep(batch, _contained(batch, future.result))
+        stop_compilers()  # only now: what the killed compiles return is never kept
         stopped = (f"after {count} of {len(todo)} specializations (their reports are kept; a re-run "
                    "reads them back from the build cache)")
     finally:
