@@ -266,6 +266,11 @@ class BuildCache:
                     self.hits += 1
         return entry
 
+    def get_local(self, key: str) -> tuple[dict, bytes] | None:
+        """This machine's entry only: never asks the shared store, and counts no miss (for a
+        lookup that is a bonus, not the run's question: probes.dumps)."""
+        return self._get_local(key) if self._local_has(key) else None
+
     def _get_local(self, key: str) -> tuple[dict, bytes] | None:
         path = self._path(key)
         if path is None:

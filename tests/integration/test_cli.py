@@ -170,22 +170,28 @@ def test_a_stop_ends_the_compiles_running_instead_of_waiting_for_them(sid_compil
 
     from conftest import ROOT, _clean_environ
 
-    slow = _wrapper(tmp_path, sid_compiler.path, "sleep 337")
+    marker = f"sleep 337.{os.getpid()}"  # this run's own, whatever else runs on the machine
+    slow = _wrapper(tmp_path, sid_compiler.path, marker)
     env = {**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
            "ZEINSPECT_OCLOC": slow}
     proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "inspect", str(KERNELS / "clean.cl"), "-t", "tgllp",
                              "--json", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline and not subprocess.run(
-            ["pgrep", "-f", "sleep 337"], capture_output=True).stdout.strip():
-        time.sleep(0.05)
-    assert proc.poll() is None, proc.communicate()  # the premise: stopped while the compile runs
-    proc.send_signal(signal.SIGTERM)
-    stopped = time.monotonic()
-    out, err = proc.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        running = b""
+        while proc.poll() is None and time.monotonic() < deadline and not running:
+            running = subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout.strip()
+            time.sleep(0.05)
+        assert running and proc.poll() is None, proc.communicate()  # the premise: stopped while it compiles
+        proc.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        subprocess.run(["pkill", "-f", marker])
     assert time.monotonic() - stopped < 30  # not the 337 s the compile would have taken
     assert proc.returncode == 130, err
-    assert not subprocess.run(["pgrep", "-f", "sleep 337"], capture_output=True, text=True).stdout.strip()
+    assert not subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.strip()
     assert "signal" not in err
     doc = json.loads(out)
     assert not any("signal" in str(r.get("reason")) for r in doc["reports"])

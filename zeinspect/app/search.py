@@ -174,8 +174,11 @@ def search_module(inp: Input, base: Settings, session: Session, plan: TargetPlan
         # (probes.dumps), instead of a plain compile and a dumping one.  A shape whose ISA is
         # not read after all (it cleans every user) cost the dump's extra, 1.05-1.45x a plain
         # compile, against a second compile saved on every other (issue 62).  The as-written
-        # build came first, plain: it finds whether there is anything to search.
-        dump_builds([([inp], config_of(m)) for m in todo], session)
+        # build came first, plain: it finds whether there is anything to search, and where the
+        # module applies (a target whose device lacks what it requires gets no dump either).
+        applies = {r.target for r in plain.reports if r.applicable}
+        dump_builds([([inp], config_of(m).with_targets(where)) for m in todo
+                     if (where := [t for t in m.targets if t in applies])], session)
     # The module shapes build in parallel (probes.aot.probe_each), as the audit's builds do.
     for m, got in zip(todo, probe_each(inp, [config_of(m) for m in todo], session)):
         done += 1

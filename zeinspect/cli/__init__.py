@@ -44,9 +44,12 @@ GC_THRESHOLDS = (50_000, 10, 10)
 def _stop(*_: object) -> None:
     """SIGTERM (a CI job's time limit, `timeout(1)`) stops a run as Ctrl-C does: a screen that
     keeps what it did writes its reports and exits 130 (app.outcome), any other run says
-    "interrupted"; no partial file is left (fileio.atomic_write).  The compiles running are
-    ended by whoever takes their results, once it has stopped taking them
-    (toolchain.run.stop_compilers)."""
+    "interrupted"; no partial file is left (fileio.atomic_write).  The compiles running end at
+    once, not when each would have finished, and none starts after (app.session.stop_run:
+    what they would have built is what was left, never a finding)."""
+    from ..app.session import stop_run
+
+    stop_run()
     raise KeyboardInterrupt
 
 
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     limit_arenas()  # zeinspect.malloc says why
     signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     try:
         cli.main(args=argv, prog_name="zeinspect", standalone_mode=False)
     except click.UsageError as exc:

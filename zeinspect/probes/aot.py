@@ -14,6 +14,7 @@ import math
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -362,6 +363,8 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
     try:
         executor.run([job for job, _ in jobs], progress=progress, on_result=take)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the compiles done are kept and reported
+        if threading.current_thread() is not threading.main_thread():
+            raise  # a probe on a worker thread (a Triton batch's audit): its caller keeps what was whole
         built = sum(1 for got in per_job if got)
         result.stopped = f"after {built} of {len(jobs)} compiles (their reports are kept; a re-run reads them back " \
                          "from the build cache)"

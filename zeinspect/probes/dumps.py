@@ -20,7 +20,8 @@ import zlib
 from ..cache import BuildCache, make_key
 from ..toolchain.shader_dump import DumpedBuild, IsaDump
 
-DUMP_KIND = "isa-dump/4"
+DUMP_KIND = "isa-dump/5"
+"""/5: the compile's seconds are kept (a plain build answered from it keeps its compile time)."""
 
 
 def build_fields(compiler: str, source_digest: str, spirv: bool, ip: str, options: str, internal: str,
@@ -31,16 +32,18 @@ def build_fields(compiler: str, source_digest: str, spirv: bool, ip: str, option
             "internal": internal, "environment": [list(kv) for kv in environment]}
 
 
-def read_dumped(cache: BuildCache, fields: dict) -> DumpedBuild | None:
-    """The dumping compile of `fields` the cache holds, or None."""
-    hit = cache.get(make_key(kind=DUMP_KIND, **fields))
+def read_dumped(cache: BuildCache, fields: dict, *, local_only: bool = False) -> DumpedBuild | None:
+    """The dumping compile of `fields` the cache holds, or None.  `local_only`: this machine's
+    cache alone (a plain build's lookup of a dump is a bonus: it asks no shared store)."""
+    key = make_key(kind=DUMP_KIND, **fields)
+    hit = cache.get_local(key) if local_only else cache.get(key)
     if hit is None:
         return None
     meta, payload = hit
     body = json.loads(zlib.decompress(payload))
     return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],
                        base64.b64decode(body["binary"]) if body["binary"] is not None else None,
-                       meta.get("exit_code", 0))
+                       meta.get("exit_code", 0), float(meta.get("seconds") or 0.0))
 
 
 def keep_dumped(cache: BuildCache, fields: dict, built: DumpedBuild) -> None:
@@ -50,5 +53,5 @@ def keep_dumped(cache: BuildCache, fields: dict, built: DumpedBuild) -> None:
     body = {"dumps": [[d.file, d.text] for d in built.dumps],
             "binary": base64.b64encode(built.binary).decode() if built.binary is not None else None}
     cache.put(make_key(kind=DUMP_KIND, **fields), {"log": built.log, "failure": built.failure,
-                                                   "exit_code": built.exit_code},
+                                                   "exit_code": built.exit_code, "seconds": round(built.seconds, 3)},
               zlib.compress(json.dumps(body).encode(), 1))

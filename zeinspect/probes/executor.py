@@ -151,13 +151,13 @@ def _from_dump(cache: BuildCache, job: Job) -> Compiled | None:
     if job.kind != InputKind.SPIRV or job.stands_for is not None:
         return None
     built = read_dumped(cache, build_fields(job.compiler.id, job.module_digest, True, job.ip, job.options,
-                                            job.internal_options, job.environment))
+                                            job.internal_options, job.environment), local_only=True)
     if built is None or built.failure is not None or built.exit_code or built.binary is None:
         return None
     figures, version, error = _parse(built.binary, job.ip)
     names = [f.name for f in figures] if figures is not None else _names_from(job, Path(os.devnull))
     argv, log = _as_run(job, Path("module.spv"), Path("out"), built.log)
-    return Compiled(None, 0, log, built.binary, names, True, argv, figures, version, error)
+    return Compiled(None, 0, log, built.binary, names, True, argv, figures, version, error, built.seconds)
 
 
 def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:

@@ -66,6 +66,11 @@ class Slots:
 SLOTS = Slots()
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in the thread whose compile a stopped run ended, or that would start one after
+    the stop: no result is made of it, so it can never be a finding (a crash, a missing kernel)."""
+
+
 class _Live:
     """The compiler processes running now, so that a stopped run ends them (`stop_compilers`)
     instead of waiting for each: each runs in a session of its own (a hang's whole group can be
@@ -75,30 +80,44 @@ class _Live:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen] = set()
+        self.stopped = False
 
     def add(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._procs.add(proc)
+            stopped = self.stopped
+        if stopped:  # started as the run was being stopped
+            _kill_group(proc)
 
     def discard(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._procs.discard(proc)
 
-    def kill_all(self) -> None:
+    def stop(self) -> None:
         with self._lock:
-            procs = list(self._procs)
+            self.stopped = True
+            procs = [p for p in self._procs if p.returncode is None]  # a reaped one's pid may be reused
         for proc in procs:
             _kill_group(proc)
+
+    def resume(self) -> None:
+        with self._lock:
+            self.stopped = False
 
 
 LIVE = _Live()
 
 
 def stop_compilers() -> None:
-    """End every compiler process running now.  Called by a stopped run (SIGINT, SIGTERM) once
-    it has taken the results it keeps: what the killed ones return is a crash no one reads.
-    Nothing stays switched off: a process that goes on (a pytest session) compiles as before."""
-    LIVE.kill_all()
+    """End every compiler process running now, and refuse to start others (`Stopped` in their
+    threads) until `resume_compilers`: the run is being stopped (SIGINT, SIGTERM)."""
+    LIVE.stop()
+
+
+def resume_compilers() -> None:
+    """Compile again after a stop (each session opens with it: a process that goes on after a
+    stopped run, such as a pytest session, compiles as before)."""
+    LIVE.resume()
 
 
 @dataclass(frozen=True)
@@ -148,6 +167,8 @@ def run_tool(argv: list[str], *, cwd: str, timeout: float | None = None, env: di
 
 
 def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
+    if LIVE.stopped:
+        raise Stopped
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -161,8 +182,8 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
     except OSError as exc:
         raise ToolchainError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     timed_out = False
-    LIVE.add(proc)
     try:
+        LIVE.add(proc)
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
@@ -174,6 +195,8 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
         raise
     finally:
         LIVE.discard(proc)
+    if LIVE.stopped and proc.returncode is not None and proc.returncode < 0:
+        raise Stopped  # ended by the stop, not a crash of its own
     seconds = time.monotonic() - start
     text = out[:MAX_LOG_BYTES].decode("utf-8", "replace")
     returncode = proc.returncode

@@ -45,6 +45,8 @@ class DumpedBuild:
     """The zebin the same compile wrote (the binary whose ISA the dumps show)."""
     exit_code: int = 0
     """ocloc's exit code: non-zero without a failure is a module that did not build."""
+    seconds: float = 0.0
+    """How long the compile took."""
 
 
 def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options: str, internal_options: str,
@@ -67,4 +69,4 @@ def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options
         binary = binaries[0].read_bytes() if binaries else None
     # The temporary copy's path means nothing to the user: name it as the dumps do.
     return DumpedBuild(found, run.output.replace(str(src), THE_MODULE), run.describe_failure(), binary,
-                       run.returncode or 0)
+                       run.returncode or 0, run.seconds)

@@ -152,6 +152,24 @@ def test_the_audit_costs_a_kernel_in_its_recorded_shape_from_that_build(cli, sid
     assert audited["cost"] == shaped["cost"] and audited["cost"] != written["cost"]
 
 
+def _counting_ocloc(compiler, prefix: Path, log: Path) -> Path:
+    """`compiler` behind a script that writes a line per compile to `log`: `plain`, or `1` for a
+    dumping compile (IGC_ShaderDumpEnable).  Its IGC libraries are linked beside it, where
+    zeinspect reads a compiler's IGC version, so it is the same compiler by identity."""
+    from zeinspect.toolchain.compilers import lib_dirs_for
+
+    libs = [d for d in lib_dirs_for(compiler.path) if list(d.glob("libigc.so.*"))] or \
+        [Path(compiler.path).resolve().parent.parent / "root" / "usr" / "lib" / "x86_64-linux-gnu"]
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "lib").mkdir()
+    (prefix / "lib" / "x86_64-linux-gnu").symlink_to(libs[0])
+    script = prefix / "bin" / "ocloc"
+    script.write_text(f"#!/bin/sh\ncase \"$*\" in *' -file '*) echo \"${{IGC_ShaderDumpEnable:-plain}}\" >> "
+                      f"'{log}' ;; esac\nexec '{compiler.path}' \"$@\"\n")
+    script.chmod(0o755)
+    return script
+
+
 @pytest.mark.parametrize("form", ["opencl", "spirv"])
 def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(cli, sid_compiler, tmp_path, form):
     """`shapes --cost` on a module of two scratch users measures each shape's traffic from one
@@ -168,7 +186,18 @@ def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(c
         module = tmp_path / "two.spv"
         module.write_bytes(spirv_of(sid_compiler, source, tmp_path, device="dg2-g10"))
     common = ("-t", "dg2-g10", "--compiler", sid_compiler.id, "--json", "-q")
-    doc = json.loads(cli("shapes", module, "--cost", *common).out)
+    # Every compile of the search, counted by an ocloc that logs them (a cache of its own): plain
+    # or dumping (IGC_ShaderDumpEnable in its environment).
+    counted = tmp_path / "compiles.txt"
+    counting = _counting_ocloc(sid_compiler, tmp_path / "counting", counted)
+    doc = json.loads(cli("shapes", module, "--cost", *common, env={"ZEINSPECT_OCLOC": str(counting),
+                                                                   "ZEINSPECT_CACHE_DIR": str(tmp_path / "c")}).out)
+    plain, dumping = (counted.read_text().split().count(k) for k in ("plain", "1"))
+    # As SPIR-V, only the as-written build is compiled plain (it finds the scratch users); every
+    # other module shape's plain build is its dumping compile's.  OpenCL C is dumped with -g:
+    # each measured shape is compiled twice.
+    assert dumping > 2
+    assert plain == 1 if form == "spirv" else plain >= dumping - 1
     measured = [(s["kernel"], r["shape"], r["costs"]) for s in doc["searches"] for r in s["rows"] if r["costs"]]
     assert {k for k, _, _ in measured} == {"fma_tile", "sg32_accumulate"}  # both kernels, several shapes
     assert len({json.dumps(shape, sort_keys=True) for _, shape, _ in measured}) > 1

@@ -33,4 +33,9 @@ def test_a_plain_build_answered_from_the_dumping_compile_is_the_plain_compile(fr
     assert plain["stats"]["compiles"] == len(targets.split(","))  # the premise: these were compiled
     assert code == plain_code
     assert answered["reports"] == plain["reports"]
+    # The compile's time comes with it (the build cost tables keep each module's), the dump's own.
+    def timed(doc):
+        return {(t["input"], t["target"]) for t in doc["compile_times"] if t["seconds"] > 0}
+
+    assert timed(answered) == timed(plain) and len(timed(plain)) == len(targets.split(","))
     assert any(r["scratch_bytes"] for r in plain["reports"])  # a kernel whose figures say something

@@ -88,10 +88,11 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
         while pending:
             take_oldest()
     except KeyboardInterrupt:
+        stop_compilers()  # idempotent (the command's signal handler did it): also for a stop in-process
         for batch, future in pending:  # audited while Triton built the batches after them
-            if future.done():
+            # A batch the stop cut short ended with the stop itself (toolchain.run.Stopped): not kept.
+            if future.done() and not isinstance(future.exception(), KeyboardInterrupt):
                 keep(batch, _contained(batch, future.result))
-        stop_compilers()  # only now: what the killed compiles return is never kept
         stopped = (f"after {count} of {len(todo)} specializations (their reports are kept; a re-run "
                    "reads them back from the build cache)")
     finally:
