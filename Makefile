@@ -20,11 +20,18 @@ audit: setup
 # The tests of real libraries and real runs' caches at full scale (`slow`: oneMKL, vLLM, Open3D, xpu-kernels,
 # Liger-Kernel, the GPT-2 step's Inductor cache) run in `make slow`, which CI runs after `make
 # test` (.ci/run): the default run stays under ten minutes on 2 cores (README, Performance).
+# The tests' processes write the bytecode they compile to build/pycache, even where the
+# environment sets PYTHONDONTWRITEBYTECODE (as this build machine does): the CPU torch the Triton
+# tests' commands import was installed without bytecode (pip --no-compile, scripts/setup.sh), and
+# every `import torch` then compiled it from source again, 3.9 s instead of 1.9 s (with Triton),
+# in dozens of processes.  Nothing is written beside the sources.
+TEST_ENV = ZEINSPECT_REQUIRE_TOOLCHAINS=1 PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache
+
 test: setup check docs
-	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not slow"
+	$(TEST_ENV) .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not slow"
 
 slow: setup
-	ZEINSPECT_REQUIRE_TOOLCHAINS=1 .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m slow
+	$(TEST_ENV) .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m slow
 
 unit: setup-python
 	.venv/bin/python -m pytest -q tests/unit

@@ -15,7 +15,7 @@ from ..probes.executor import Executor, LocalExecutor
 from ..probes.session import Session
 from ..settings import Settings
 from ..toolchain.compilers import resolve
-from ..toolchain.run import SLOTS, resume_compilers, stop_compilers
+from ..toolchain.run import SLOTS
 
 
 def open_session(config: Settings, *, backend: Callable[[], Executor] | None = None,
@@ -24,7 +24,6 @@ def open_session(config: Settings, *, backend: Callable[[], Executor] | None = N
     `config.compiler` selects (found on first use) or `compilers`, and `backend` or the
     executor the configuration asks for."""
     SLOTS.bound(config.jobs)  # the process-wide bound on compilers running at once (toolchain.run)
-    resume_compilers()  # a run stopped earlier in this process (a pytest session goes on) does not stop this one
     store = None
     if config.use_cache and config.cache_url:
         from ..shared_cache import SharedStore
@@ -53,8 +52,3 @@ def backend_for(config: Settings) -> Callable[[], Executor]:
     return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs, batch=config.batch, multi=config.multi,
                                  share_front_end=config.share_front_end)
 
-
-def stop_run() -> None:
-    """The run is being stopped (SIGINT, SIGTERM): its compiles end now and no other starts
-    (toolchain.run.stop_compilers); what they would have built is what was left."""
-    stop_compilers()

@@ -42,14 +42,15 @@ GC_THRESHOLDS = (50_000, 10, 10)
 
 
 def _stop(*_: object) -> None:
-    """SIGTERM (a CI job's time limit, `timeout(1)`) stops a run as Ctrl-C does: a screen that
-    keeps what it did writes its reports and exits 130 (app.outcome), any other run says
+    """SIGTERM (a CI job's time limit, `timeout(1)`) and Ctrl-C stop a run: a screen that keeps
+    what it did writes its reports and exits 130 (app.outcome), any other run says
     "interrupted"; no partial file is left (fileio.atomic_write).  The compiles running end at
-    once, not when each would have finished, and none starts after (app.session.stop_run:
-    what they would have built is what was left, never a finding)."""
-    from ..app.session import stop_run
-
-    stop_run()
+    once, not when each would have finished (toolchain.run.stop_compilers: what they would have
+    built is what was left, never a finding).  No import here (a signal may land inside one):
+    if the module that runs compilers is not loaded, no compiler runs."""
+    running = sys.modules.get("zeinspect.toolchain.run")
+    if running is not None:
+        running.stop_compilers()
     raise KeyboardInterrupt
 
 

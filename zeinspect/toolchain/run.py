@@ -67,27 +67,29 @@ SLOTS = Slots()
 
 
 class Stopped(KeyboardInterrupt):
-    """Raised in the thread whose compile a stopped run ended, or that would start one after
-    the stop: no result is made of it, so it can never be a finding (a crash, a missing kernel)."""
+    """Raised in the thread whose compile a stop ended: no result is made of it, so it can
+    never be a finding (a crash, a missing kernel)."""
 
 
 class _Live:
     """The compiler processes running now, so that a stopped run ends them (`stop_compilers`)
     instead of waiting for each: each runs in a session of its own (a hang's whole group can be
     killed), so Ctrl-C in a terminal never reaches it, and a cliff kernel's compile can take
-    minutes."""
+    minutes.  Nothing stays switched off after a stop (a pytest session or a notebook goes on
+    compiling): each stop is a generation, and a compile that a stop ended, whichever, raises
+    `Stopped`.  A compile that starts after the stop runs to its end (a thread that was waiting
+    for a compiler slot): a stopped run's pools start no new task."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: the signal handler that stops runs in the main thread, which may hold it.
+        self._lock = threading.RLock()
         self._procs: set[subprocess.Popen] = set()
-        self.stopped = False
+        self.generation = 0
 
-    def add(self, proc: subprocess.Popen) -> None:
+    def add(self, proc: subprocess.Popen) -> int:
         with self._lock:
             self._procs.add(proc)
-            stopped = self.stopped
-        if stopped:  # started as the run was being stopped
-            _kill_group(proc)
+            return self.generation
 
     def discard(self, proc: subprocess.Popen) -> None:
         with self._lock:
@@ -95,29 +97,19 @@ class _Live:
 
     def stop(self) -> None:
         with self._lock:
-            self.stopped = True
+            self.generation += 1
             procs = [p for p in self._procs if p.returncode is None]  # a reaped one's pid may be reused
         for proc in procs:
             _kill_group(proc)
-
-    def resume(self) -> None:
-        with self._lock:
-            self.stopped = False
 
 
 LIVE = _Live()
 
 
 def stop_compilers() -> None:
-    """End every compiler process running now, and refuse to start others (`Stopped` in their
-    threads) until `resume_compilers`: the run is being stopped (SIGINT, SIGTERM)."""
+    """End every compiler process running now (SIGINT, SIGTERM: the run is being stopped); the
+    threads that ran them get `Stopped`, not a result."""
     LIVE.stop()
-
-
-def resume_compilers() -> None:
-    """Compile again after a stop (each session opens with it: a process that goes on after a
-    stopped run, such as a pytest session, compiles as before)."""
-    LIVE.resume()
 
 
 @dataclass(frozen=True)
@@ -167,8 +159,6 @@ def run_tool(argv: list[str], *, cwd: str, timeout: float | None = None, env: di
 
 
 def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
-    if LIVE.stopped:
-        raise Stopped
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -182,8 +172,9 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
     except OSError as exc:
         raise ToolchainError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     timed_out = False
+    generation = None
     try:
-        LIVE.add(proc)
+        generation = LIVE.add(proc)
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
@@ -195,8 +186,8 @@ def _run(argv: list[str], cwd: str, timeout: float, env: dict) -> ToolRun:
         raise
     finally:
         LIVE.discard(proc)
-    if LIVE.stopped and proc.returncode is not None and proc.returncode < 0:
-        raise Stopped  # ended by the stop, not a crash of its own
+    if generation != LIVE.generation and proc.returncode is not None and proc.returncode < 0:
+        raise Stopped  # ended by a stop, not a crash of its own
     seconds = time.monotonic() - start
     text = out[:MAX_LOG_BYTES].decode("utf-8", "replace")
     returncode = proc.returncode
