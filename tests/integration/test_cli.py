@@ -174,8 +174,10 @@ def test_a_stop_ends_the_compiles_running_instead_of_waiting_for_them(sid_compil
     slow = _wrapper(tmp_path, sid_compiler.path, marker)
     env = {**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
            "ZEINSPECT_OCLOC": slow}
+    # --cost: a stopped run does not go on to its costs' dumping compiles (they would hang too).
     proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "inspect", str(KERNELS / "clean.cl"), "-t", "tgllp",
-                             "--json", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             "--json", "-q", "--cost"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     try:
         deadline = time.monotonic() + 120
         running = b""
@@ -196,6 +198,7 @@ def test_a_stop_ends_the_compiles_running_instead_of_waiting_for_them(sid_compil
     doc = json.loads(out)
     assert not any("signal" in str(r.get("reason")) for r in doc["reports"])
     assert not any("signal" in i for i in doc["incidents"])
+    assert any(n.startswith("--cost: not measured: the run was stopped") for n in doc["notes"])
 
 
 @pytest.mark.parametrize("timeout, env", [(["--timeout", "2"], {}), ([], {"ZEINSPECT_TIMEOUT": "2"})])

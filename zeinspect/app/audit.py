@@ -22,7 +22,7 @@ from ..judge.paths import PathDifference, differences, judge_intent
 from ..model import Compiler
 from ..probes.collect import collect_reports
 from ..probes.logs import read_log, reports_from_log
-from ..probes.results import Collection, Progress
+from ..probes.results import STOPPED_COST, Collection, Progress
 from ..probes.session import Session
 from ..settings import Settings
 from . import plugins
@@ -124,7 +124,9 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
         else:
             collection.extend(collect_reports(list(request.paths), config, session, progress=progress))
             shaped = set()
-        if measure:
+        if measure and collection.stopped:  # a stopped run ends now: its costs are compiles of their own
+            collection.notes.append(STOPPED_COST)
+        elif measure:
             from ..probes.costs import attach_costs
 
             attach_costs(collection, list(request.paths), config, session, skip=shaped)

@@ -21,7 +21,7 @@ from ..judge.ratchet import Dialect, Ratchet
 from ..model import Compiler, GrfMode, KernelReport, Remarks
 from ..probes.aot import probe as aot_probe
 from ..probes.collect import collect_reports
-from ..probes.results import Collection, Progress
+from ..probes.results import STOPPED_COST, Collection, Progress
 from ..probes.session import Session
 from ..settings import Settings
 from .coverage import ledger_of
@@ -64,11 +64,13 @@ def probe_paths(paths: list[str], config: Settings, *, explain: bool = False,
     started = time.monotonic()
     session = session or open_session(config)
     got = collect_reports(list(paths), config, session, progress=progress)
-    if config.cost:
+    if config.cost and got.stopped:  # a stopped run ends now: its costs are compiles of their own
+        got.notes.append(STOPPED_COST)
+    elif config.cost:
         from ..probes.costs import attach_costs
 
         attach_costs(got, paths, config, session)
-    explained = explain_paths(paths, config, session=session).explained if explain else None
+    explained = explain_paths(paths, config, session=session).explained if explain and not got.stopped else None
     return InspectResult(got, explained, time.monotonic() - started, profiled(config, got.reports),
                          ledger_of(got, config), differences(got.reports))
 

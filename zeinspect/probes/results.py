@@ -70,3 +70,7 @@ class Collection(Remarks):
         self.parts += other.parts
         self.stopped = self.stopped or other.stopped
         self.plan = self.plan or other.plan
+
+
+STOPPED_COST = "--cost: not measured: the run was stopped (each cost is a dumping compile of its own)"
+"""The note of a stopped run asked for costs: it ends at once instead (app, triton.app)."""

@@ -20,7 +20,7 @@ from ...errors import UsageError
 from ...judge.shapes_file import load_section
 from ...ledger import Part
 from ...levers.base import How
-from ...probes.results import Collection, Progress
+from ...probes.results import STOPPED_COST, Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
 from ..judge import record
@@ -108,7 +108,10 @@ def screen_request(req: TritonRequest, *, progress: Progress | None = None, sess
         from ..probes.cost import attach_costs
 
         for collection in _collections(got):
-            attach_costs(collection, req.settings, session)
+            if collection.stopped:  # a stopped run ends now: its costs are compiles of their own
+                collection.notes.append(STOPPED_COST)
+            else:
+                attach_costs(collection, req.settings, session)
     got.profiled = profiled(req.settings, [r for c in _collections(got) for r in c.reports])
     return got
 
