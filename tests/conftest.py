@@ -92,14 +92,13 @@ def all_compilers():
     return _compilers()
 
 
-def _pick(generation: str):
-    for c in _compilers():
-        major = int(c.ocloc_version.split(".")[0])
-        if generation == "current" and major >= 24:
-            return c
-        if generation == "debian" and major < 24:
-            return c
-    return None
+def generation(compiler) -> str:
+    """"current" (ocloc 24 and later: IGC 2.x) or "debian" (Debian 12's ocloc 22.43, IGC 1.0)."""
+    return "current" if int(compiler.ocloc_version.split(".")[0]) >= 24 else "debian"
+
+
+def _pick(wanted: str):
+    return next((c for c in _compilers() if generation(c) == wanted), None)
 
 
 @pytest.fixture(scope="session")

@@ -51,4 +51,3 @@ def backend_for(config: Settings) -> Callable[[], Executor]:
         return dask
     return lambda: LocalExecutor(timeout=config.timeout, workers=config.jobs, batch=config.batch, multi=config.multi,
                                  share_front_end=config.share_front_end)
-

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import oracle
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, generation
 
 CORPUS = sorted(p.name for p in KERNELS.glob("*.cl"))
 # Per generation, targets covering each rule: Xe-LP (2 MiB cap, stateless-private rule),
@@ -20,9 +20,6 @@ CORPUS = sorted(p.name for p in KERNELS.glob("*.cl"))
 TARGETS = {"current": ["tgllp", "dg2-g10", "mtl-u", "bmg-g21"], "debian": ["tgllp", "dg2-g10"]}
 XE_LP = {"tgllp", "adl-s", "adl-p", "adl-n", "rpl-s", "rpl-p"}
 
-
-def generation(compiler) -> str:
-    return "current" if int(compiler.ocloc_version.split(".")[0]) >= 24 else "debian"
 
 
 def by_key(doc) -> dict:

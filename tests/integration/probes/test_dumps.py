@@ -4,15 +4,12 @@ shape search that reads its builds' ISA relies on to compile each shape once."""
 from __future__ import annotations
 
 import pytest
-from conftest import KERNELS, Cli
+from conftest import KERNELS, Cli, generation
 from sycl_builds import spirv_of
 
 # Per generation, targets of two IPs (Debian 12's ocloc knows no Xe2).
 TARGETS = {"current": "tgllp,bmg-g21", "debian": "tgllp,dg2-g10"}
 
-
-def generation(compiler) -> str:
-    return "current" if int(compiler.ocloc_version.split(".")[0]) >= 24 else "debian"
 
 
 @pytest.mark.parametrize("kernel", ["fma_tile.cl", "private_array.cl"])

@@ -8,17 +8,14 @@ accumulators that must all be live on one line occupy at least their size in reg
 from __future__ import annotations
 
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, generation
 
 TARGETS = {"current": "tgllp,dg2-g10,bmg-g21", "debian": "tgllp,dg2-g10"}
 
 
-def _generation(compiler) -> str:
-    return "current" if int(compiler.ocloc_version.split(".")[0]) >= 24 else "debian"
-
 
 def test_spilling_lines_of_fma_tile(cli, compiler):
-    targets = TARGETS[_generation(compiler)]
+    targets = TARGETS[generation(compiler)]
     _, explained = cli.json("explain", KERNELS / "fma_tile.cl", "-t", targets, "--compiler", compiler.id)
     # explain builds OpenCL C with -g (for the lines): compare with the same build.
     _, inspected = cli.json("inspect", KERNELS / "fma_tile.cl", "-t", targets, "--compiler", compiler.id,
@@ -27,7 +24,7 @@ def test_spilling_lines_of_fma_tile(cli, compiler):
     assert {e["target"] for e in explained["reports"]} == set(targets.split(","))
     for e in explained["reports"]:
         totals = e["totals"]
-        if _generation(compiler) == "current":
+        if generation(compiler) == "current":
             assert totals["spill_size"] == zeinfo[e["target"]] > 0, e["target"]
         else:
             # IGC 1.0 rounds the spill space its zebin asks for up to a power of two (observed:

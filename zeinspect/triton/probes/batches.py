@@ -88,7 +88,7 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
         while pending:
             take_oldest()
     except KeyboardInterrupt:
-        stop_compilers()  # idempotent (the command's signal handler did it): also for a stop in-process
+        stop_compilers()  # the command's signal handler did it too; here also for a stop in-process
         for batch, future in pending:  # audited while Triton built the batches after them
             # A batch the stop cut short ended with the stop itself (toolchain.run.Stopped): not kept.
             if future.done() and not isinstance(future.exception(), KeyboardInterrupt):
