@@ -22,7 +22,6 @@ import heapq
 import math
 import os
 import queue
-import re
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -42,7 +41,7 @@ from ..inputs.zebin import read_zebin
 from ..levers import Shape
 from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
-from ..toolchain.ocloc import Flags, compile_argv
+from ..toolchain.ocloc import UNQUOTABLE, Flags, compile_argv, multi_line, multi_outputs
 from ..toolchain.run import ToolRun, run_tool, stop_compilers
 from .dumps import build_fields, read_dumped
 from .results import CompileStats, Progress
@@ -287,22 +286,17 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
     return results
 
 
-# `ocloc multi LIST`: one process builds every line of LIST, printing "Command number N: "
-# before the Nth build's own output (compute-runtime, offline_compiler/source/multi_command.cpp)
-# and a summary at the end.  Measured on 20 oneMKL RNG images for dg2-g10 (2 cores): 1.34-1.58 s
+# `ocloc multi` (toolchain.ocloc): measured on 20 oneMKL RNG images for dg2-g10 (2 cores): 1.34-1.58 s
 # in one process against 1.74-1.84 s in twenty, the system time (0.04 against 0.4 s) being the
 # process start-ups that vanish.  libocloc's oclocInvoke in a long-lived worker would save the
 # same start-ups, but the current stack's libocloc needs a newer libstdc++ than Debian 12's and
 # cannot be loaded into this Python (docs/guides/scaling-out.md, "Batched compiles"), and a worker would still need
 # a process per batch to contain a crash or a hang: `multi` is that process, and was chosen.
-MULTI_MARKER = re.compile(r"^Command number (\d+): $", re.M)
-MULTI_SUMMARY = re.compile(r"^Build command \d+: ", re.M)
 MULTI_MAX_JOBS = 32
 """Builds per `ocloc multi` process at most (so a batch that must be retried costs little)."""
 MULTI_MAX_BYTES = 4 << 20
 """SPIR-V bytes per batch at most; a module larger than MULTI_ALONE_BYTES is built alone."""
 MULTI_ALONE_BYTES = 1 << 20
-_UNQUOTABLE = re.compile(r'["\\\n\r]')
 
 
 def _has_multi(compiler: Compiler) -> bool:
@@ -316,7 +310,7 @@ def multi_eligible(job: Job) -> bool:
     diagnostics would carry the command's number as their file index, so they stay alone),
     small enough, and options the list's quoting can carry unchanged."""
     return (job.kind == InputKind.SPIRV and len(job.module) <= MULTI_ALONE_BYTES
-            and not _UNQUOTABLE.search(job.options + job.internal_options))
+            and not UNQUOTABLE.search(job.options + job.internal_options))
 
 
 def pack(indices: list[int], jobs: list[Job], workers: int) -> list[list[int]]:
@@ -380,12 +374,6 @@ def _balanced(members: list[int], jobs: list[Job], count: int, cap: int) -> list
     return [batches[k] for k in sorted(range(len(batches)), key=lambda k: -sizes[k]) if batches[k]]
 
 
-def _multi_line(argv: list[str]) -> str:
-    """One line of an `ocloc multi` list: the arguments after `ocloc compile`, quoted as its
-    reader splits them (double quotes around a value with spaces)."""
-    return " ".join(f'"{a}"' if (" " in a or "\t" in a or not a) else a for a in argv[2:])
-
-
 def compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
     """Several modules in one `ocloc multi` process; None for each build that did not succeed
     there (a failure, or what a crash or hang left unfinished): the caller builds those alone,
@@ -405,23 +393,15 @@ def _compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | No
             src.write_bytes(job.module)
             out = Path(tmp) / f"o{n}"
             places.append((src, out))
-            lines.append(_multi_line(build_argv(job, src.name, out.name, job.ip)))
+            lines.append(multi_line(build_argv(job, src.name, out.name, job.ip)))
         listing = Path(tmp) / "builds.txt"
         listing.write_text("\n".join(lines) + "\n")
         run = run_tool([jobs[0].compiler.path, "multi", listing.name], cwd=tmp, timeout=timeout,
                        env=jobs[0].process_environment)
-        text = MULTI_SUMMARY.split(run.output, maxsplit=1)[0]
-        marks = list(MULTI_MARKER.finditer(text))
-        # After a crash or a hang the last build that started may be cut short: trust only
-        # builds another one followed, or all of them when the process ended by itself.
-        finished = len(marks) if run.describe_failure() is None else len(marks) - 1
         share = run.seconds / len(jobs)
-        for k, mark in enumerate(marks[:max(0, finished)]):
-            n = int(mark[1]) - 1
+        for n, chunk in multi_outputs(run.output, cut_short=run.describe_failure() is not None).items():
             if not 0 <= n < len(jobs):
                 continue
-            end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
-            chunk = text[mark.end() + 1:end]
             src, out = places[n]
             produced = [p for p in sorted(out.iterdir()) if p.suffix not in OUTPUT_SKIP_SUFFIXES] if out.is_dir() \
                 else []

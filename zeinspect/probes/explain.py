@@ -28,7 +28,8 @@ from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
 from ..model import Compiler, KernelReport, Remarks
 from ..settings import Settings
-from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, IsaDump, dump_isa
+from ..toolchain.ocloc import UNQUOTABLE
+from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, DumpModule, IsaDump, dump_isa, dump_isa_many, igc_hash
 from ..toolchain.targets import TargetPlan
 from .aot import build_options, prepare_module
 from .dumps import build_fields, keep_dumped, read_dumped
@@ -117,18 +118,90 @@ def _build_fields(job: _Job, environment: tuple[tuple[str, str], ...]) -> dict:
     return build_fields(job.compiler.id, sha256(job.data), job.spirv, job.ip, job.options, job.internal, environment)
 
 
-def _dumped_build(cache: BuildCache, job: _Job, config: Settings) -> DumpedBuild:
-    """The job's dumping compile (IGC's ISA of each kernel), with the run's time limit and
-    compiler environment, from the build cache when it holds it."""
-    environment = config.compiler_environment
-    fields = _build_fields(job, environment)
-    hit = read_dumped(cache, fields)
-    if hit is not None:
-        return hit
-    built = dump_isa(job.compiler, job.data, spirv=job.spirv, ip=job.ip, options=job.options,
-                     internal_options=job.internal, timeout=config.timeout, environment=environment)
-    keep_dumped(cache, fields, built)
-    return built
+def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> list[DumpedBuild]:
+    """Each job's dumping compile (IGC's ISA of each kernel), with its config's time limit and
+    compiler environment, from the build cache when it holds it; the others compiled on a pool
+    of threads (`jobs` of the first config at a time), SPIR-V modules several to an `ocloc
+    multi` process (_batches), as the audit's plain builds are, and kept in the cache."""
+    fields = [_build_fields(job, config.compiler_environment) for config, job in items]
+    out: list[DumpedBuild | None] = [read_dumped(cache, f) for f in fields]
+    first: dict[str, int] = {}  # the same build asked twice is compiled once
+    for n, f in enumerate(fields):
+        if out[n] is None:
+            first.setdefault(make_key(kind="dump-job", **f, timeout=items[n][0].timeout), n)
+    missing = sorted(first.values())
+    if missing:
+        def alone(n: int) -> DumpedBuild:
+            config, job = items[n]
+            return dump_isa(job.compiler, job.data, spirv=job.spirv, ip=job.ip, options=job.options,
+                            internal_options=job.internal, timeout=config.timeout,
+                            environment=config.compiler_environment)
+
+        def task(batch: list[int]) -> list[DumpedBuild]:
+            config, job = items[batch[0]]
+            got: list[DumpedBuild | None] = [None] * len(batch)
+            if len(batch) > 1:
+                modules = [DumpModule(items[n][1].data, items[n][1].ip, items[n][1].options, items[n][1].internal)
+                           for n in batch]
+                try:  # the batch's time limit: its builds' own, together
+                    got = dump_isa_many(job.compiler, modules, timeout=config.timeout and config.timeout * len(batch),
+                                        environment=config.compiler_environment)
+                except OSError:  # no room in the temporary folder: one at a time says why
+                    pass
+            done = [built or alone(n) for n, built in zip(batch, got)]
+            for n, built in zip(batch, done):
+                keep_dumped(cache, fields[n], built)
+            return done
+
+        workers = max(1, items[0][0].jobs or os.cpu_count() or 1)
+        batches = _batches(missing, items, workers)
+        with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+            for batch, done in zip(batches, pool.map(task, batches)):
+                for n, built in zip(batch, done):
+                    out[n] = built
+    for n, f in enumerate(fields):  # the twins of a build compiled once
+        if out[n] is None:
+            out[n] = out[first[make_key(kind="dump-job", **f, timeout=items[n][0].timeout)]]
+    return [built for built in out if built is not None]
+
+
+def _batches(indices: list[int], items: list[tuple[Settings, _Job]], workers: int) -> list[list[int]]:
+    """The dumping compiles to make, in `ocloc multi` batches of one compiler, environment and time
+    limit each: SPIR-V that a list's line can carry, at most MULTI_MAX_JOBS builds and each module
+    once (IGC names a build's dumps by its module's bytes: toolchain.shader_dump), two batches
+    per worker at least (a scratch user's compile can take minutes: smaller batches leave no
+    worker idle behind one), of about the same SPIR-V size, the largest first.  The others alone."""
+    from ..toolchain.knowledge import has_multi
+    from .executor import MULTI_ALONE_BYTES, MULTI_MAX_JOBS
+
+    out: list[list[int]] = []
+    groups: dict[tuple, list[int]] = {}
+    for n in indices:
+        config, job = items[n]
+        if (job.spirv and len(job.data) <= MULTI_ALONE_BYTES and not UNQUOTABLE.search(job.options + job.internal)
+                and has_multi(job.compiler)):
+            groups.setdefault((job.compiler.id, config.compiler_environment, config.timeout), []).append(n)
+        else:
+            out.append([n])
+    for members in groups.values():
+        count = max(1, min(len(members) // 2, max(2 * workers, -(-len(members) // MULTI_MAX_JOBS))))
+        batches: list[list[int]] = [[] for _ in range(count)]
+        sizes: list[int] = [0] * count
+        hashes: list[set[str]] = [set() for _ in range(count)]
+        for n in sorted(members, key=lambda n: -len(items[n][1].data)):
+            h = igc_hash(items[n][1].data)
+            room = [k for k in range(len(batches)) if h not in hashes[k] and len(batches[k]) < MULTI_MAX_JOBS]
+            if not room:
+                batches.append([])
+                sizes.append(0)
+                hashes.append(set())
+                room = [len(batches) - 1]
+            k = min(room, key=lambda k: sizes[k])
+            batches[k].append(n)
+            sizes[k] += len(items[n][1].data)
+            hashes[k].add(h)
+        out += [b for _, b in sorted(zip(sizes, batches), key=lambda x: -x[0]) if b]
+    return out
 
 
 def dump_builds(asked: list[tuple[list[Input], Settings]], session: Session) -> None:
@@ -144,8 +217,7 @@ def dump_builds(asked: list[tuple[list[Input], Settings]], session: Session) -> 
         except UsageError:  # a shape this compiler cannot build: its plain build says why
             continue
     if jobs:
-        with _pool(len(jobs), asked[0][1]) as pool:
-            list(pool.map(lambda item: _dumped_build(cache, item[1], item[0]), jobs))
+        _dumped_builds(cache, jobs)
 
 
 SOURCE_LIMIT = 4 << 20
@@ -235,19 +307,9 @@ def explain(inputs: list[Input], config: Settings, session: Session, plan: Targe
     cache = session.cache
     out = ExplainResult()
     jobs = list(_jobs(inputs, config, plan, module_files or {}, out, cache))
-
-    def build(job: _Job) -> DumpedBuild:
-        return _dumped_build(cache, job, config)
-
-    with _pool(len(jobs), config) as pool:
-        for job, built in zip(jobs, pool.map(build, jobs)):
-            _read_build(out, job, built, config)
+    for job, built in zip(jobs, _dumped_builds(cache, [(config, job) for job in jobs])):
+        _read_build(out, job, built, config)
     return out
-
-
-def _pool(jobs: int, config: Settings) -> ThreadPoolExecutor:
-    """The dumping compiles' threads: one per job, at most `config.jobs` (default one per core)."""
-    return ThreadPoolExecutor(max_workers=max(1, min(jobs, config.jobs or os.cpu_count() or 1)))
 
 
 COST_FORMAT = 1
@@ -272,31 +334,30 @@ def scratch_costs_each(asked: list[tuple[list[Input], Settings]], session: Sessi
     jobs = [(n, config, job) for n, (inputs, config) in enumerate(asked)
             for job in _jobs(inputs, config, session.plan(config.targets), {}, ExplainResult(), cache)]
 
-    def one(item: tuple[int, Settings, _Job]) -> tuple[dict[str, dict], list[str]]:
-        _, config, job = item
-        fields = _build_fields(job, config.compiler_environment)
-        key = make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels), **fields)
-        hit = cache.get_json(key)
-        if hit is not None:
-            return hit, []
-        built = _dumped_build(cache, job, config)
-        found = ExplainResult()
-        _read_build(found, job, built, config, pressure=False)
-        got = {e.isa.kernel: e.isa.cost().to_json() for e in found.explanations}
-        if not found.incidents and not found.failures:  # a crash or a failed dump may not happen again
-            cache.put_json(key, got)
-        return got, found.incidents
+    def cost_key(config: Settings, job: _Job) -> str:
+        return make_key(kind=f"isa-cost/{COST_FORMAT}", kernels=sorted(config.kernels),
+                        **_build_fields(job, config.compiler_environment))
 
+    # A build's costs are cached: a warm run reads no dump.  The others' dumps, batched.
+    known = [cache.get_json(cost_key(config, job)) for _, config, job in jobs]
+    unknown = [k for k, hit in enumerate(known) if hit is None]
+    found: list[tuple[dict[str, dict], list[str]]] = [(hit or {}, []) for hit in known]
+    dumped = _dumped_builds(cache, [(jobs[k][1], jobs[k][2]) for k in unknown]) if unknown else []
+    for k, built in zip(unknown, dumped):
+        _, config, job = jobs[k]
+        read = ExplainResult()
+        _read_build(read, job, built, config, pressure=False)
+        got = {e.isa.kernel: e.isa.cost().to_json() for e in read.explanations}
+        if not read.incidents and not read.failures:  # a crash or a failed dump may not happen again
+            cache.put_json(cost_key(config, job), got)
+        found[k] = (got, read.incidents)
     out: list[tuple[dict[tuple[str, str, str], dict], list[str]]] = [({}, []) for _ in asked]
-    if not jobs:
-        return out
-    with _pool(len(jobs), asked[0][1]) as pool:
-        for (n, _, job), (got, said) in zip(jobs, pool.map(one, jobs)):
-            costs, problems = out[n]
-            problems += said
-            for kernel, cost in got.items():
-                for target in job.targets:  # every target of the job's IP: one build serves them all
-                    costs[(job.input.path, kernel, target)] = cost
+    for (n, _, job), (got, said) in zip(jobs, found):
+        costs, problems = out[n]
+        problems += said
+        for kernel, cost in got.items():
+            for target in job.targets:  # every target of the job's IP: one build serves them all
+                costs[(job.input.path, kernel, target)] = cost
     return out
 
 

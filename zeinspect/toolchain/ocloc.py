@@ -7,6 +7,7 @@ register-file spelling probes) and every `reproduce:` command it prints comes fr
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from ..model import Compiler
@@ -39,3 +40,32 @@ def compile_argv(compiler: Compiler, file: str, device: str, *, spirv_input: boo
     if flags.internal:
         argv += ["-internal_options", flags.internal]
     return argv
+
+
+# `ocloc multi LIST`: one process builds every line of LIST, printing "Command number N: "
+# before the Nth build's own output (compute-runtime, offline_compiler/source/multi_command.cpp)
+# and a summary at the end.
+MULTI_MARKER = re.compile(r"^Command number (\d+): $", re.M)
+MULTI_SUMMARY = re.compile(r"^Build command \d+: ", re.M)
+UNQUOTABLE = re.compile(r'["\\\n\r]')
+"""What a line of the list cannot carry unchanged in an option (its reader has no escapes)."""
+
+
+def multi_line(argv: list[str]) -> str:
+    """One line of an `ocloc multi` list: the arguments after `ocloc compile`, quoted as its
+    reader splits them (double quotes around a value with spaces)."""
+    return " ".join(f'"{a}"' if (" " in a or "\t" in a or not a) else a for a in argv[2:])
+
+
+def multi_outputs(output: str, *, cut_short: bool) -> dict[int, str]:
+    """Each build's own output in an `ocloc multi` run's, by its line's index (from 0).  After a
+    crash or a hang (`cut_short`) the last build that started may be cut short: only builds
+    another one followed are trusted then; all of them when the process ended by itself."""
+    text = MULTI_SUMMARY.split(output, maxsplit=1)[0]
+    marks = list(MULTI_MARKER.finditer(text))
+    finished = len(marks) - 1 if cut_short else len(marks)
+    out = {}
+    for k, mark in enumerate(marks[:max(0, finished)]):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        out[int(mark[1]) - 1] = text[mark.end() + 1:end]
+    return out

@@ -10,17 +10,28 @@ and only the `.asm` files are read.  No narrower switch was found: IGC_DumpVISAA
 prints vISA (before register allocation), not the final ISA.  Measured on fma_tile for
 bmg-g21, the dumping compile takes 1.05-1.35x a plain one; the same compile also gives the
 zebin, so explain costs one compile per target.
+
+Many SPIR-V modules' dumping compiles run in one `ocloc multi` process (dump_isa_many), as the
+audit's plain builds do.  IGC reads its settings (the dump switch and folder) once per process
+(igc_regkeys.cpp LoadRegistryKeys behind a static flag, IGC 98fff71), so every build of the
+process dumps into one folder; each build's files are told apart by their name, which begins
+`OCL_asm<hash>`: IGC's hash of the input module's bytes and nothing else (dllInterfaceCompute.cpp
+TranslateBuild -> Dump.cpp ShaderHashOCL -> iStdLib utility.h Hash; DumpName::AbsolutePath,
+Dump.cpp 192-333).  igc_hash computes it; the same module twice in one process would share the
+name, so a batch holds each module once.  Checked on IGC 1.0.12504 and 2.40.
 """
 
 from __future__ import annotations
 
+import struct
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Compiler
 from .environment import Environment, process
-from .ocloc import Flags, compile_argv
+from .ocloc import Flags, compile_argv, multi_line, multi_outputs
 from .run import run_tool
 
 DUMP_ENV = {"IGC_ShaderDumpEnable": "1"}
@@ -70,3 +81,68 @@ def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options
     # The temporary copy's path means nothing to the user: name it as the dumps do.
     return DumpedBuild(found, run.output.replace(str(src), THE_MODULE), run.describe_failure(), binary,
                        run.returncode or 0, run.seconds)
+
+
+_WORD = 0xFFFFFFFF
+
+
+def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
+    """Bob Jenkins' 96-bit mix, as iSTD::HashMix (IGC's 3d/common/iStdLib/utility.h)."""
+    a = (a - b - c) & _WORD; a ^= c >> 13; b = (b - c - a) & _WORD; b ^= (a << 8) & _WORD  # noqa: E702
+    c = (c - a - b) & _WORD; c ^= b >> 13; a = (a - b - c) & _WORD; a ^= c >> 12  # noqa: E702
+    b = (b - c - a) & _WORD; b ^= (a << 16) & _WORD; c = (c - a - b) & _WORD; c ^= b >> 5  # noqa: E702
+    a = (a - b - c) & _WORD; a ^= c >> 3; b = (b - c - a) & _WORD; b ^= (a << 10) & _WORD  # noqa: E702
+    c = (c - a - b) & _WORD; c ^= b >> 15  # noqa: E702
+    return a, b, c
+
+
+def igc_hash(module: bytes) -> str:
+    """The 16 hex digits IGC names a module's dumps with (`OCL_asm<hash>...`): iSTD::Hash of its
+    bytes as little-endian 32-bit words (a tail of 1-3 bytes ignored, as IGC does)."""
+    a, high, low = 0x428A2F98, 0x71374491, 0xB5C0FBCF
+    for (word,) in struct.iter_unpack("<I", module[:len(module) // 4 * 4]):
+        a, high, low = _mix(a ^ word, high, low)
+    return f"{(high << 32) | low:016x}"
+
+
+@dataclass(frozen=True)
+class DumpModule:
+    """One SPIR-V module's dumping compile in a batch (dump_isa_many)."""
+
+    source: bytes
+    ip: str
+    options: str
+    internal_options: str
+
+
+def dump_isa_many(compiler: Compiler, modules: Sequence[DumpModule], *, timeout: float | None,
+                  environment: Environment = ()) -> list[DumpedBuild | None]:
+    """Several SPIR-V modules' dumping compiles in one `ocloc multi` process, each module once;
+    None for a build that did not succeed there (a failure, or what a crash or hang left
+    unfinished): the caller compiles it alone, so a failing build's log and status are a
+    single compile's.  Each build's seconds are its share of the process's."""
+    if len({igc_hash(m.source) for m in modules}) != len(modules):
+        raise ValueError("a batch of dumping compiles holds each module once (IGC names dumps by the module)")
+    results: list[DumpedBuild | None] = [None] * len(modules)
+    with tempfile.TemporaryDirectory(prefix="zeinspect-dump-") as tmp:
+        dumps = Path(tmp) / "dumps"
+        dumps.mkdir()
+        lines = []
+        for n, m in enumerate(modules):
+            (Path(tmp) / f"m{n}.spv").write_bytes(m.source)
+            lines.append(multi_line(compile_argv(compiler, f"m{n}.spv", m.ip, spirv_input=True, out_dir=f"o{n}",
+                                                 flags=Flags(m.options, m.internal_options))))
+        (Path(tmp) / "builds.txt").write_text("\n".join(lines) + "\n")
+        env = process(environment, {**DUMP_ENV, "IGC_DumpToCustomDir": str(dumps)})
+        run = run_tool([compiler.path, "multi", "builds.txt"], cwd=tmp, timeout=timeout, env=env)
+        share = run.seconds / len(modules)
+        asm = sorted(dumps.rglob("*_entry_*.asm"))
+        for n, chunk in multi_outputs(run.output, cut_short=run.describe_failure() is not None).items():
+            binaries = sorted((Path(tmp) / f"o{n}").glob("*.bin")) if 0 <= n < len(modules) else []
+            if not chunk.endswith("Build succeeded.\n") or len(binaries) != 1:
+                continue
+            named = f"OCL_asm{igc_hash(modules[n].source)}_"
+            found = tuple(IsaDump(p.name, p.read_text(errors="replace")) for p in asm if p.name.startswith(named))
+            log = chunk.replace(f"m{n}.spv", THE_MODULE)
+            results[n] = DumpedBuild(found, log, None, binaries[0].read_bytes(), 0, share)
+    return results

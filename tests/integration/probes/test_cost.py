@@ -154,7 +154,8 @@ def test_the_audit_costs_a_kernel_in_its_recorded_shape_from_that_build(cli, sid
 
 def _counting_ocloc(compiler, prefix: Path, log: Path) -> Path:
     """`compiler` behind a script that writes a line per compile to `log`: `plain`, or `1` for a
-    dumping compile (IGC_ShaderDumpEnable).  Its IGC libraries are linked beside it, where
+    dumping compile (IGC_ShaderDumpEnable), each line of an `ocloc multi` list a compile; and
+    `process` per ocloc process that compiles.  Its IGC libraries are linked beside it, where
     zeinspect reads a compiler's IGC version, so it is the same compiler by identity."""
     from zeinspect.toolchain.compilers import lib_dirs_for
 
@@ -164,8 +165,11 @@ def _counting_ocloc(compiler, prefix: Path, log: Path) -> Path:
     (prefix / "lib").mkdir()
     (prefix / "lib" / "x86_64-linux-gnu").symlink_to(libs[0])
     script = prefix / "bin" / "ocloc"
-    script.write_text(f"#!/bin/sh\ncase \"$*\" in *' -file '*) echo \"${{IGC_ShaderDumpEnable:-plain}}\" >> "
-                      f"'{log}' ;; esac\nexec '{compiler.path}' \"$@\"\n")
+    kind = "${IGC_ShaderDumpEnable:-plain}"
+    script.write_text(f"#!/bin/sh\ncase \"$1 $*\" in\n"
+                      f"  multi*) [ -f \"$2\" ] && {{ echo process; grep . \"$2\" | sed \"s/.*/{kind}/\"; }} >> '{log}' ;;\n"
+                      f"  *' -file '*) echo process >> '{log}'; echo \"{kind}\" >> '{log}' ;;\nesac\n"
+                      f"exec '{compiler.path}' \"$@\"\n")
     script.chmod(0o755)
     return script
 
@@ -192,12 +196,14 @@ def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(c
     counting = _counting_ocloc(sid_compiler, tmp_path / "counting", counted)
     doc = json.loads(cli("shapes", module, "--cost", *common, env={"ZEINSPECT_OCLOC": str(counting),
                                                                    "ZEINSPECT_CACHE_DIR": str(tmp_path / "c")}).out)
-    plain, dumping = (counted.read_text().split().count(k) for k in ("plain", "1"))
+    plain, dumping, processes = (counted.read_text().split().count(k) for k in ("plain", "1", "process"))
     # As SPIR-V, only the as-written build is compiled plain (it finds the scratch users); every
     # other module shape's plain build is its dumping compile's.  OpenCL C is dumped with -g:
     # each measured shape is compiled twice.
     assert dumping > 2
     assert plain == 1 if form == "spirv" else plain >= dumping - 1
+    if form == "spirv":  # the dumping compiles several to an `ocloc multi` process, as plain builds are
+        assert processes < plain + dumping
     measured = [(s["kernel"], r["shape"], r["costs"]) for s in doc["searches"] for r in s["rows"] if r["costs"]]
     assert {k for k, _, _ in measured} == {"fma_tile", "sg32_accumulate"}  # both kernels, several shapes
     assert len({json.dumps(shape, sort_keys=True) for _, shape, _ in measured}) > 1

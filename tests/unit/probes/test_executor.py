@@ -11,10 +11,10 @@ from zeinspect.probes.executor import (
     MULTI_MAX_JOBS,
     CachedExecutor,
     Job,
-    _multi_line,
     multi_eligible,
     pack,
 )
+from zeinspect.toolchain.ocloc import multi_line, multi_outputs
 
 from ..fakes import FAKE_COMPILER, FakeBackend, figures
 
@@ -76,7 +76,15 @@ def test_what_cannot_be_a_line_of_a_multi_list_is_built_alone():
 
 def test_a_multi_line_quotes_values_with_spaces_as_ocloc_reads_them():
     argv = ["ocloc", "compile", "-file", "m0.spv", "-device", "12.55.8", "-options", "-a -b", "-internal_options", ""]
-    assert _multi_line(argv) == '-file m0.spv -device 12.55.8 -options "-a -b" -internal_options ""'
+    assert multi_line(argv) == '-file m0.spv -device 12.55.8 -options "-a -b" -internal_options ""'
+
+
+def test_a_multi_runs_output_is_split_per_build_and_a_build_a_crash_cut_short_is_not_trusted():
+    output = ("Command number 1: \nBuild succeeded.\nCommand number 2: \nwarning: x\nBuild succeeded.\n"
+              "Command number 3: \nBuild succeeded.\nBuild command 0: successful\n")
+    whole = multi_outputs(output, cut_short=False)
+    assert whole == {0: "Build succeeded.\n", 1: "warning: x\nBuild succeeded.\n", 2: "Build succeeded.\n"}
+    assert multi_outputs(output, cut_short=True) == {0: whole[0], 1: whole[1]}
 
 
 def test_batches_are_a_whole_number_per_worker_and_of_about_the_same_size():
