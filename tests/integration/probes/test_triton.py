@@ -57,6 +57,43 @@ def test_the_cliff_and_its_remedy_through_the_cli(cli, sid_compiler):
     assert bmg["extra"]["triton"]["staging"]["dots"][0]["gate"] == 1
 
 
+def test_each_triton_build_is_kept_once_and_one_whose_files_are_gone_is_built_again(cli, sid_compiler):
+    """The build cache keeps a Triton build's TTGIR and SPIR-V once: as the artifacts' files its
+    reports name (triton.build.warm), in no cache entry, and no Triton cache of its own beside
+    them (issue 62).  Warm after the test above (its cold run, the same session cache)."""
+    from pathlib import Path
+
+    from zeinspect.cache import BuildCache
+
+    args = ("triton", KERNELS / "triton_dot.py:dot_kernel", "--signature", "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32",
+            "--constexprs", "M=64,N=128,K=128", "-t", "arl-s,bmg-g21", "--compiler", sid_compiler.id, "--json",
+            "--stage")
+    first = cli(*args)
+    assert first.code == 0, first
+    doc = json.loads(first.out)
+    cache = Path(cli.env["ZEINSPECT_CACHE_DIR"])
+    assert not (cache / "triton").exists()
+    named = {f for r in doc["reports"] + doc["before_staging"] for f in r["extra"]["triton"]["artifacts"].values()}
+    staged = next(r for r in doc["reports"] if r["target"] == "arl-s")["extra"]["triton"]["artifacts"]["spirv"]
+    assert ".staged." in staged and len(named) == 6  # staged and not, on two targets; TTGIR and SPIR-V
+    kept = [Path(f).read_bytes() for f in named]
+    fronts = 0
+    for entry in cache.rglob("*.entry"):
+        decoded = BuildCache._decode(entry.read_bytes())
+        if decoded is None or "files" not in decoded[0]:
+            continue  # not a Triton build's entry (a compile's keeps ocloc's zebin whole, its .spv section too)
+        meta, payload = decoded
+        fronts += set(meta["files"].values()) & named != set()
+        assert not payload and not any(k in json.dumps(meta).encode() for k in kept), entry
+    assert fronts >= 3  # the front end's builds on two targets, and the staged one
+    # A build whose files are gone is a miss: built again, the same figures, its files back.
+    Path(staged).unlink()
+    again = cli(*args)
+    assert again.code == 0 and Path(staged).is_file(), again
+    assert [{k: v for k, v in r.items() if k != "compile_seconds"} for r in json.loads(again.out)["reports"]] == \
+           [{k: v for k, v in r.items() if k != "compile_seconds"} for r in doc["reports"]]
+
+
 @pytest.mark.parametrize("case", mx.TESTED_A, ids=mx.case_id)
 def test_group_a_overflows_and_builds_staged(tools, case):
 

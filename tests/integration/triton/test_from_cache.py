@@ -4,8 +4,9 @@ and metadata gives the figures that screening the tutorials directly gave; bad e
 named one by one and the rest screened.
 
 The cache is the one Triton itself wrote while zeinspect screened the tutorials (Triton writes
-every compile's folder under $TRITON_CACHE_DIR, here zeinspect's own cache folder): the same
-files a user's run of the tutorials leaves behind.
+every compile's folder under $TRITON_CACHE_DIR; zeinspect's process has one of its own, removed at
+its end, which these screens point at a folder the test keeps): the same files a user's run of
+the tutorials leaves behind.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import oracle
 import pytest
@@ -34,10 +36,22 @@ FIGURES = ("status", "simd", "grf", "spill_bytes", "private_bytes", "scratch_spa
 pytestmark = pytest.mark.skipif(not TUTORIALS.is_dir(), reason="no ../shared/realworld (set $ZEINSPECT_REALWORLD)")
 
 
-def _zeinspect(cache, *args, **environ):
+# zeinspect, its process's Triton cache kept in $KEEP_TRITON_CACHE (triton.build.context).
+KEEPING = ("import os, sys\nfrom zeinspect.triton.build import context\n"
+           "context._process_triton_cache = lambda: os.environ['KEEP_TRITON_CACHE']\n"
+           "from zeinspect.cli import main\nmain(sys.argv[1:])\n")
+
+
+def _zeinspect(cache, *args, keep_triton_cache=False, **environ):
+    """zeinspect with `cache` as its build cache; `keep_triton_cache`: the Triton cache its
+    compiles write kept in `cache`/triton."""
     env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ)
-    return subprocess.run([sys.executable, "-m", "zeinspect", "triton", *map(str, args), "-q"],
-                          capture_output=True, text=True, env=env, timeout=900)
+    command = [sys.executable, "-m", "zeinspect"]
+    if keep_triton_cache:
+        env["KEEP_TRITON_CACHE"] = str(Path(cache) / "triton")
+        command = [sys.executable, "-c", KEEPING]
+    return subprocess.run([*command, "triton", *map(str, args), "-q"], capture_output=True, text=True, env=env,
+                          timeout=900)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +61,7 @@ def screened(tmp_path_factory, sid_compiler):
     direct = []
     for spec, pointer in KERNELS:
         proc = _zeinspect(cache, TUTORIALS / spec, "--signature", pointer, "-t", TARGETS, "--compiler",
-                          sid_compiler.id, "--json")
+                          sid_compiler.id, "--json", keep_triton_cache=True)
         assert proc.returncode in (0, 1), proc.stderr
         direct += json.loads(proc.stdout)["reports"]
     return cache, direct
@@ -169,7 +183,7 @@ def test_a_cache_with_a_name_over_200_characters_is_screened(tmp_path, sid_compi
                       "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n")
     written = tmp_path / "written"
     proc = _zeinspect(written, f"{module}:{LONG_NAME}", "--signature", "*fp32", "--constexprs", "BLOCK=128",
-                      "-t", "bmg-g21", "--compiler", sid_compiler.id)
+                      "-t", "bmg-g21", "--compiler", sid_compiler.id, keep_triton_cache=True)
     assert proc.returncode == 0, proc.stderr
     fresh = tmp_path / "fresh"
     proc = _zeinspect(fresh, "--from-cache", written / "triton", "-t", "bmg-g21", "--compiler", sid_compiler.id,

@@ -9,6 +9,7 @@ pytest.importorskip("triton")
 
 from zeinspect.app.gate import settings  # noqa: E402
 from zeinspect.app.session import open_session  # noqa: E402
+from zeinspect.triton.build import context  # noqa: E402
 from zeinspect.triton.build.backend import compile_kernel, target_groups  # noqa: E402
 from zeinspect.triton.model.kernel import TritonKernel  # noqa: E402
 from zeinspect.triton.offline import link  # noqa: E402
@@ -60,8 +61,10 @@ def test_a_kernel_that_calls_nothing_in_libdevice_gets_the_spirv_of_tritons_own_
     assert len(groups) == 2  # DPAS and FMA: two compiles of each kernel
 
     def build(enabled: bool) -> dict[tuple[str, str], bytes]:
-        # A build cache of its own for each way: Triton's cache would otherwise give back the first.
+        # A build cache and a Triton cache of its own for each way: Triton's (the process's own,
+        # triton.build.context) would otherwise give back the first.
         monkeypatch.setenv("ZEINSPECT_CACHE_DIR", str(tmp_path / f"cache-{enabled}"))
+        monkeypatch.setattr(context, "_own_cache", [])
         monkeypatch.setattr(link, "ENABLED", enabled)
         out = {}
         for kernel in _kernels(path):

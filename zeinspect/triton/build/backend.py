@@ -219,35 +219,61 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
     from .staging import stage as staging_pass
 
     builds = []
+    artifacts_dir.mkdir(parents=True, exist_ok=True)
     for group in target_groups(plan):
         caps, name = group.caps, group.targets[0]
         k = warm.key(kernel, caps, name) if cache is not None else None
         kept = warm.get(cache, k)
         if kept is None:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
-            warm.put(cache, k, ttgir, spirv, meta)
+            files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
+            warm.put(cache, k, files, meta)
         else:
             ttgir, spirv, meta = kept
+            files = meta.pop("files")
+            if Path(files["spirv"]).parent != artifacts_dir:  # kept for another folder: this one gets its own
+                files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
         built = meta.pop("kernel", kernel)
         if kernel.file.endswith(IR_SUFFIX):  # kept by its TTIR's content: this file is the one asked for
             built = dataclasses.replace(built, file=kernel.file)
         b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))
+        b.artifacts = {"ttgir": files["ttgir"], "spirv": files["spirv"]}
         if stage:
             result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
                                   shared_in_use=meta.get("shared") or 0)
             b.staging = result
             if result.changed:
                 b.ttgir = result.ttgir
-                b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
+                sk = warm.staged_key(k, result.ttgir)
+                again = warm.get(cache, sk)
+                if again is not None:
+                    _, b.spirv, b.metadata = again
+                    for kept_only in ("notes", "kernel", "files"):
+                        b.metadata.pop(kept_only, None)
+                else:
+                    b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
+                staged = _keep_artifacts(kernel, name, True, b.ttgir, b.spirv, artifacts_dir)
+                if again is None:
+                    warm.put(cache, sk, staged, {**b.metadata, "notes": [], "kernel": built})
+                b.artifacts = {"ttgir": staged["ttgir"], "spirv": staged["spirv"]}
         builds.append(b)
-    artifacts_dir.mkdir(parents=True, exist_ok=True)
-    for b in builds:
-        stem = artifact_stem(kernel, b.targets[0], bool(b.staging and b.staging.changed), b.spirv)
-        b.artifacts = {"ttgir": str(artifacts_dir / f"{stem}.ttgir"), "spirv": str(artifacts_dir / f"{stem}.spv")}
-        atomic_write(Path(b.artifacts["ttgir"]), b.ttgir.encode())
-        atomic_write(Path(b.artifacts["spirv"]), b.spirv)
     return builds
+
+
+def _keep_artifacts(kernel: TritonKernel, target: str, staged: bool, ttgir: str, spirv: bytes,
+                    artifacts_dir: Path) -> dict:
+    """A build's TTGIR and SPIR-V as files (the ones its reports name, and its cache entry:
+    triton.build.warm), written unless there already; what the entry says of them."""
+    from . import warm
+
+    stem = artifact_stem(kernel, target, staged, spirv)
+    paths = (artifacts_dir / f"{stem}.ttgir", artifacts_dir / f"{stem}.spv")
+    files = warm.named_files(str(paths[0]), ttgir, str(paths[1]), spirv)
+    if warm.named_files_there(files) is False:
+        atomic_write(paths[0], ttgir.encode())
+        atomic_write(paths[1], spirv)
+    return files
 
 
 ARTIFACT_NAME_HEAD = 40

@@ -18,6 +18,13 @@ as launched) is a function of:
 What is not in the key: packages other than the kernel's own, torch and Triton (a module that
 reads another library's constant at import sees a change there only with a cold cache,
 `--no-cache`).  A request that does not survive its JSON form exactly is never cached.
+
+An entry holds the metadata and the request; the TTGIR and SPIR-V are the build's artifacts
+(triton-artifacts/, the files its reports name), which the entry names with their digests: each
+is stored once (issue 62: a cache that stays its size).  An entry whose files are gone (the
+bound trimmed them) or changed is a miss.  A staged build (the SLM staging pass's TTGIR lowered
+again, backend.compile_ttgir) is kept the same way, keyed by its front end's entry and the
+staged TTGIR.
 """
 
 from __future__ import annotations
@@ -29,13 +36,15 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ... import __version__
 from ...cache import BuildCache, make_key
 from ..load import loader
 from ..model.kernel import IR_SUFFIX, TritonKernel
 
-KIND = "triton-front-end/1"
+KIND = "triton-front-end/2"
+"""/2: the TTGIR and SPIR-V are the artifacts' files, named by the entry (not in it)."""
 
 
 def request_json(kernel: TritonKernel) -> dict:
@@ -146,22 +155,58 @@ def key(kernel: TritonKernel, caps: dict, target_name: str) -> str | None:
                                        if k.startswith("TRITON_") and k not in WHERE_FILES_GO))
 
 
+def staged_key(front: str | None, ttgir: str) -> str | None:
+    """The key of a staged build: its front end's entry and the staged TTGIR it lowers."""
+    if front is None:
+        return None
+    return make_key(kind=f"{KIND}/staged", front=front, ttgir=hashlib.sha256(ttgir.encode()).hexdigest())
+
+
+def _files(files: Any) -> tuple[str, bytes] | None:
+    """The TTGIR and SPIR-V an entry names, when both are there as they were written."""
+    try:
+        ttgir, spirv = Path(files["ttgir"]).read_bytes(), Path(files["spirv"]).read_bytes()
+    except (OSError, KeyError, TypeError):
+        return None
+    if (hashlib.sha256(ttgir).hexdigest(), hashlib.sha256(spirv).hexdigest()) != \
+            (files.get("ttgir_sha256"), files.get("spirv_sha256")):
+        return None
+    return ttgir.decode(), spirv
+
+
+def named_files_there(files: Any) -> bool:
+    """Whether an entry's files are there as it names them."""
+    return _files(files) is not None
+
+
+def named_files(ttgir_path: str, ttgir: str, spirv_path: str, spirv: bytes) -> dict:
+    """What an entry says of its artifacts: their paths and digests."""
+    return {"ttgir": ttgir_path, "spirv": spirv_path, "ttgir_sha256": hashlib.sha256(ttgir.encode()).hexdigest(),
+            "spirv_sha256": hashlib.sha256(spirv).hexdigest()}
+
+
 def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | None:
-    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel") of a kept compile."""
+    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel" and what the entry
+    says of its files under "files") of a kept compile."""
     if cache is None or k is None:
         return None
     hit = cache.get(k)
     if hit is None:
         return None
-    meta, spirv = hit
+    meta, _ = hit
     try:
         launched = request_from_json(meta["kernel"])
     except (KeyError, TypeError):
         return None
-    return meta["ttgir"], spirv, {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched}
+    files = _files(meta.get("files"))
+    if files is None:
+        return None
+    return files[0], files[1], {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched,
+                                "files": meta["files"]}
 
 
-def put(cache: BuildCache | None, k: str | None, ttgir: str, spirv: bytes, meta: dict) -> None:
+def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict) -> None:
+    """Keep a compile: its metadata and request, and the artifacts' files it was written to."""
     launched = meta.get("kernel")
     if cache is None or k is None or not isinstance(launched, TritonKernel) or not _same_after_json(launched):
         return
@@ -170,5 +215,5 @@ def put(cache: BuildCache | None, k: str | None, ttgir: str, spirv: bytes, meta:
         json.dumps(rest)
     except (TypeError, ValueError):
         return
-    cache.put(k, {"ttgir": ttgir, "metadata": rest, "notes": list(meta.get("notes", [])),
-                  "kernel": request_json(launched)}, spirv)
+    cache.put(k, {"files": files, "metadata": rest, "notes": list(meta.get("notes", [])),
+                  "kernel": request_json(launched)}, b"")
