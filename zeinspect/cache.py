@@ -22,14 +22,13 @@ from typing import Any
 from . import envvars
 from .fileio import atomic_write
 
-CACHE_FORMAT = 6  # bumped when cached figures or keys change shape (4: work-group, threads per EU, code size;
-#                  5: the compiler's environment in every compile's key; 6: each kernel's calls)
-_MAGIC = b"ZEICACHE"
-_MAGIC_ZSTD = b"ZEICACHZ"
-"""An entry whose header and payload are compressed (zstd): every entry written since
-2026-12-06.  A compile's zebin, log and SPIR-V shrink 4-5x (entries of a Triton cache's screen,
-measured: 4.67x at level 3, against 3.42x for zlib at level 1, in a third of its time), so a
-cache holds several times the builds in its bound; entries written before are still read."""
+CACHE_FORMAT = 7  # bumped when cached figures or keys change shape (4: work-group, threads per EU, code size;
+#                  5: the compiler's environment in every compile's key; 6: each kernel's calls;
+#                  7: entries compressed, in a folder of their own so that an older zeinspect never reads one)
+_MAGIC = b"ZEICACHZ"
+"""An entry: its header and payload compressed (zstd).  A compile's zebin, log and SPIR-V shrink
+4-5x (entries of a Triton cache's screen, measured: 4.67x at level 3, against 3.42x for zlib at
+level 1, in a third of its time), so a cache holds several times the builds in its bound."""
 ZSTD_LEVEL = 3
 _warned = threading.Event()
 
@@ -305,20 +304,19 @@ class BuildCache:
 
     @staticmethod
     def _decode(blob: bytes) -> tuple[dict, bytes] | None:
-        if len(blob) < 12 + 32 or blob[:8] not in (_MAGIC, _MAGIC_ZSTD):
+        if len(blob) < 12 + 32 or blob[:8] != _MAGIC:
             return None
         body, digest = blob[:-32], blob[-32:]
         if hashlib.sha256(body).digest() != digest:
             return None
-        if body[:8] == _MAGIC_ZSTD:
-            import zstandard
+        import zstandard
 
-            try:
-                body = body[:8] + zstandard.ZstdDecompressor().decompress(body[8:])
-            except zstandard.ZstdError:
-                return None
-            if len(body) < 12:
-                return None
+        try:
+            body = body[:8] + zstandard.ZstdDecompressor().decompress(body[8:])
+        except zstandard.ZstdError:
+            return None
+        if len(body) < 12:
+            return None
         (header_len,) = struct.unpack_from("<I", body, 8)
         if 12 + header_len > len(body):
             return None
@@ -347,7 +345,7 @@ class BuildCache:
         import zstandard
 
         header = json.dumps(meta).encode()
-        body = _MAGIC_ZSTD + zstandard.compress(struct.pack("<I", len(header)) + header + payload, ZSTD_LEVEL)
+        body = _MAGIC + zstandard.compress(struct.pack("<I", len(header)) + header + payload, ZSTD_LEVEL)
         blob = body + hashlib.sha256(body).digest()
         if self.store is not None:
             self.store.put(self.relative(key), blob)

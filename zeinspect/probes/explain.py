@@ -29,7 +29,8 @@ from ..inputs.zebin import read_zebin
 from ..model import Compiler, KernelReport, Remarks
 from ..settings import Settings
 from ..toolchain.ocloc import UNQUOTABLE
-from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, DumpModule, IsaDump, dump_isa, dump_isa_many, igc_hash
+from ..toolchain.run import stop_compilers
+from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, DumpModule, IsaDump, dump_isa, dump_isa_many
 from ..toolchain.targets import TargetPlan
 from .aot import build_options, prepare_module
 from .dumps import build_fields, keep_dumped, read_dumped
@@ -143,8 +144,8 @@ def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> lis
             if len(batch) > 1:
                 modules = [DumpModule(items[n][1].data, items[n][1].ip, items[n][1].options, items[n][1].internal)
                            for n in batch]
-                try:  # the batch's time limit: its builds' own, together
-                    got = dump_isa_many(job.compiler, modules, timeout=config.timeout and config.timeout * len(batch),
+                try:  # the batch's time limit: a plain batch's (probes.executor.compile_multi)
+                    got = dump_isa_many(job.compiler, modules, timeout=config.timeout,
                                         environment=config.compiler_environment)
                 except OSError:  # no room in the temporary folder: one at a time says why
                     pass
@@ -155,10 +156,16 @@ def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> lis
 
         workers = max(1, items[0][0].jobs or os.cpu_count() or 1)
         batches = _batches(missing, items, workers)
-        with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)))
+        try:
             for batch, done in zip(batches, pool.map(task, batches)):
                 for n, built in zip(batch, done):
                     out[n] = built
+        except KeyboardInterrupt:  # a stop: the compiles running end now, none queued starts
+            stop_compilers()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     for n, f in enumerate(fields):  # the twins of a build compiled once
         if out[n] is None:
             out[n] = out[first[make_key(kind="dump-job", **f, timeout=items[n][0].timeout)]]
@@ -167,12 +174,13 @@ def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> lis
 
 def _batches(indices: list[int], items: list[tuple[Settings, _Job]], workers: int) -> list[list[int]]:
     """The dumping compiles to make, in `ocloc multi` batches of one compiler, environment and time
-    limit each: SPIR-V that a list's line can carry, at most MULTI_MAX_JOBS builds and each module
-    once (IGC names a build's dumps by its module's bytes: toolchain.shader_dump), two batches
-    per worker at least (a scratch user's compile can take minutes: smaller batches leave no
-    worker idle behind one), of about the same SPIR-V size, the largest first.  The others alone."""
+    limit each: SPIR-V that a list's line can carry, at most MULTI_MAX_JOBS builds and
+    MULTI_MAX_BYTES of SPIR-V and each module once (IGC names a build's dumps by its module's
+    bytes: toolchain.shader_dump), two batches per worker at least (a scratch user's compile can
+    take minutes: smaller batches leave no worker idle behind one), of about the same SPIR-V
+    size, the largest first.  The others alone."""
     from ..toolchain.knowledge import has_multi
-    from .executor import MULTI_ALONE_BYTES, MULTI_MAX_JOBS
+    from .executor import MULTI_ALONE_BYTES, MULTI_MAX_BYTES, MULTI_MAX_JOBS
 
     out: list[list[int]] = []
     groups: dict[tuple, list[int]] = {}
@@ -187,19 +195,20 @@ def _batches(indices: list[int], items: list[tuple[Settings, _Job]], workers: in
         count = max(1, min(len(members) // 2, max(2 * workers, -(-len(members) // MULTI_MAX_JOBS))))
         batches: list[list[int]] = [[] for _ in range(count)]
         sizes: list[int] = [0] * count
-        hashes: list[set[str]] = [set() for _ in range(count)]
+        modules: list[set[str]] = [set() for _ in range(count)]
         for n in sorted(members, key=lambda n: -len(items[n][1].data)):
-            h = igc_hash(items[n][1].data)
-            room = [k for k in range(len(batches)) if h not in hashes[k] and len(batches[k]) < MULTI_MAX_JOBS]
+            digest, size = sha256(items[n][1].data), len(items[n][1].data)
+            room = [k for k in range(len(batches)) if digest not in modules[k] and len(batches[k]) < MULTI_MAX_JOBS
+                    and sizes[k] + size <= MULTI_MAX_BYTES]
             if not room:
                 batches.append([])
                 sizes.append(0)
-                hashes.append(set())
+                modules.append(set())
                 room = [len(batches) - 1]
             k = min(room, key=lambda k: sizes[k])
             batches[k].append(n)
-            sizes[k] += len(items[n][1].data)
-            hashes[k].add(h)
+            sizes[k] += size
+            modules[k].add(digest)
         out += [b for _, b in sorted(zip(sizes, batches), key=lambda x: -x[0]) if b]
     return out
 

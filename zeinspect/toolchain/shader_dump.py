@@ -17,13 +17,15 @@ audit's plain builds do.  IGC reads its settings (the dump switch and folder) on
 process dumps into one folder; each build's files are told apart by their name, which begins
 `OCL_asm<hash>`: IGC's hash of the input module's bytes and nothing else (dllInterfaceCompute.cpp
 TranslateBuild -> Dump.cpp ShaderHashOCL -> iStdLib utility.h Hash; DumpName::AbsolutePath,
-Dump.cpp 192-333).  igc_hash computes it; the same module twice in one process would share the
-name, so a batch holds each module once.  Checked on IGC 1.0.12504 and 2.40.
+Dump.cpp 192-333).  Among them IGC writes `OCL_asm<hash>.spv`, the module itself, byte for
+byte: a module's files are the ones named like the copy of it (no need to compute IGC's hash).
+The same module twice in one process would share the names, so a batch holds each module
+once.  Checked on IGC 1.0.12504 and 2.40.
 """
 
 from __future__ import annotations
 
-import struct
+import hashlib
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,28 +85,6 @@ def dump_isa(compiler: Compiler, source: bytes, *, spirv: bool, ip: str, options
                        run.returncode or 0, run.seconds)
 
 
-_WORD = 0xFFFFFFFF
-
-
-def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
-    """Bob Jenkins' 96-bit mix, as iSTD::HashMix (IGC's 3d/common/iStdLib/utility.h)."""
-    a = (a - b - c) & _WORD; a ^= c >> 13; b = (b - c - a) & _WORD; b ^= (a << 8) & _WORD  # noqa: E702
-    c = (c - a - b) & _WORD; c ^= b >> 13; a = (a - b - c) & _WORD; a ^= c >> 12  # noqa: E702
-    b = (b - c - a) & _WORD; b ^= (a << 16) & _WORD; c = (c - a - b) & _WORD; c ^= b >> 5  # noqa: E702
-    a = (a - b - c) & _WORD; a ^= c >> 3; b = (b - c - a) & _WORD; b ^= (a << 10) & _WORD  # noqa: E702
-    c = (c - a - b) & _WORD; c ^= b >> 15  # noqa: E702
-    return a, b, c
-
-
-def igc_hash(module: bytes) -> str:
-    """The 16 hex digits IGC names a module's dumps with (`OCL_asm<hash>...`): iSTD::Hash of its
-    bytes as little-endian 32-bit words (a tail of 1-3 bytes ignored, as IGC does)."""
-    a, high, low = 0x428A2F98, 0x71374491, 0xB5C0FBCF
-    for (word,) in struct.iter_unpack("<I", module[:len(module) // 4 * 4]):
-        a, high, low = _mix(a ^ word, high, low)
-    return f"{(high << 32) | low:016x}"
-
-
 @dataclass(frozen=True)
 class DumpModule:
     """One SPIR-V module's dumping compile in a batch (dump_isa_many)."""
@@ -118,10 +98,12 @@ class DumpModule:
 def dump_isa_many(compiler: Compiler, modules: Sequence[DumpModule], *, timeout: float | None,
                   environment: Environment = ()) -> list[DumpedBuild | None]:
     """Several SPIR-V modules' dumping compiles in one `ocloc multi` process, each module once;
-    None for a build that did not succeed there (a failure, or what a crash or hang left
-    unfinished): the caller compiles it alone, so a failing build's log and status are a
-    single compile's.  Each build's seconds are its share of the process's."""
-    if len({igc_hash(m.source) for m in modules}) != len(modules):
+    None for a build that did not succeed there (a failure, what a crash or hang left unfinished,
+    or dumps that cannot be told apart): the caller compiles it alone, so a failing build's log
+    and status are a single compile's.  Each build's seconds are its share of the process's
+    (none after a crash or a hang, whose time is not theirs)."""
+    digests = [hashlib.sha256(m.source).hexdigest() for m in modules]
+    if len(set(digests)) != len(modules):
         raise ValueError("a batch of dumping compiles holds each module once (IGC names dumps by the module)")
     results: list[DumpedBuild | None] = [None] * len(modules)
     with tempfile.TemporaryDirectory(prefix="zeinspect-dump-") as tmp:
@@ -135,14 +117,18 @@ def dump_isa_many(compiler: Compiler, modules: Sequence[DumpModule], *, timeout:
         (Path(tmp) / "builds.txt").write_text("\n".join(lines) + "\n")
         env = process(environment, {**DUMP_ENV, "IGC_DumpToCustomDir": str(dumps)})
         run = run_tool([compiler.path, "multi", "builds.txt"], cwd=tmp, timeout=timeout, env=env)
-        share = run.seconds / len(modules)
+        cut_short = run.describe_failure() is not None
+        share = 0.0 if cut_short else run.seconds / len(modules)
+        # Each module's name in the folder (OCL_asm<hash>): the one of IGC's copy of it.
+        named = {hashlib.sha256(p.read_bytes()).hexdigest(): p.name[:-len(".spv")] + "_"
+                 for p in dumps.glob("OCL_asm*.spv")}
         asm = sorted(dumps.rglob("*_entry_*.asm"))
-        for n, chunk in multi_outputs(run.output, cut_short=run.describe_failure() is not None).items():
+        for n, chunk in multi_outputs(run.output, cut_short=cut_short).items():
             binaries = sorted((Path(tmp) / f"o{n}").glob("*.bin")) if 0 <= n < len(modules) else []
-            if not chunk.endswith("Build succeeded.\n") or len(binaries) != 1:
+            if not chunk.endswith("Build succeeded.\n") or len(binaries) != 1 or digests[n] not in named:
                 continue
-            named = f"OCL_asm{igc_hash(modules[n].source)}_"
-            found = tuple(IsaDump(p.name, p.read_text(errors="replace")) for p in asm if p.name.startswith(named))
+            found = tuple(IsaDump(p.name, p.read_text(errors="replace")) for p in asm
+                          if p.name.startswith(named[digests[n]]))
             log = chunk.replace(f"m{n}.spv", THE_MODULE)
             results[n] = DumpedBuild(found, log, None, binaries[0].read_bytes(), 0, share)
     return results

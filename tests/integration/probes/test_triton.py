@@ -84,7 +84,10 @@ def test_each_triton_build_is_kept_once_and_one_whose_files_are_gone_is_built_ag
             continue  # not a Triton build's entry (a compile's keeps ocloc's zebin whole, its .spv section too)
         meta, payload = decoded
         fronts += set(meta["files"].values()) & named != set()
-        assert not payload and not any(k in json.dumps(meta).encode() for k in kept), entry
+        # The request, Triton's metadata, the notes and the files' names: no TTGIR, no SPIR-V.
+        assert set(meta) == {"files", "metadata", "notes", "kernel"} and not payload, entry
+        assert not any(k in json.dumps(meta).encode() or k.decode(errors="replace") in json.dumps(meta)
+                       for k in kept), entry
     assert fronts >= 3  # the front end's builds on two targets, and the staged one
     # A build whose files are gone is a miss: built again, the same figures, its files back.
     Path(staged).unlink()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import tempfile
 import threading
@@ -227,12 +228,10 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
         if kept is None:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
             files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
-            warm.put(cache, k, files, meta)
+            warm.put(cache, k, files, meta, ttgir, spirv)
         else:
             ttgir, spirv, meta = kept
-            files = meta.pop("files")
-            if Path(files["spirv"]).parent != artifacts_dir:  # kept for another folder: this one gets its own
-                files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
+            files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
         built = meta.pop("kernel", kernel)
         if kernel.file.endswith(IR_SUFFIX):  # kept by its TTIR's content: this file is the one asked for
             built = dataclasses.replace(built, file=kernel.file)
@@ -249,13 +248,13 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
                 again = warm.get(cache, sk)
                 if again is not None:
                     _, b.spirv, b.metadata = again
-                    for kept_only in ("notes", "kernel", "files"):
+                    for kept_only in ("notes", "kernel"):
                         b.metadata.pop(kept_only, None)
                 else:
                     b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
                 staged = _keep_artifacts(kernel, name, True, b.ttgir, b.spirv, artifacts_dir)
                 if again is None:
-                    warm.put(cache, sk, staged, {**b.metadata, "notes": [], "kernel": built})
+                    warm.put(cache, sk, staged, {**b.metadata, "notes": [], "kernel": built}, b.ttgir, b.spirv)
                 b.artifacts = {"ttgir": staged["ttgir"], "spirv": staged["spirv"]}
         builds.append(b)
     return builds
@@ -264,16 +263,19 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
 def _keep_artifacts(kernel: TritonKernel, target: str, staged: bool, ttgir: str, spirv: bytes,
                     artifacts_dir: Path) -> dict:
     """A build's TTGIR and SPIR-V as files (the ones its reports name, and its cache entry:
-    triton.build.warm), written unless there already; what the entry says of them."""
+    triton.build.warm), written unless there already (the name holds the SPIR-V's digest), and
+    touched if they are, so that the cache's bound keeps the files of this command's reports
+    (app.cache.keep_bound keeps what a command wrote); what the entry says of them."""
     from . import warm
 
     stem = artifact_stem(kernel, target, staged, spirv)
-    paths = (artifacts_dir / f"{stem}.ttgir", artifacts_dir / f"{stem}.spv")
-    files = warm.named_files(str(paths[0]), ttgir, str(paths[1]), spirv)
-    if warm.named_files_there(files) is False:
-        atomic_write(paths[0], ttgir.encode())
-        atomic_write(paths[1], spirv)
-    return files
+    paths = (artifacts_dir.resolve() / f"{stem}.ttgir", artifacts_dir.resolve() / f"{stem}.spv")
+    for path, data in zip(paths, (ttgir.encode(), spirv)):
+        try:
+            os.utime(path)
+        except OSError:
+            atomic_write(path, data)
+    return warm.named_files(str(paths[0]), ttgir, str(paths[1]), spirv)
 
 
 ARTIFACT_NAME_HEAD = 40

@@ -22,7 +22,8 @@ reads another library's constant at import sees a change there only with a cold 
 An entry holds the metadata and the request; the TTGIR and SPIR-V are the build's artifacts
 (triton-artifacts/, the files its reports name), which the entry names with their digests: each
 is stored once (issue 62: a cache that stays its size).  An entry whose files are gone (the
-bound trimmed them) or changed is a miss.  A staged build (the SLM staging pass's TTGIR lowered
+bound trimmed them) or changed is a miss, but with a shared store (`--cache-url`), whose entries
+serve other machines, where they are not: there the entry keeps them too.  A staged build (the SLM staging pass's TTGIR lowered
 again, backend.compile_ttgir) is kept the same way, keyed by its front end's entry and the
 staged TTGIR.
 """
@@ -174,11 +175,6 @@ def _files(files: Any) -> tuple[str, bytes] | None:
     return ttgir.decode(), spirv
 
 
-def named_files_there(files: Any) -> bool:
-    """Whether an entry's files are there as it names them."""
-    return _files(files) is not None
-
-
 def named_files(ttgir_path: str, ttgir: str, spirv_path: str, spirv: bytes) -> dict:
     """What an entry says of its artifacts: their paths and digests."""
     return {"ttgir": ttgir_path, "spirv": spirv_path, "ttgir_sha256": hashlib.sha256(ttgir.encode()).hexdigest(),
@@ -186,27 +182,30 @@ def named_files(ttgir_path: str, ttgir: str, spirv_path: str, spirv: bytes) -> d
 
 
 def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | None:
-    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel" and what the entry
-    says of its files under "files") of a kept compile."""
+    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel") of a kept compile:
+    from the files its entry names, or from the entry itself where a shared store keeps it
+    (another machine's files are not here)."""
     if cache is None or k is None:
         return None
     hit = cache.get(k)
     if hit is None:
         return None
-    meta, _ = hit
+    meta, payload = hit
     try:
         launched = request_from_json(meta["kernel"])
     except (KeyError, TypeError):
         return None
     files = _files(meta.get("files"))
+    if files is None and isinstance(meta.get("ttgir"), str) and payload:
+        files = meta["ttgir"], payload
     if files is None:
         return None
-    return files[0], files[1], {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched,
-                                "files": meta["files"]}
+    return files[0], files[1], {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched}
 
 
-def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict) -> None:
-    """Keep a compile: its metadata and request, and the artifacts' files it was written to."""
+def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict, ttgir: str, spirv: bytes) -> None:
+    """Keep a compile: its metadata and request, and the artifacts' files it was written to; the
+    TTGIR and SPIR-V themselves only where a shared store takes the entry to other machines."""
     launched = meta.get("kernel")
     if cache is None or k is None or not isinstance(launched, TritonKernel) or not _same_after_json(launched):
         return
@@ -215,5 +214,6 @@ def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict) -> Non
         json.dumps(rest)
     except (TypeError, ValueError):
         return
+    shared = cache.store is not None
     cache.put(k, {"files": files, "metadata": rest, "notes": list(meta.get("notes", [])),
-                  "kernel": request_json(launched)}, b"")
+                  "kernel": request_json(launched), **({"ttgir": ttgir} if shared else {})}, spirv if shared else b"")
