@@ -173,8 +173,12 @@ def caches(target: str, env: dict, tmp: Path) -> list[dict]:
     written = tmp / "tutorials-cache"
     for spec, pointer in (("01-vector-add.py:add_kernel", "*fp32"), ("02-fused-softmax.py:softmax_kernel", "*fp32"),
                           ("05-layer-norm.py:_layer_norm_fwd_fused", "*fp16")):
-        subprocess.run(ZEINSPECT + ["triton", str(tutorials / spec), "--signature", pointer, "-t", target, "-q"],
-                       capture_output=True, env={**env, "ZEINSPECT_CACHE_DIR": str(written)})
+        # zeinspect's process keeps its Triton cache (what Triton wrote compiling them) in `written`.
+        keep = ("import sys\nfrom zeinspect.triton.build import context\n"
+                f"context._process_triton_cache = lambda: {str(written / 'triton')!r}\n"
+                "from zeinspect.cli import main\nmain(sys.argv[1:])\n")
+        subprocess.run([sys.executable, "-c", keep, "triton", str(tutorials / spec), "--signature", pointer, "-t",
+                        target, "-q"], capture_output=True, env={**env, "ZEINSPECT_CACHE_DIR": str(written)})
     code, doc, err, seconds = _run(["triton", "--from-cache", str(written / "triton"), "-t", target, "-q", "--json"],
                                    env)
     rows.append(_row("Triton cache of the tutorials", "triton-xpu", code, doc, err, seconds))

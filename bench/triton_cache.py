@@ -41,6 +41,7 @@ import record  # noqa: E402
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ONE_BY_ONE = """
 import sys
+from zeinspect.triton import plugin  # registers the Triton settings (its build policy), as the CLI does
 from zeinspect.app.gate import settings
 from zeinspect.app.session import open_session
 from zeinspect.triton.offline import link
@@ -49,8 +50,14 @@ from zeinspect.triton.sources.cache import read_cache
 from zeinspect.triton.app.library import Screener
 config = settings({"targets": tuple(sys.argv[2].split(","))})
 screener = Screener(config, open_session(config))
-for spec in read_cache(sys.argv[1]).specializations:
-    screener.screen(spec)
+specs = read_cache(sys.argv[1]).specializations
+got = [screener.screen(spec) for spec in specs]
+built = sum(1 for c in got if not isinstance(c, str) and c.reports)
+broken = [i for c in got if not isinstance(c, str) for i in c.incidents if "internal error" in i]
+print(f"one by one: {built} of {len(specs)} specializations built", file=sys.stderr)
+if broken or not built:  # an anchor that built nothing measures nothing: exit 3, which timed() refuses
+    print(f"one by one: {len(broken)} internal errors: {broken[:1]}", file=sys.stderr)
+    sys.exit(3)
 """
 
 

@@ -1,25 +1,40 @@
 #!/usr/bin/env python3
 """Screening a large Triton cache: the screening process's peak memory on 500 and more entries
 of a real cache, measured (bench/triton_cache.py extrapolates it from the 67 entries of the
-realworld GPT-2 step).
+realworld GPT-2 step), and a thousand specializations of max-autotune (issue 62).
 
-The cache is one that real torch.compile runs write here: transformers' GPT-2 (random weights,
-eager attention) at several widths, forward and backward, compiled for xpu under zeinspect's
-capture (triton.capture.inductor; each width is a command of its own, whose kernels have sizes of their
-own), and the capture's Triton cache kept: every autotune config of every
-kernel Inductor generated is an entry (its TTIR and metadata, as Triton writes them).  That
-cache is then screened cold by `zeinspect triton --from-cache` on two targets.
-Goal (issue 47): the screening process's own peak RSS (VmHWM) at most 250 MB for 500 entries.
+Each cache is one that real torch.compile runs write here for xpu under zeinspect's capture
+(triton.capture.inductor), one command per model width (each width's kernels have sizes of their
+own), with the capture's Triton cache kept: every kernel Inductor generated is an entry (its TTIR
+and metadata, as Triton writes them).  That cache is then screened by `zeinspect triton
+--from-cache` on two targets.  Subjects:
 
-Usage: .venv/bin/python bench/triton_cache_large.py [--targets bmg-g21,arl-s] [--entries 500]
+- gpt2: transformers' GPT-2 (random weights, eager attention), forward and backward, plain
+  torch.compile, until 500 entries.  Goal (issue 47): the screening process's own peak RSS
+  (VmHWM) at most 250 MB for 500 entries.
+- llama-autotune: a Llama-style model (transformers' Llama: RMSNorm, rotary, SwiGLU, grouped
+  KV heads; random weights, bf16), one training step under torch.compile(mode="max-autotune"):
+  Inductor's Triton GEMM templates for xpu, every config it offers for every matmul of the
+  forward and the backward, until 1,000 entries.  The capture answers as bmg-g21 (Inductor uses
+  its templates only on a GPU with 16 Xe cores or more, utils.is_big_gpu).  Goals (issue 62):
+  cold at most 0.5x triton-xpu compiling the same specializations one by one; zeinspect's own
+  process at most 250 MB and every process of the run (front-end workers, ocloc) at most 500 MB;
+  warm under 10 s; zeinspect's build cache on disk no larger than the input cache.  One by one
+  is measured on an even sample of the entries (every n-th, `--sample`) in the same run and
+  scaled to all of them: each sampled entry built as bench/triton_cache.py builds every one.
+
+Usage: .venv/bin/python bench/triton_cache_large.py [--only gpt2|llama-autotune]
+       [--targets bmg-g21,arl-s] [--entries N] [--sample 60] [--anchor-only CACHE]
 transformers 5.25.0 from the package index (pip, bench/wheels.py).  Writes
-bench/results/triton_cache_large.json.
+bench/results/triton_cache_large.json (a subject's rows replace its last ones).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,9 +47,9 @@ sys.path.insert(0, str(ROOT))
 
 import record  # noqa: E402
 import wheels  # noqa: E402
-from triton_cache import PEAK, PYTHON, peak_mb, timed  # noqa: E402
+from triton_cache import ONE_BY_ONE, PEAK, PYTHON, peak_mb, timed  # noqa: E402
 
-MODEL = '''
+GPT2 = '''
 import sys
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
@@ -46,58 +61,209 @@ model = GPT2LMHeadModel(config).to("xpu")
 ids = torch.randint(0, config.vocab_size, (2, 128), device="xpu")
 torch.compile(model)(input_ids=ids, labels=ids).loss.backward()
 '''
-WIDTHS = (128, 192, 256, 320, 384, 448, 512, 576, 640, 704)
+LLAMA = '''
+import sys
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+torch.manual_seed(0)
+width = int(sys.argv[1])
+config = LlamaConfig(hidden_size=width, intermediate_size=width * 8 // 3 // 64 * 64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, vocab_size=4096, max_position_embeddings=256,
+                     attn_implementation="eager")
+model = LlamaForCausalLM(config).to("xpu", torch.bfloat16)
+ids = torch.randint(0, config.vocab_size, (2, 128), device="xpu")
+torch.compile(model, mode="max-autotune")(input_ids=ids, labels=ids).loss.backward()
+'''
+SUBJECTS = {  # name -> (script, widths, entries wanted, how it is described)
+    "gpt2": (GPT2, (128, 192, 256, 320, 384, 448, 512, 576, 640, 704), 500,
+             "GPT-2, torch.compile, forward and backward"),
+    "llama-autotune": (LLAMA, (256, 384, 512, 640, 768, 896, 1024), 1000,
+                       "a Llama-style step, torch.compile(mode='max-autotune'), forward and backward"),
+}
 
 
-def entries(cache: Path) -> int:
-    return sum(1 for _ in cache.rglob("*.ttir"))
+def entries(cache: Path) -> list[Path]:
+    """The cache's entries: each folder that holds a TTIR."""
+    return sorted({p.parent for p in cache.rglob("*.ttir")})
+
+
+def size_mb(folder: Path) -> float:
+    return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 1)
+
+
+def make_cache(script_text: str, widths: tuple[int, ...], wanted: int, targets: str, tmp: Path) -> tuple[Path, list[int], float]:
+    """The Triton cache of one torch.compile command per width, until it holds `wanted` entries."""
+    from zeinspect.app.gate import settings
+    from zeinspect.app.session import open_session
+    from zeinspect.triton.app.library import capture_target
+    from zeinspect.triton.sources.run import capture
+
+    script, kept = tmp / "model.py", tmp / "capture"
+    script.write_text(script_text)
+    kept.mkdir()
+    config = settings({"targets": tuple(targets.split(","))})
+    target = capture_target(config, open_session(config))
+    cache, done, started = kept / "triton-cache", [], time.monotonic()
+    for width in widths:
+        got = capture([sys.executable, str(script), str(width)], target=target, folder=kept)
+        if got.exit_code:
+            raise SystemExit(f"the torch.compile run at width {width} ended with {got.exit_code}: {got.notes}")
+        done.append(width)
+        count = len(entries(cache))
+        print(f"width {width}: {count} entries ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+        if count >= wanted:
+            break
+    return cache, done, time.monotonic() - started
+
+
+def run_gpt2(args: argparse.Namespace, tmp: Path) -> list[dict]:
+    script, widths, wanted, what = SUBJECTS["gpt2"]
+    cache, done, made = make_cache(script, widths, args.entries or wanted, args.targets, tmp)
+    count = len(entries(cache))
+    command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
+    cold, said, workers = timed(command, tmp / "screen-cache")
+    return [
+        {"subject": "gpt2", "measure": f"entries of the cache ({what}, widths {','.join(map(str, done))}, "
+                                       "for xpu under the capture)", "value": count, "seconds to make": round(made, 1)},
+        {"subject": "gpt2", "measure": "zeinspect triton --from-cache, cold", "seconds": round(cold, 1)},
+        {"subject": "gpt2", "measure": f"peak RSS of the screening process on {count} entries (MB, the process's own)",
+         "value": peak_mb(said), "goal": "250 MB at 500 entries", "met": count >= 500 and peak_mb(said) <= 250},
+        {"subject": "gpt2", "measure": "peak RSS of its largest Triton front-end worker (MB, sampled)", "value": workers},
+    ]
+
+
+def peaks(pid: int, seen: dict[int, tuple[str, int]]) -> None:
+    """Each live descendant's peak resident set (VmHWM, kB) and what it is, kept in `seen` by pid."""
+    from triton_cache import _descendants
+
+    for kid in _descendants(pid):
+        try:
+            argv = Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0")
+            hwm = int(Path(f"/proc/{kid}/status").read_text().split("VmHWM:")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        name = Path(argv[0].decode(errors="replace")).name
+        kind = "front-end worker" if b"multiprocessing" in b" ".join(argv) else name or "?"
+        seen[kid] = (kind, max(hwm, seen.get(kid, ("", 0))[1]))
+
+
+def watched(argv: list[str], cache: Path) -> tuple[float, str, dict[str, float]]:
+    """Seconds, stderr, and the largest peak RSS (MB) of each kind of process under it (sampled
+    every 0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT)))
+    seen: dict[int, tuple[str, int]] = {}
+    while proc.poll() is None:
+        peaks(proc.pid, seen)
+        time.sleep(0.2)
+    stderr = proc.stderr.read() if proc.stderr else ""
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {stderr[-500:]}")
+    kinds: dict[str, float] = {}
+    for kind, kb in seen.values():
+        kinds[kind] = max(kinds.get(kind, 0.0), round(kb / 1024, 1))
+    return time.perf_counter() - start, stderr, kinds
+
+
+def one_by_one(held: list[Path], args: argparse.Namespace, tmp: Path) -> tuple[float, float, int]:
+    """triton-xpu's compile and one ocloc per target, each specialization alone, on every n-th
+    entry (sorted by Triton's hash: no order of kernel kinds): (seconds scaled to all, the
+    sample's seconds, the entries sampled)."""
+    step = max(1, len(held) // args.sample)
+    sample = tmp / "sample"
+    for entry in held[::step]:
+        shutil.copytree(entry, sample / entry.name)
+    sampled = len(held[::step])
+    one, _, _ = timed([PYTHON, "-c", ONE_BY_ONE, str(sample), args.targets], tmp / "one-by-one-cache")
+    return one * len(held) / sampled, one, sampled
+
+
+def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
+    """The one-by-one anchor alone, on a cache this script made (`--cache`, the same entries):
+    its row, and the cold row's ratio, replace the last run's."""
+    import json
+
+    one_all, one, sampled = one_by_one(entries(Path(args.cache)), args, tmp)
+    rows = json.loads((record.RESULTS / "triton_cache_large.json").read_text())["rows"]
+    cold = next(r for r in rows if r.get("subject") == "llama-autotune" and r["measure"].startswith("zeinspect triton"))
+    for r in rows:
+        if r.get("subject") == "llama-autotune" and r["measure"].startswith("one by one"):
+            r.update(seconds=round(one_all, 1), **{"sample seconds": round(one, 1)},
+                     measure=f"one by one: triton-xpu's compile, then one ocloc per target, on {sampled} of the entries "
+                             "(every n-th), scaled to all; measured alone after the cold run, on the same entries")
+    cold.update(ratio=round(cold["seconds"] / one_all, 2), met=cold["seconds"] <= 0.5 * one_all)
+    return rows
+
+
+def run_llama(args: argparse.Namespace, tmp: Path) -> list[dict]:
+    script, widths, wanted, what = SUBJECTS["llama-autotune"]
+    cache, done, made = make_cache(script, widths, args.entries or wanted, args.targets, tmp)
+    held = entries(cache)
+    one_all, one, sampled = one_by_one(held, args, tmp)
+    command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
+    ours = tmp / "screen-cache"
+    cold, said, kinds = watched(command, ours)
+    warm, _, _ = watched(command, ours)
+    own, others = peak_mb(said), kinds
+    rows = [
+        {"measure": f"entries of the cache ({what}, widths {','.join(map(str, done))}, for xpu under the capture; "
+                    "every template config an entry)", "value": len(held), "MB on disk": size_mb(cache),
+         "seconds to make": round(made, 1)},
+        {"measure": f"one by one: triton-xpu's compile, then one ocloc per target, on {sampled} of the entries "
+                    "(every n-th), scaled to all", "seconds": round(one_all, 1), "sample seconds": round(one, 1)},
+        {"measure": "zeinspect triton --from-cache, cold", "seconds": round(cold, 1), "ratio": round(cold / one_all, 2),
+         "goal": "0.5 x one by one", "met": cold <= 0.5 * one_all},
+        {"measure": "the same, warm", "seconds": round(warm, 1), "goal": "10 s", "met": warm < 10},
+        {"measure": "peak RSS of the screening process (MB, its own)", "value": own, "goal": "250 MB",
+         "met": own <= 250},
+        {"measure": "peak RSS of every other process of the cold run (MB, the largest of each kind, sampled)",
+         "value": max(others.values(), default=0.0), "kinds": others, "goal": "500 MB",
+         "met": max(others.values(), default=0.0) <= 500},
+        {"measure": "zeinspect's build cache after the cold run (MB on disk) against the input cache",
+         "value": size_mb(ours), "input": size_mb(cache), "goal": "no larger than the input",
+         "met": size_mb(ours) <= size_mb(cache)},
+    ]
+    return [{"subject": "llama-autotune", **row} for row in rows]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=sorted(SUBJECTS), action="append")
     parser.add_argument("--targets", default="bmg-g21,arl-s")
-    parser.add_argument("--entries", type=int, default=500)
+    parser.add_argument("--entries", type=int, default=0, help="entries wanted (default: the subject's)")
+    parser.add_argument("--sample", type=int, default=60, help="entries built one by one (llama-autotune)")
+    parser.add_argument("--anchor-only", metavar="CACHE",
+                        help="llama-autotune's one-by-one anchor alone, on CACHE (the Triton cache its run made)")
     args = parser.parse_args()
-    from zeinspect.app.gate import settings
-    from zeinspect.triton.app.library import capture, capture_target
-
+    if args.anchor_only:
+        args.cache = args.anchor_only
+        with tempfile.TemporaryDirectory(prefix="zeinspect-bench-anchor-") as name:
+            rows = anchor_only(args, Path(name))
+        record.write("triton_cache_large", "Screening large Triton caches: torch.compile runs, and a thousand "
+                     "max-autotune specializations", rows,
+                     note=f"targets {args.targets}; the caches written here by real torch.compile runs for xpu.")
+        return 0
     library = wheels.installed("transformers", "5.25.0")
-    with tempfile.TemporaryDirectory(prefix="zeinspect-bench-large-cache-") as name:
-        tmp = Path(name)
-        script, kept = tmp / "model.py", tmp / "capture"
-        script.write_text(MODEL)
-        kept.mkdir()
-        os.environ.update(PYTHONPATH=os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library))),
-                          ZEINSPECT_CACHE_DIR=str(tmp / "capture-cache"))
-        from zeinspect.app.session import open_session
+    rows: list[dict] = []
+    for subject in args.only or sorted(SUBJECTS):
+        with tempfile.TemporaryDirectory(prefix="zeinspect-bench-large-cache-") as name:
+            os.environ.update(PYTHONPATH=os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library))),
+                              ZEINSPECT_CACHE_DIR=str(Path(name) / "capture-cache"))
+            got = (run_gpt2 if subject == "gpt2" else run_llama)(args, Path(name))
+        for row in got:
+            print(row)
+        rows += got
+    ran = set(args.only or SUBJECTS)
+    last = record.RESULTS / "triton_cache_large.json"
+    if last.exists():  # the subjects not run keep their last rows
+        import json
 
-        config = settings({"targets": tuple(args.targets.split(","))})
-        target = capture_target(config, open_session(config))
-        cache, widths, count, started = kept / "triton-cache", [], 0, time.monotonic()
-        for width in WIDTHS:  # one width per command, until the cache holds enough entries
-            got = capture([sys.executable, str(script), str(width)], target=target, folder=kept)
-            if got.exit_code:
-                raise SystemExit(f"the torch.compile run at width {width} ended with {got.exit_code}: {got.notes}")
-            widths.append(width)
-            count = entries(cache)
-            print(f"width {width}: {count} entries", file=sys.stderr)
-            if count >= args.entries:
-                break
-        made = time.monotonic() - started
-        command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
-        cold, said, workers = timed(command, tmp / "screen-cache")
-    rows = [
-        {"measure": f"entries of the cache (GPT-2 at widths {','.join(map(str, widths))}, torch.compile for xpu "
-                    "under the capture)", "value": count, "seconds to make": round(made, 1)},
-        {"measure": "zeinspect triton --from-cache, cold", "seconds": round(cold, 1)},
-        {"measure": f"peak RSS of the screening process on {count} entries (MB, the process's own)",
-         "value": peak_mb(said), "goal": "250 MB at 500 entries", "met": count >= 500 and peak_mb(said) <= 250},
-        {"measure": "peak RSS of its largest Triton front-end worker (MB, sampled)", "value": workers},
-    ]
-    for row in rows:
-        print(row)
-    record.write("triton_cache_large", f"Screening a large Triton cache: {count} entries of torch.compile runs",
-                 rows, note=f"targets {args.targets}; the cache written here by real torch.compile runs for xpu.")
+        rows = [r for r in json.loads(last.read_text())["rows"] if r.get("subject", "gpt2") not in ran] + rows
+    record.write("triton_cache_large", "Screening large Triton caches: torch.compile runs, and a thousand "
+                 "max-autotune specializations", rows,
+                 note=f"targets {args.targets}; the caches written here by real torch.compile runs for xpu.")
     return 0
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ...inputs import Input
 from ...inputs.kinds import InputKind
 from ...names import INTERNAL_KERNELS
-from ...probes.explain import scratch_costs
+from ...probes.explain import scratch_costs_each
 from ...probes.results import Collection
 from ...probes.session import Session
 from ...settings import Settings
@@ -33,7 +33,7 @@ def attach_costs(collection: Collection, config: Settings, session: Session) -> 
              and part.artifacts.get("spirv")]
     if not users:
         return
-    # One scratch_costs call per (options, target): its dumping compiles run in parallel.
+    # One (inputs, config) pair per (options, target).
     groups: dict[tuple[str, str], dict[str, Input]] = {}
     gone = 0
     for _, r, spirv, _name in users:
@@ -44,9 +44,10 @@ def attach_costs(collection: Collection, config: Settings, session: Session) -> 
             continue
         groups.setdefault((r.options or "", r.target), {})[spirv] = Input(path=spirv, kind=InputKind.SPIRV, data=data)
     found: dict[tuple[str, str], dict[str, dict]] = {}
-    for (options, target), inputs in groups.items():
-        costs, problems = scratch_costs(list(inputs.values()), replace(config, options=options, targets=(target,),
-                                                                       kernels=()), session)
+    # All groups' dumping compiles at once: batched across them (probes.explain._batches), one pool.
+    asked = [(list(inputs.values()), replace(config, options=options, targets=(target,), kernels=()))
+             for (options, target), inputs in groups.items()]
+    for costs, problems in scratch_costs_each(asked, session):
         collection.incidents += problems
         for (path, kernel, on), measured in costs.items():
             if kernel not in INTERNAL_KERNELS:
