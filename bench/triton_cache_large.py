@@ -185,9 +185,12 @@ def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
     its row, and the cold row's ratio, replace the last run's."""
     import json
 
-    one_all, one, sampled = one_by_one(entries(Path(args.cache)), args, tmp)
     rows = json.loads((record.RESULTS / "triton_cache_large.json").read_text())["rows"]
-    cold = next(r for r in rows if r.get("subject") == "llama-autotune" and r["measure"].startswith("zeinspect triton"))
+    cold = next((r for r in rows if r.get("subject") == "llama-autotune" and r["measure"].startswith("zeinspect triton")),
+                None)
+    if cold is None:
+        raise SystemExit("--anchor-only: no llama-autotune run in bench/results/triton_cache_large.json to compare with")
+    one_all, one, sampled = one_by_one(entries(Path(args.cache)), args, tmp)
     for r in rows:
         if r.get("subject") == "llama-autotune" and r["measure"].startswith("one by one"):
             r.update(seconds=round(one_all, 1), **{"sample seconds": round(one, 1)},
