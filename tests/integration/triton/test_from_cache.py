@@ -388,7 +388,8 @@ def test_stage_on_a_cache_rebuilds_each_entry_staged_and_says_where_it_cannot(tm
     for spec, extra in ((ROOT / "kernels" / "triton_dot.py:dot_kernel",
                          ("--signature", "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32", "--constexprs", "M=64,N=128,K=128")),
                         (TUTORIALS / "01-vector-add.py:add_kernel", ("--signature", "*fp32"))):
-        proc = _zeinspect(cache, spec, *extra, "-t", "arl-s", "--compiler", sid_compiler.id, "--json")
+        proc = _zeinspect(cache, spec, *extra, "-t", "arl-s", "--compiler", sid_compiler.id, "--json",
+                          keep_triton_cache=True)
         assert proc.returncode in (0, 1), proc.stderr
     plain = _zeinspect(tmp_path / "a", "--from-cache", cache / "triton", "-t", "arl-s", "--compiler", sid_compiler.id,
                        "--json")
@@ -415,7 +416,7 @@ def test_fix_on_a_cache_searches_each_spilling_entry_and_the_change_holds_when_a
     cache = tmp_path / "zc"
     proc = _zeinspect(cache, ROOT / "kernels" / "triton_dot.py:dot_kernel", "--signature",
                       "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32", "--constexprs", "M=32,N=64,K=64", "-t", "arl-s",
-                      "--compiler", sid_compiler.id, "--json")
+                      "--compiler", sid_compiler.id, "--json", keep_triton_cache=True)
     assert proc.returncode in (0, 1), proc.stderr
     entries = tmp_path / "entries"
     shutil.copytree(cache / "triton", entries)
