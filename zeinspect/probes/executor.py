@@ -309,8 +309,12 @@ def multi_eligible(job: Job) -> bool:
     """Whether a job can be one line of an `ocloc multi` list: SPIR-V (an OpenCL C source's
     diagnostics would carry the command's number as their file index, so they stay alone),
     small enough, and options the list's quoting can carry unchanged."""
-    return (job.kind == InputKind.SPIRV and len(job.module) <= MULTI_ALONE_BYTES
-            and not UNQUOTABLE.search(job.options + job.internal_options))
+    return fits_a_multi_line(job.kind == InputKind.SPIRV, len(job.module), job.options + job.internal_options)
+
+
+def fits_a_multi_line(spirv: bool, size: int, flags: str) -> bool:
+    """The rule of multi_eligible, for any build (a dumping compile's too: probes.explain)."""
+    return spirv and size <= MULTI_ALONE_BYTES and not UNQUOTABLE.search(flags)
 
 
 def pack(indices: list[int], jobs: list[Job], workers: int) -> list[list[int]]:

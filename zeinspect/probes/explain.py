@@ -28,7 +28,6 @@ from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
 from ..model import Compiler, KernelReport, Remarks
 from ..settings import Settings
-from ..toolchain.ocloc import UNQUOTABLE
 from ..toolchain.run import stop_compilers
 from ..toolchain.shader_dump import THE_MODULE, DumpedBuild, DumpModule, IsaDump, dump_isa, dump_isa_many
 from ..toolchain.targets import TargetPlan
@@ -126,10 +125,11 @@ def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> lis
     multi` process (_batches), as the audit's plain builds are, and kept in the cache."""
     fields = [_build_fields(job, config.compiler_environment) for config, job in items]
     out: list[DumpedBuild | None] = [read_dumped(cache, f) for f in fields]
+    twins = [make_key(kind="dump-job", **f, timeout=config.timeout) for f, (config, _) in zip(fields, items)]
     first: dict[str, int] = {}  # the same build asked twice is compiled once
-    for n, f in enumerate(fields):
+    for n, twin in enumerate(twins):
         if out[n] is None:
-            first.setdefault(make_key(kind="dump-job", **f, timeout=items[n][0].timeout), n)
+            first.setdefault(twin, n)
     missing = sorted(first.values())
     if missing:
         def alone(n: int) -> DumpedBuild:
@@ -166,9 +166,9 @@ def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> lis
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-    for n, f in enumerate(fields):  # the twins of a build compiled once
+    for n, twin in enumerate(twins):  # the twins of a build compiled once
         if out[n] is None:
-            out[n] = out[first[make_key(kind="dump-job", **f, timeout=items[n][0].timeout)]]
+            out[n] = out[first[twin]]
     return [built for built in out if built is not None]
 
 
@@ -180,14 +180,13 @@ def _batches(indices: list[int], items: list[tuple[Settings, _Job]], workers: in
     take minutes: smaller batches leave no worker idle behind one), of about the same SPIR-V
     size, the largest first.  The others alone."""
     from ..toolchain.knowledge import has_multi
-    from .executor import MULTI_ALONE_BYTES, MULTI_MAX_BYTES, MULTI_MAX_JOBS
+    from .executor import MULTI_MAX_BYTES, MULTI_MAX_JOBS, fits_a_multi_line
 
     out: list[list[int]] = []
     groups: dict[tuple, list[int]] = {}
     for n in indices:
         config, job = items[n]
-        if (job.spirv and len(job.data) <= MULTI_ALONE_BYTES and not UNQUOTABLE.search(job.options + job.internal)
-                and has_multi(job.compiler)):
+        if fits_a_multi_line(job.spirv, len(job.data), job.options + job.internal) and has_multi(job.compiler):
             groups.setdefault((job.compiler.id, config.compiler_environment, config.timeout), []).append(n)
         else:
             out.append([n])

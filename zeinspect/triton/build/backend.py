@@ -228,7 +228,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
         if kept is None:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
             files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
-            warm.put(cache, k, files, meta, ttgir, spirv)
+            warm.put(cache, k, warm.named_files(files[0], ttgir, files[1], spirv), meta, ttgir, spirv)
         else:
             ttgir, spirv, meta = kept
             files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
@@ -237,7 +237,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             built = dataclasses.replace(built, file=kernel.file)
         b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
                         notes=meta.pop("notes", []))
-        b.artifacts = {"ttgir": files["ttgir"], "spirv": files["spirv"]}
+        b.artifacts = {"ttgir": files[0], "spirv": files[1]}
         if stage:
             result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
                                   shared_in_use=meta.get("shared") or 0)
@@ -254,20 +254,20 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
                     b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
                 staged = _keep_artifacts(kernel, name, True, b.ttgir, b.spirv, artifacts_dir)
                 if again is None:
-                    warm.put(cache, sk, staged, {**b.metadata, "notes": [], "kernel": built}, b.ttgir, b.spirv)
-                b.artifacts = {"ttgir": staged["ttgir"], "spirv": staged["spirv"]}
+                    warm.put(cache, sk, warm.named_files(staged[0], b.ttgir, staged[1], b.spirv),
+                             {**b.metadata, "notes": [], "kernel": built}, b.ttgir, b.spirv)
+                b.artifacts = {"ttgir": staged[0], "spirv": staged[1]}
         builds.append(b)
     return builds
 
 
 def _keep_artifacts(kernel: TritonKernel, target: str, staged: bool, ttgir: str, spirv: bytes,
-                    artifacts_dir: Path) -> dict:
+                    artifacts_dir: Path) -> tuple[str, str]:
     """A build's TTGIR and SPIR-V as files (the ones its reports name, and its cache entry:
     triton.build.warm), written unless there already (the name holds the SPIR-V's digest), and
     touched if they are, so that the cache's bound keeps the files of this command's reports
-    (app.cache.keep_bound keeps what a command wrote); what the entry says of them."""
-    from . import warm
-
+    (app.cache.keep_bound keeps what a command wrote); their paths.  A warm hit hashes nothing
+    here: warm.get checked its files."""
     stem = artifact_stem(kernel, target, staged, spirv)
     paths = (artifacts_dir.resolve() / f"{stem}.ttgir", artifacts_dir.resolve() / f"{stem}.spv")
     for path, data in zip(paths, (ttgir.encode(), spirv)):
@@ -275,7 +275,7 @@ def _keep_artifacts(kernel: TritonKernel, target: str, staged: bool, ttgir: str,
             os.utime(path)
         except OSError:
             atomic_write(path, data)
-    return warm.named_files(str(paths[0]), ttgir, str(paths[1]), spirv)
+    return str(paths[0]), str(paths[1])
 
 
 ARTIFACT_NAME_HEAD = 40
