@@ -33,7 +33,7 @@ from ..cache import BuildCache, make_key
 from ..errors import FormatError
 from ..fileio import sha256
 from ..inputs import Input
-from ..inputs.buildlog import build_verdict
+from ..inputs.buildlog import LogEventKind, build_verdict, parse_log
 from ..inputs.fatbin import read_members
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import read_module
@@ -43,7 +43,8 @@ from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
 from ..toolchain.ocloc import UNQUOTABLE, Flags, compile_argv, multi_line, multi_outputs
 from ..toolchain.run import ToolRun, run_tool, stop_compilers
-from .dumps import build_fields, read_dumped
+from ..toolchain.shader_dump import DumpedBuild, DumpModule, dump_isa, dump_isa_many
+from .dumps import build_fields, keep_dumped, read_dumped
 from .results import CompileStats, Progress
 
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
@@ -69,6 +70,11 @@ class Job:
     reproduce: tuple[str, ...] = ()
     """For an image inside a host file or package (which ocloc cannot read by its name): the
     zeinspect command that builds it the same way, `-t TARGET` to be added."""
+    dump: bool = False
+    """Compiled with IGC's ISA dumps on, where it is a SPIR-V module built alone or in an `ocloc
+    multi` list (_dumping): the run will measure its scratch users' loop traffic (`--cost`, the
+    loop rule), and the same compile gives the plain build (probes.dumps) and, kept in the
+    cache where the build uses scratch, their ISA: no second compile for the costs."""
 
     @functools.cached_property
     def module_digest(self) -> str:
@@ -110,6 +116,8 @@ class Compiled:
     parse_error: str | None = None
     seconds: float = 0.0
     """How long the compile took (its share of a batched one)."""
+    dumped: DumpedBuild | None = None
+    """The dumping compile it came from (Job.dump), until the cache has kept its ISA."""
 
 
 def build_argv(job: Job, file_path: str, out_dir: str | None, device: str) -> list[str]:
@@ -143,23 +151,36 @@ def _from_cache(meta: dict, payload: bytes) -> Compiled:
                     float(meta.get("seconds") or 0.0))
 
 
+def _dump_fields(job: Job) -> dict:
+    return build_fields(job.compiler.id, job.module_digest, True, job.ip, job.options, job.internal_options,
+                        job.environment)
+
+
 def _from_dump(cache: BuildCache, job: Job) -> Compiled | None:
     """The plain build of a SPIR-V job from the dumping compile of the same build, when the
     cache holds one that built (probes.dumps: its zebin and log are the plain compile's); None
     otherwise (a build that failed is made again, for its own log and status)."""
     if job.kind != InputKind.SPIRV or job.stands_for is not None:
         return None
-    built = read_dumped(cache, build_fields(job.compiler.id, job.module_digest, True, job.ip, job.options,
-                                            job.internal_options, job.environment), local_only=True)
+    return _of_dump(job, read_dumped(cache, _dump_fields(job), local_only=True), from_cache=True)
+
+
+def _of_dump(job: Job, built: DumpedBuild | None, *, from_cache: bool) -> Compiled | None:
+    """A dumping compile as the plain build of `job`; None where it did not build."""
     if built is None or built.failure is not None or built.exit_code or built.binary is None:
         return None
     figures, version, error = _parse(built.binary, job.ip)
     names = [f.name for f in figures] if figures is not None else _names_from(job, Path(os.devnull))
     argv, log = _as_run(job, Path("module.spv"), Path("out"), built.log)
-    return Compiled(None, 0, log, built.binary, names, True, argv, figures, version, error, built.seconds)
+    return Compiled(None, 0, log, built.binary, names, from_cache, argv, figures, version, error, built.seconds,
+                    dumped=None if from_cache else built)
 
 
 def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
+    """A build's entry: what its reports are made of (the zebin's figures, the log), not the
+    zebin, which nothing reads again (a run holds no zebin past its figures: _lean) and which
+    made most of a Triton screen's cache (a GEMM template's zebin is 100-400 KB).  A dumping
+    compile's ISA is kept beside it where the build uses scratch (probes.dumps)."""
     if compiled.run_failure is not None:  # crashes and hangs may be transient: never cached
         return
     cache.put(job.key, {"returncode": compiled.returncode, "log": compiled.log, "has_binary": compiled.binary is not None,
@@ -167,7 +188,22 @@ def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
                         "seconds": round(compiled.seconds, 3),
                         "figures": _figures_json(compiled.figures),
                         "zeinfo_version": list(compiled.zeinfo_version) if compiled.zeinfo_version else None,
-                        "parse_error": compiled.parse_error}, compiled.binary or b"")
+                        "parse_error": compiled.parse_error}, b"")
+    if compiled.dumped is not None and _uses_scratch(compiled):
+        keep_dumped(cache, _dump_fields(job), compiled.dumped)
+
+
+_SCRATCH_EVENTS = (LogEventKind.SPILL, LogEventKind.SPILL_UNKNOWN, LogEventKind.SCRATCH_OVERFLOW)
+
+
+def _uses_scratch(compiled: Compiled) -> bool:
+    """Whether a build may have a scratch user, whose cost reads its ISA: a zebin that says so
+    or cannot be read, or a log that speaks of spills (a generous test: a build it misses is
+    dumped again by the costs, probes.explain)."""
+    if compiled.figures is None:
+        return True
+    return any(f.spill_bytes or f.private_bytes or f.scratch_space_bytes or f.driver_private_bytes
+               for f in compiled.figures) or any(e.kind in _SCRATCH_EVENTS for e in parse_log(compiled.log))
 
 
 def _names_from(job: Job, out: Path) -> list[str]:
@@ -196,6 +232,32 @@ def _as_run(job: Job, src: Path, out: Path, log: str) -> tuple[list[str], str]:
     if job.stands_for is None:
         return build_argv(job, str(src), str(out), job.ip), log
     return build_argv(job.stands_for, str(src.with_suffix(".cl")), str(out), job.ip), job.front_end_log + log
+
+
+def _dumping(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
+    """Dumping compiles (Job.dump) of SPIR-V jobs: one alone, several in one `ocloc multi` process
+    (toolchain.shader_dump.dump_isa_many), each module once (IGC names a build's dumps by its
+    module); None for one not built there, which the executor builds alone.  Alone, a build
+    that fails is compiled again without dumps: its log and status are a plain compile's."""
+    first = jobs[0]
+    if len(jobs) == 1:
+        alone = dump_isa(first.compiler, first.module, spirv=True, ip=first.ip, options=first.options,
+                         internal_options=first.internal_options, timeout=timeout, environment=first.environment)
+        return [_of_dump(first, alone, from_cache=False) or compile_job(first, timeout)]
+    once: dict[str, int] = {}
+    for n, job in enumerate(jobs):
+        once.setdefault(job.module_digest, n)
+    chosen = sorted(once.values())
+    try:
+        got = dump_isa_many(first.compiler, [DumpModule(jobs[n].module, jobs[n].ip, jobs[n].options,
+                                                        jobs[n].internal_options) for n in chosen],
+                            timeout=timeout, environment=first.environment)
+    except OSError:  # no room in the temporary folder: one at a time says why
+        return [None] * len(jobs)
+    out: list[Compiled | None] = [None] * len(jobs)
+    for n, built in zip(chosen, got):
+        out[n] = _of_dump(jobs[n], built, from_cache=False)
+    return out
 
 
 def compile_job(job: Job, timeout: float | None) -> Compiled:
@@ -431,10 +493,10 @@ def _module_groups(jobs: list[Job]) -> list[list[str]]:
 
 def _lean(compiled: Compiled) -> Compiled:
     """The result without the zebin's bytes once its figures are read: an audit of thousands
-    of images on many targets must not hold every zebin (the cache keeps them)."""
+    of images on many targets must not hold every zebin (the cache keeps their figures: _store)."""
     if compiled.binary is None or compiled.figures is None:
-        return compiled
-    return replace(compiled, binary=b"")
+        return replace(compiled, dumped=None)
+    return replace(compiled, binary=b"", dumped=None)
 
 
 class Executor(Protocol):
@@ -665,6 +727,8 @@ class LocalExecutor:
         return work
 
     def _task(self, mode: str, jobs: list[Job]) -> list[Compiled | None] | None:
+        if mode in (ALONE, MULTI) and jobs[0].dump and jobs[0].kind == InputKind.SPIRV and jobs[0].stands_for is None:
+            return _dumping(jobs, self.timeout)
         if mode == ALONE:
             return [compile_job(jobs[0], self.timeout)]
         if mode == MULTI:

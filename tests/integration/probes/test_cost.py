@@ -17,6 +17,7 @@ from pathlib import Path
 import oracle
 import pytest
 from conftest import KERNELS
+from counting import counting_ocloc
 
 VISA_STATS = oracle.VISA_STATS
 
@@ -152,28 +153,6 @@ def test_the_audit_costs_a_kernel_in_its_recorded_shape_from_that_build(cli, sid
     assert audited["cost"] == shaped["cost"] and audited["cost"] != written["cost"]
 
 
-def _counting_ocloc(compiler, prefix: Path, log: Path) -> Path:
-    """`compiler` behind a script that writes a line per compile to `log`: `plain`, or `1` for a
-    dumping compile (IGC_ShaderDumpEnable), each line of an `ocloc multi` list a compile; and
-    `process` per ocloc process that compiles.  Its IGC libraries are linked beside it, where
-    zeinspect reads a compiler's IGC version, so it is the same compiler by identity."""
-    from zeinspect.toolchain.compilers import lib_dirs_for
-
-    libs = [d for d in lib_dirs_for(compiler.path) if list(d.glob("libigc.so.*"))] or \
-        [Path(compiler.path).resolve().parent.parent / "root" / "usr" / "lib" / "x86_64-linux-gnu"]
-    (prefix / "bin").mkdir(parents=True)
-    (prefix / "lib").mkdir()
-    (prefix / "lib" / "x86_64-linux-gnu").symlink_to(libs[0])
-    script = prefix / "bin" / "ocloc"
-    kind = "${IGC_ShaderDumpEnable:-plain}"
-    script.write_text(f"#!/bin/sh\ncase \"$1 $*\" in\n"
-                      f"  multi*) [ -f \"$2\" ] && {{ echo process; grep . \"$2\" | sed \"s/.*/{kind}/\"; }} >> '{log}' ;;\n"
-                      f"  *' -file '*) echo process >> '{log}'; echo \"{kind}\" >> '{log}' ;;\nesac\n"
-                      f"exec '{compiler.path}' \"$@\"\n")
-    script.chmod(0o755)
-    return script
-
-
 @pytest.mark.parametrize("form", ["opencl", "spirv"])
 def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(cli, sid_compiler, tmp_path, form):
     """`shapes --cost` on a module of two scratch users measures each shape's traffic from one
@@ -193,7 +172,7 @@ def test_the_shape_search_costs_every_kernel_from_its_module_shape_s_one_build(c
     # Every compile of the search, counted by an ocloc that logs them (a cache of its own): plain
     # or dumping (IGC_ShaderDumpEnable in its environment).
     counted = tmp_path / "compiles.txt"
-    counting = _counting_ocloc(sid_compiler, tmp_path / "counting", counted)
+    counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
     doc = json.loads(cli("shapes", module, "--cost", *common, env={"ZEINSPECT_OCLOC": str(counting),
                                                                    "ZEINSPECT_CACHE_DIR": str(tmp_path / "c")}).out)
     plain, dumping, processes = (counted.read_text().split().count(k) for k in ("plain", "1", "process"))

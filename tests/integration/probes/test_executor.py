@@ -102,19 +102,21 @@ def test_one_target_fails_the_others_carry_on(cli, sid_compiler, tmp_path, actio
 
 
 def test_full_disk_degrades_to_no_cache(cli, sid_compiler, tmp_path):
-    """With writes over 4 KiB refused (RLIMIT_FSIZE) the cache cannot be written: one warning,
-    correct results.  The compiler itself gets its limit back through a wrapper."""
+    """With writes over 256 bytes refused (RLIMIT_FSIZE) the cache cannot be written: one warning,
+    correct results.  The compiler itself gets its limit back through a wrapper.  A build's entry
+    holds its figures, log and command (about 500 bytes compressed: no zebin, executor._store);
+    the kernel is one line, so that zeinspect's own copy of it for ocloc fits under the limit."""
+    tiny = Path(__file__).parents[2] / "kernels" / "tiny_scale.cl"
     wrapper = tmp_path / "ocloc-unlimited"
     wrapper.write_text(f"#!/bin/sh\nulimit -f unlimited\nexec '{sid_compiler.path}' \"$@\"\n")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    reference = cli("inspect", KERNELS / "sg32_accumulate.cl", "-t", "tgllp,dg2-g10", "--json",
-                    "--compiler", sid_compiler.id)
+    reference = cli("inspect", tiny, "-t", "tgllp,dg2-g10", "--json", "--compiler", sid_compiler.id)
     env = dict(cli.env, ZEINSPECT_OCLOC=str(wrapper), ZEINSPECT_CACHE_DIR=str(tmp_path / "cache"))
 
     def limit():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256, resource.RLIM_INFINITY))
 
-    proc = subprocess.run([sys.executable, "-m", "zeinspect", "inspect", str(KERNELS / "sg32_accumulate.cl"), "-t",
+    proc = subprocess.run([sys.executable, "-m", "zeinspect", "inspect", str(tiny), "-t",
                            "tgllp,dg2-g10", "--json"], capture_output=True, text=True, env=env, preexec_fn=limit,
                           cwd=ROOT)
     assert proc.returncode == 0, proc.stderr

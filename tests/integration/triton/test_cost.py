@@ -10,6 +10,7 @@ import json
 
 import oracle
 from conftest import KERNELS
+from counting import counting_ocloc
 
 
 def test_a_triton_kernels_cost_is_what_igcs_dump_of_its_own_build_says(cli, sid_compiler):
@@ -27,6 +28,30 @@ def test_a_triton_kernels_cost_is_what_igcs_dump_of_its_own_build_says(cli, sid_
                "--constexprs", "M=64,N=64,K=64", "-t", "arl-s,bmg-g21", "--compiler", sid_compiler.id, "--cost",
                "-q").out
     assert "scratch traffic" in text
+
+
+def test_with_cost_each_build_is_compiled_once_and_its_cost_read_from_that_compile(cli, sid_compiler, tmp_path):
+    """With --cost every build is made as a dumping compile, whose zebin and log are the plain
+    compile's (probes.dumps): an ocloc that counts its compiles sees no plain compile and no more
+    dumping compiles than the run says it made (a scratch user compiled again for its cost would
+    be one more); the costs are still what IGC's dump of the build says (the oracle), and the
+    figures are the plain screen's."""
+    args = (f"{KERNELS / 'triton_dot.py'}:dot_kernel", "--signature", "*fp16", "--constexprs", "M=64,N=64,K=64",
+            "-t", "arl-s,bmg-g21", "--json", "-q")
+    counted = tmp_path / "compiles.txt"
+    counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
+    doc = json.loads(cli("triton", *args, "--cost", env={"ZEINSPECT_OCLOC": str(counting),
+                                                         "ZEINSPECT_CACHE_DIR": str(tmp_path / "c")}).out)
+    plain, dumping = (counted.read_text().split().count(k) for k in ("plain", "1"))
+    users = [r for r in doc["reports"] if r["scratch_bytes"] or r["scratch_space_bytes"]]
+    assert users, "the kernel no longer spills on these targets: the test says nothing"
+    assert plain == 0 and dumping == doc["stats"]["compiles"] > 0, (plain, dumping, doc["stats"])
+    for r in users:
+        oracle.check_triton_cost(r, sid_compiler, "dot_kernel")
+    screened = json.loads(cli("triton", *args, "--compiler", sid_compiler.id,
+                              env={"ZEINSPECT_CACHE_DIR": str(tmp_path / "plain")}).out)["reports"]
+    figures = ("kernel", "target", "status", "spill_bytes", "private_bytes", "scratch_bytes", "grf", "simd")
+    assert [[r[k] for k in figures] for r in doc["reports"]] == [[r[k] for k in figures] for r in screened]
 
 
 def test_a_gate_s_triton_entry_is_judged_by_the_loop_rule(cli, sid_compiler, tmp_path):
