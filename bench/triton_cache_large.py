@@ -24,7 +24,7 @@ and metadata, as Triton writes them).  That cache is then screened by `zeinspect
   scaled to all of them: each sampled entry built as bench/triton_cache.py builds every one.
 
 Usage: .venv/bin/python bench/triton_cache_large.py [--only gpt2|llama-autotune]
-       [--targets bmg-g21,arl-s] [--entries N] [--sample 60] [--anchor-only CACHE]
+       [--targets bmg-g21,arl-s] [--entries N] [--sample 60] [--keep-capture DIR] [--anchor-only CACHE]
 transformers 5.25.0 from the package index (pip, bench/wheels.py).  Writes
 bench/results/triton_cache_large.json (a subject's rows replace its last ones).
 """
@@ -203,6 +203,8 @@ def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
 def run_llama(args: argparse.Namespace, tmp: Path) -> list[dict]:
     script, widths, wanted, what = SUBJECTS["llama-autotune"]
     cache, done, made = make_cache(script, widths, args.entries or wanted, args.targets, tmp)
+    if args.keep_capture:  # for --anchor-only, or a later look at the same entries
+        shutil.copytree(cache, args.keep_capture, dirs_exist_ok=True)
     held = entries(cache)
     one_all, one, sampled = one_by_one(held, args, tmp)
     command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
@@ -237,6 +239,7 @@ def main() -> int:
     parser.add_argument("--targets", default="bmg-g21,arl-s")
     parser.add_argument("--entries", type=int, default=0, help="entries wanted (default: the subject's)")
     parser.add_argument("--sample", type=int, default=60, help="entries built one by one (llama-autotune)")
+    parser.add_argument("--keep-capture", metavar="DIR", help="copy llama-autotune's input cache to DIR")
     parser.add_argument("--anchor-only", metavar="CACHE",
                         help="llama-autotune's one-by-one anchor alone, on CACHE (the Triton cache its run made)")
     args = parser.parse_args()

@@ -339,7 +339,8 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
             options, internal, build_notes = build_options(inp, config, compiler, targets)
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes,
-                      environment=config.compiler_environment, reproduce=_reproduce(inp, config), dump=dumping)
+                      environment=config.compiler_environment, reproduce=_reproduce(inp, config),
+                      dump=dumping and kind == InputKind.SPIRV)
             jobs.append((job, targets))
             if checks and checks[0][1].unchecked:
                 unchecked[len(jobs) - 1] = checks[0][1].unchecked

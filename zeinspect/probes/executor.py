@@ -71,10 +71,11 @@ class Job:
     """For an image inside a host file or package (which ocloc cannot read by its name): the
     zeinspect command that builds it the same way, `-t TARGET` to be added."""
     dump: bool = False
-    """Compiled with IGC's ISA dumps on, where it is a SPIR-V module built alone or in an `ocloc
-    multi` list (_dumping): the run will measure its scratch users' loop traffic (`--cost`, the
-    loop rule), and the same compile gives the plain build (probes.dumps) and, kept in the
-    cache where the build uses scratch, their ISA: no second compile for the costs."""
+    """A SPIR-V module compiled with IGC's ISA dumps on, alone or in an `ocloc multi` list
+    (_dumping), never in a fat build of several IPs: the run will measure its scratch users'
+    loop traffic (`--cost`, the loop rule), and the same compile gives the plain build
+    (probes.dumps) and, kept in the cache where the build may use scratch, their ISA: no second
+    compile for the costs."""
 
     @functools.cached_property
     def module_digest(self) -> str:
@@ -189,14 +190,14 @@ def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
                         "figures": _figures_json(compiled.figures),
                         "zeinfo_version": list(compiled.zeinfo_version) if compiled.zeinfo_version else None,
                         "parse_error": compiled.parse_error}, b"")
-    if compiled.dumped is not None and _uses_scratch(compiled):
+    if compiled.dumped is not None and may_use_scratch(compiled):
         keep_dumped(cache, _dump_fields(job), compiled.dumped)
 
 
 _SCRATCH_EVENTS = (LogEventKind.SPILL, LogEventKind.SPILL_UNKNOWN, LogEventKind.SCRATCH_OVERFLOW)
 
 
-def _uses_scratch(compiled: Compiled) -> bool:
+def may_use_scratch(compiled: Compiled) -> bool:
     """Whether a build may have a scratch user, whose cost reads its ISA: a zebin that says so
     or cannot be read, or a log that speaks of spills (a generous test: a build it misses is
     dumped again by the costs, probes.explain)."""
@@ -238,11 +239,19 @@ def _dumping(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
     """Dumping compiles (Job.dump) of SPIR-V jobs: one alone, several in one `ocloc multi` process
     (toolchain.shader_dump.dump_isa_many), each module once (IGC names a build's dumps by its
     module); None for one not built there, which the executor builds alone.  Alone, a build
-    that fails is compiled again without dumps: its log and status are a plain compile's."""
+    that does not build is compiled again without dumps, so its log and status are a plain
+    compile's; a crash or a hang is reported as it is (a hang is not waited for twice)."""
     first = jobs[0]
     if len(jobs) == 1:
-        alone = dump_isa(first.compiler, first.module, spirv=True, ip=first.ip, options=first.options,
-                         internal_options=first.internal_options, timeout=timeout, environment=first.environment)
+        try:
+            alone = dump_isa(first.compiler, first.module, spirv=True, ip=first.ip, options=first.options,
+                             internal_options=first.internal_options, timeout=timeout, environment=first.environment)
+        except OSError:  # no room for the dumps in the temporary folder: the plain compile says what it can
+            return [compile_job(first, timeout)]
+        if alone.failure is not None:  # a crash or a hang is the finding: not waited for twice
+            argv, log = _as_run(first, Path("module.spv"), Path("out"), alone.log)
+            return [Compiled(alone.failure, alone.exit_code or None, log, None,
+                             _names_from(first, Path(os.devnull)), False, argv, seconds=alone.seconds)]
         return [_of_dump(first, alone, from_cache=False) or compile_job(first, timeout)]
     once: dict[str, int] = {}
     for n, job in enumerate(jobs):
@@ -683,7 +692,9 @@ class LocalExecutor:
         tasks: list[Task] = []
         alone: list[int] = []
         for group in groups.values():
-            if not self.batch or len(group) < 2:
+            # A fat build of several IPs writes every IP's dumps into one folder: dumping builds
+            # go several modules to an `ocloc multi` process instead (pack).
+            if not self.batch or len(group) < 2 or work[group[0]].dump:
                 alone += group
                 continue
             tasks += [Task(DEVICES, part) if len(part) > 1 else Task(ALONE, part) for part in spread(group, workers)]
@@ -723,11 +734,11 @@ class LocalExecutor:
                 continue
             for i in runs[future]:
                 work[i] = replace(jobs[i], module=front.spirv, kind=InputKind.SPIRV, stands_for=jobs[i],
-                                  front_end_log=front.log)
+                                  front_end_log=front.log, dump=False)
         return work
 
     def _task(self, mode: str, jobs: list[Job]) -> list[Compiled | None] | None:
-        if mode in (ALONE, MULTI) and jobs[0].dump and jobs[0].kind == InputKind.SPIRV and jobs[0].stands_for is None:
+        if mode in (ALONE, MULTI) and all(j.dump for j in jobs):
             return _dumping(jobs, self.timeout)
         if mode == ALONE:
             return [compile_job(jobs[0], self.timeout)]

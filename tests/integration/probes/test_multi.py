@@ -69,8 +69,9 @@ def test_batched_and_single_builds_are_identical_field_for_field(cli, sid_compil
     assert len(keys) == len(modules)
     for key in keys:
         (meta_a, payload_a), (meta_b, payload_b) = a.get(key), b.get(key)
-        assert payload_a == payload_b, key
-        assert {k: v for k, v in meta_a.items() if k not in ("argv", "seconds")} == \
+        # An entry holds no zebin (executor._store): its figures, in the metadata, are compared.
+        assert payload_a == payload_b == b"", key
+        assert meta_a["figures"] and {k: v for k, v in meta_a.items() if k not in ("argv", "seconds")} == \
             {k: v for k, v in meta_b.items() if k not in ("argv", "seconds")}, key
 
 

@@ -99,3 +99,94 @@ def test_batches_are_a_whole_number_per_worker_and_of_about_the_same_size():
     assert max(totals) - min(totals) <= max(sizes)
     assert totals == sorted(totals, reverse=True)  # the largest batch starts first
     assert all(t <= MULTI_MAX_BYTES for t in totals) and all(len(b) <= MULTI_MAX_JOBS for b in batches)
+
+
+def _dumping_job(n: int, options: str = "", module: bytes | None = None) -> Job:
+    from dataclasses import replace
+
+    made = spirv_job(n, options=options)
+    return replace(made, module=module or made.module, dump=True)
+
+
+def _built(binary: bytes | None = b"zebin", *, failure: str | None = None, exit_code: int = 0):
+    from zeinspect.toolchain.shader_dump import DumpedBuild, IsaDump
+
+    return DumpedBuild((IsaDump("OCL_asm0_simd16_entry_0001.asm", "//.kernel k\n"),), "Build succeeded.\n", failure,
+                       binary, exit_code, 1.0)
+
+
+def test_a_dumping_batch_holds_each_module_once_and_what_it_did_not_build_is_built_alone(monkeypatch):
+    """IGC names a build's dumps by its module: the same module under other options waits for a
+    compile of its own (None: the executor builds it alone), as does a build the batch lost."""
+    from zeinspect.probes import executor
+
+    asked = []
+
+    def many(compiler, modules, *, timeout, environment):
+        asked.append([m.options for m in modules])
+        return [_built(), None]
+
+    monkeypatch.setattr(executor, "dump_isa_many", many)
+    shared = bytes([7]) * 100
+    jobs = [_dumping_job(0, module=shared), _dumping_job(1, "-O1", module=shared), _dumping_job(2)]
+    got = executor._dumping(jobs, None)
+    assert asked == [["", ""]]  # the first of the two alike, and the third
+    assert got[0] is not None and got[0].dumped is not None and got[0].run_failure is None
+    assert got[1] is None and got[2] is None
+
+
+def test_a_dumping_compile_alone_that_hangs_is_the_finding_and_one_that_fails_is_compiled_plain(monkeypatch):
+    from zeinspect.probes import executor
+
+    plain = []
+    monkeypatch.setattr(executor, "compile_job", lambda job, timeout: plain.append(job) or "plain")
+    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, failure="timed out after 600 s"))
+    [hung] = executor._dumping([_dumping_job(0)], 600)
+    assert hung.run_failure == "timed out after 600 s" and hung.binary is None and not plain
+    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, exit_code=1))
+    assert executor._dumping([_dumping_job(0)], 600) == ["plain"] and len(plain) == 1
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(executor, "dump_isa", full)
+    assert executor._dumping([_dumping_job(0)], 600) == ["plain"] and len(plain) == 2
+
+
+def test_a_dumping_compiles_isa_is_kept_only_where_the_build_may_use_scratch(tmp_path):
+    """The plain entry always (its figures and log, no zebin); the dump entry, which the costs
+    read, only for a build whose zebin or log speaks of scratch."""
+    from dataclasses import replace
+
+    from zeinspect.probes import executor
+    from zeinspect.probes.dumps import read_dumped
+
+    class Dumping(FakeBackend):
+        def run(self, jobs, progress, on_result):
+            super().run(jobs, progress, lambda i, c: on_result(i, replace(c, dumped=_built())))
+
+    jobs = [_dumping_job(0), _dumping_job(1)]
+    spills = {jobs[0].key: 64, jobs[1].key: 0}
+    cache = BuildCache(tmp_path)
+    got = CachedExecutor(Dumping(lambda j: [figures(spill=spills[j.key])]), cache).run(jobs)
+    assert all(c.dumped is None for c in got)  # no ISA outlives its result
+    kept = [read_dumped(cache, executor._dump_fields(j)) for j in jobs]
+    assert kept[0] is not None and kept[0].dumps and kept[1] is None
+    assert all(cache.get(j.key)[1] == b"" and cache.get(j.key)[0]["has_binary"] for j in jobs)
+
+
+def test_a_module_dumped_for_several_ips_is_not_a_fat_build(monkeypatch):
+    """A fat build writes every IP's dumps into one folder: dumping jobs of one module on two IPs
+    go to `ocloc multi` lists (one module per list: IGC names dumps by the module), not DEVICES."""
+    from dataclasses import replace
+
+    from zeinspect.probes import executor
+    from zeinspect.probes.executor import DEVICES, LocalExecutor
+
+    monkeypatch.setattr(executor, "_has_multi", lambda compiler: True)
+    one = spirv_job(0)
+    plain = [one, replace(one, ip="20.1.0")]
+    dumping = [replace(j, dump=True) for j in plain]
+    local = LocalExecutor(workers=1)
+    assert [t.mode for t in local._tasks(plain, [0, 1], 1)] == [DEVICES]
+    assert DEVICES not in {t.mode for t in local._tasks(dumping, [0, 1], 1)}

@@ -4,7 +4,9 @@
 A Triton report's build is its own SPIR-V artifact (triton.probes.audit keeps it on disk, one per
 kernel and target) compiled with the report's options.  Its cost is read as a SYCL or OpenCL
 build's is (probes.explain.scratch_costs): the same SPIR-V, the same options, on the same
-target, compiled again with IGC's ISA dump, and cached like it.  Only the scratch users are
+target, compiled with IGC's ISA dump, and cached like it; with `--cost` the screen's own
+compiles were those dumping compiles (probes.executor Job.dump), so the dump is read from the
+cache and nothing is compiled again.  Only the scratch users are
 measured (a library's screen is mostly clean kernels).  A report's cost is its kernel's by the
 name Triton gave it (the metadata's), whatever its row is called (a library screen names rows
 by what sets a specialization apart); IGC's own symbol-table program beside it is not a kernel.
