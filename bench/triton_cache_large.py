@@ -22,6 +22,8 @@ and metadata, as Triton writes them).  That cache is then screened by `zeinspect
   warm under 10 s; zeinspect's build cache on disk no larger than the input cache.  One by one
   is measured on an even sample of the entries (every n-th, `--sample`) in the same run and
   scaled to all of them: each sampled entry built as bench/triton_cache.py builds every one.
+  That row is written as soon as it is measured (the cold screen takes about two hours here and
+  may not see its end in a session); the whole run's rows replace it.
 
 Usage: .venv/bin/python bench/triton_cache_large.py [--only gpt2|llama-autotune]
        [--targets bmg-g21,arl-s] [--entries N] [--sample 60] [--keep-capture DIR] [--anchor-only CACHE]
