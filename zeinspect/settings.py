@@ -489,6 +489,12 @@ class Settings:
         return merge_options(self.options, self.modules.get(path, ""), self.builds().options)
 
     @property
+    def measures_cost(self) -> bool:
+        """Whether the run measures its scratch users' loop traffic: asked for (`cost`), or
+        needed by the loop rule (`loop_bound`); a ratchet's `loop=` entries ask too (app.audit)."""
+        return self.cost or self.loop_bound is not None
+
+    @property
     def internal_options(self) -> str:
         return self.builds().internal_options
 

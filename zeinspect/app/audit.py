@@ -153,7 +153,7 @@ def run(request: AuditRequest, *, progress: Progress | None = None,
 def _measures_cost(config: Settings, ratchet: ratchet_mod.Ratchet) -> bool:
     """Whether the audit measures loop traffic: asked for (`cost`), or needed to judge (the
     loop rule, or a ratchet entry that records `loop=`)."""
-    return config.cost or config.loop_bound is not None or any(e.loop is not None for e in ratchet.entries)
+    return config.measures_cost or any(e.loop is not None for e in ratchet.entries)
 
 
 def judge_collection(collection: Collection, config: Settings, *,

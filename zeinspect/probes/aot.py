@@ -318,9 +318,6 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
     result = Collection(plan=plan)
 
     jobs: list[tuple[Job, list[Target]]] = []
-    # A run that will measure its scratch users' loop traffic builds SPIR-V with IGC's dumps on
-    # (executor.Job.dump): the costs then read the ISA of the same compile.
-    dumping = config.cost or config.loop_bound is not None
     not_applicable: list[KernelReport] = []
     unchecked: dict[int, tuple[str, ...]] = {}  # job index -> requirements assumed met
     for inp in inputs:
@@ -340,7 +337,9 @@ def probe(inputs: list[Input], config: Settings, session: Session, *, progress: 
             module, kind, notes = prepare_module(inp, config, compiler, ip, cache)
             job = Job(inp, module, kind, ip, compiler, options, internal, config.shape, notes + build_notes,
                       environment=config.compiler_environment, reproduce=_reproduce(inp, config),
-                      dump=dumping and kind == InputKind.SPIRV)
+                      # A run that will measure its scratch users' loop traffic builds SPIR-V with
+                      # IGC's dumps on (executor.Job.dump): the costs read the ISA of the same compile.
+                      dump=config.measures_cost and kind == InputKind.SPIRV)
             jobs.append((job, targets))
             if checks and checks[0][1].unchecked:
                 unchecked[len(jobs) - 1] = checks[0][1].unchecked

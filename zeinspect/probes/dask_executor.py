@@ -29,7 +29,7 @@ from typing import Any
 from .. import envvars
 from ..errors import ToolchainError
 from ..model import Compiler
-from .executor import CachedExecutor, Compiled, Job, LocalExecutor, may_use_scratch, pack, spread
+from .executor import CachedExecutor, Compiled, Job, LocalExecutor, isa_to_keep, pack, spread
 from .results import CompileStats, Progress
 
 # How long to wait for a scheduler to answer before exit 3 (seconds; $ZEINSPECT_SCHEDULER_TIMEOUT).
@@ -73,8 +73,8 @@ def compile_remotely(jobs: list[Job], timeout: float | None, cache_url: str | No
         backend.run(mine, None, lambda i, compiled: results.__setitem__(i, compiled))
     # A dumping compile's ISA goes back only where the costs may read it (executor._store).
     for n, c in enumerate(results):
-        if c is not None and c.dumped is not None and not may_use_scratch(c):
-            results[n] = replace(c, dumped=None)
+        if c is not None and c.dumped is not None:
+            results[n] = replace(c, dumped=isa_to_keep(c))
     return results  # type: ignore[return-value]
 
 

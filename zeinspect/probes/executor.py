@@ -190,21 +190,22 @@ def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
                         "figures": _figures_json(compiled.figures),
                         "zeinfo_version": list(compiled.zeinfo_version) if compiled.zeinfo_version else None,
                         "parse_error": compiled.parse_error}, b"")
-    if compiled.dumped is not None and may_use_scratch(compiled):
-        keep_dumped(cache, _dump_fields(job), compiled.dumped)
+    if (isa := isa_to_keep(compiled)) is not None:
+        keep_dumped(cache, _dump_fields(job), isa)
 
 
 _SCRATCH_EVENTS = (LogEventKind.SPILL, LogEventKind.SPILL_UNKNOWN, LogEventKind.SCRATCH_OVERFLOW)
 
 
-def may_use_scratch(compiled: Compiled) -> bool:
-    """Whether a build may have a scratch user, whose cost reads its ISA: a zebin that says so
-    or cannot be read, or a log that speaks of spills (a generous test: a build it misses is
-    dumped again by the costs, probes.explain)."""
-    if compiled.figures is None:
-        return True
-    return any(f.spill_bytes or f.private_bytes or f.scratch_space_bytes or f.driver_private_bytes
-               for f in compiled.figures) or any(e.kind in _SCRATCH_EVENTS for e in parse_log(compiled.log))
+def isa_to_keep(compiled: Compiled) -> DumpedBuild | None:
+    """The dumping compile a build came from, where it may have a scratch user, whose cost reads
+    its ISA: a zebin that says so or cannot be read, or a log that speaks of spills (a generous
+    test: a build it misses is dumped again by the costs, probes.explain); None otherwise."""
+    if compiled.dumped is None or compiled.figures is None:
+        return compiled.dumped
+    scratch = any(f.spill_bytes or f.private_bytes or f.scratch_space_bytes or f.driver_private_bytes
+                  for f in compiled.figures) or any(e.kind in _SCRATCH_EVENTS for e in parse_log(compiled.log))
+    return compiled.dumped if scratch else None
 
 
 def _names_from(job: Job, out: Path) -> list[str]:
