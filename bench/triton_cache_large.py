@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 import record  # noqa: E402
 import wheels  # noqa: E402
-from triton_cache import ONE_BY_ONE, PEAK, PYTHON, peak_mb, timed  # noqa: E402
+from triton_cache import ONE_BY_ONE, PEAK, PYTHON, peak_mb, size_mb, timed  # noqa: E402
 
 GPT2 = '''
 import sys
@@ -88,10 +88,6 @@ SUBJECTS = {  # name -> (script, widths, entries wanted, how it is described)
 def entries(cache: Path) -> list[Path]:
     """The cache's entries: each folder that holds a TTIR."""
     return sorted({p.parent for p in cache.rglob("*.ttir")})
-
-
-def size_mb(folder: Path) -> float:
-    return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 1)
 
 
 def make_cache(script_text: str, widths: tuple[int, ...], wanted: int, targets: str, tmp: Path) -> tuple[Path, list[int], float]:

@@ -57,6 +57,11 @@ LONG_FIRST = ("integration/probes/test_triton.py", "integration/probes/test_aot.
               "integration/probes/test_executor.py", "integration/probes/test_triton_modules.py",
               "integration/test_precommit.py", "integration/triton/test_tutorials.py",
               "integration/probes/test_multi.py", "integration/test_shared_cache.py", "integration/test_cli.py")
+SLOW_LONG_FIRST = ("integration/triton/test_inductor_templates.py", "integration/triton/test_inductor.py",
+                   "integration/triton/test_run_front_end.py", "integration/triton/test_from_cache.py",
+                   "integration/inputs/test_sycl_cache.py")
+"""The same for `make slow` (its tests' `--durations=0` of 2026-12-07, longest first): ranks its
+slow tests only, so that `make test` keeps LONG_FIRST's order."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -66,13 +71,15 @@ def pytest_collection_modifyitems(config, items):
         if unit not in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.integration)
     rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    slow_rank = {name: i for i, name in enumerate(SLOW_LONG_FIRST)}
 
     def weight(item) -> int:
+        ranks = slow_rank if item.get_closest_marker("slow") else rank
         try:
             rel = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
         except ValueError:
-            return len(LONG_FIRST)
-        return rank.get(rel, len(LONG_FIRST))
+            return len(ranks)
+        return ranks.get(rel, len(ranks))
 
     items.sort(key=weight)  # stable: the order within a file, and of the other files, is kept
 

@@ -54,7 +54,11 @@ def _check(rows: list[str]) -> None:
 @pytest.mark.slow
 def test_vllms_attention_library_reads_row_by_row(cli):
     wheel = wheels.wheel("vllm-xpu-kernels", "0.1.16.2")
-    res = cli("inspect", f"{wheel}!vllm_xpu_kernels/libattn_kernels_xe_2.so", "-t", "bmg-g21", "-v", "-q")
+    # The native images' rows (the labels are what is tested): building the generic IR each fat
+    # binary also carries took this test ten minutes beside the other slow tests (25 s without),
+    # and judge/test_paths builds a real library's every path already.
+    res = cli("inspect", f"{wheel}!vllm_xpu_kernels/libattn_kernels_xe_2.so", "-t", "bmg-g21", "-v", "-q",
+              "--no-jit-paths")
     assert res.code in (0, 1), res
     rows = rows_of(res.out, "bmg-g21")
     assert len(rows) > 900  # every kernel, one row each (the library holds 956)

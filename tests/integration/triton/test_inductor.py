@@ -19,7 +19,9 @@ from conftest import ROOT, Cli, _clean_environ
 from zeinspect.toolchain.knowledge import device_extensions
 
 TORCH = ROOT / "build" / "torch-cpu"
-TARGETS = "arl-s,dg2-g10,lnl-m,bmg-g21"
+# A target without fp64 (dg2-g10, where what computes in double fails to build: the compiler's
+# finding) and one with it; four targets took the training step's screen past 17 minutes in CI.
+TARGETS = "dg2-g10,bmg-g21"
 TRANSFORMERS = "5.25.0"
 pytestmark = pytest.mark.skipif(not (TORCH / "torch").is_dir() and not os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS"),
                                 reason="no CPU torch in build/torch-cpu (scripts/setup.sh installs it)")

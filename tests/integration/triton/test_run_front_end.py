@@ -112,18 +112,20 @@ def test_what_the_run_compiled_is_screened_and_a_front_end_error_fails_the_run(s
         oracle.check_triton_build(r, sid_compiler, target)
 
 
-@pytest.mark.slow  # a real library from the package index, its forward passes on 2 targets
+@pytest.mark.slow  # a real library from the package index, one op's forward pass
 def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compiler):
     """fla-core 0.6.0: its modules import flags from their package at the top and build their
-    config lists from them; the static loader screened none of what the issue's run captured."""
+    config lists from them; the static loader screened none of what the issue's run captured.
+    One op's forward pass (chunk_simple_gla: three kernels, 65 autotune configs) on one target:
+    all four ops' forward passes on two targets took this test past 40 minutes in CI; the whole
+    library, both ways, is bench/triton_libraries.py's."""
     library = wheels.unpacked("fla-core", "0.6.0", "fla").parent
     einops = wheels.unpacked("einops", None, "einops").parent
     cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
-    env = {"PYTHONPATH": os.pathsep.join(map(str, (TORCH, library, einops))), "FLA_OPS_BACKWARD": "0"}
-    # A hang guard, not a time goal: its forward passes screened cold took 12-21 minutes here,
-    # and past 30 on a slower day beside another slow test.
-    res = cli("triton", "--run", "-t", "bmg-g21,arl-s", "--json", "-q", "--", sys.executable,
-              str(ROOT / "bench" / "scripts" / "fla_ops.py"), env=env, timeout=3600)
+    env = {"PYTHONPATH": os.pathsep.join(map(str, (TORCH, library, einops))), "FLA_OPS": "chunk_simple_gla",
+           "FLA_OPS_BACKWARD": "0"}
+    res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable,
+              str(ROOT / "bench" / "scripts" / "fla_ops.py"), env=env, timeout=1800)  # a hang guard
     doc = json.loads(res.out)
     capture = doc["capture"]
     assert capture["exit_code"] == 0, doc["notes"]
@@ -136,7 +138,7 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
     unread = [i for i in doc["incidents"] if "declared kernel unread" in i]
     assert len(unread) == total["unread"] and all("not screened: " in i for i in unread)
     assert len({(r["kernel"]) for r in doc["reports"]}) == total["reported"]
-    # One build per kernel and target checked against the oracle's plain build.
+    # One build per kernel and target checked against the oracle's plain build: each of the op's kernels.
     from zeinspect.triton.build.backend import capabilities
     from zeinspect.triton.offline.compiler import gpu_target
 
@@ -148,7 +150,7 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
         seen.add(key)
         oracle.check_triton_build(r, sid_compiler, gpu_target(capabilities(sid_compiler, r["target"]), r["target"],
                                                               r["extra"]["triton"]["metadata"]["threads_per_warp"]))
-    assert len(seen) >= 10
+    assert len({kernel for kernel, _ in seen}) >= 3
 
 
 @pytest.mark.slow  # a real serving library from the package index, with the modules its kernels' module imports
