@@ -20,7 +20,8 @@ from zeinspect.toolchain.knowledge import device_extensions
 
 TORCH = ROOT / "build" / "torch-cpu"
 # A target without fp64 (dg2-g10, where what computes in double fails to build: the compiler's
-# finding) and one with it; four targets took the training step's screen past 17 minutes in CI.
+# finding) and one with it; four targets took the training step's screen 17 minutes here,
+# beside the other slow tests.
 TARGETS = "dg2-g10,bmg-g21"
 TRANSFORMERS = "5.25.0"
 pytestmark = pytest.mark.skipif(not (TORCH / "torch").is_dir() and not os.environ.get("ZEINSPECT_REQUIRE_TOOLCHAINS"),

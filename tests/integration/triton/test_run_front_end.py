@@ -117,8 +117,8 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
     """fla-core 0.6.0: its modules import flags from their package at the top and build their
     config lists from them; the static loader screened none of what the issue's run captured.
     One op's forward pass (chunk_simple_gla: three kernels, 65 autotune configs) on one target:
-    all four ops' forward passes on two targets took this test past 40 minutes in CI; the whole
-    library, both ways, is bench/triton_libraries.py's."""
+    all four ops' forward passes on two targets ran past 43 minutes here (stopped) beside the
+    other slow tests; the whole library, both ways, is bench/triton_libraries.py's."""
     library = wheels.unpacked("fla-core", "0.6.0", "fla").parent
     einops = wheels.unpacked("einops", None, "einops").parent
     cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
