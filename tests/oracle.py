@@ -288,3 +288,14 @@ def check_triton_build(report: dict, compiler, target) -> None:
     figures = driver_figures(built.binary, xe_hp_or_later=True)[name]
     assert (report["simd"], report["grf"], report["spill_bytes"], report["private_bytes"]) == \
         (figures["simd"], figures["grf"], figures["spill"], figures["private"]), (report["kernel"], report["target"])
+
+
+def check_triton_report(report: dict, compiler) -> None:
+    """check_triton_build on the Triton target the report itself names: its target and the
+    threads per warp Triton's metadata gives (a run's specializations differ in them)."""
+    from zeinspect.triton.build.backend import capabilities
+    from zeinspect.triton.offline.compiler import gpu_target
+
+    target = report["target"]
+    check_triton_build(report, compiler, gpu_target(capabilities(compiler, target), target,
+                                                    report["extra"]["triton"]["metadata"]["threads_per_warp"]))

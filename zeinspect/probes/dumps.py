@@ -4,11 +4,13 @@ the same compile (probes.explain makes them; `shapes`, `fix --cost` and `--cost`
 A dumping compile is the plain compile with IGC's shader dumps on, and nothing else: its zebin
 and its log are the plain compile's (checked byte for byte on IGC 1.0.12504 and 2.40, OpenCL
 C's SPIR-V on Xe-LP, Xe-HPG and Xe2; tests/integration/probes/test_dumps.py keeps checking
-it).  So a plain build the cache lacks is answered from the dumping compile of the same
-module, options, IP, compiler and environment when the cache holds one
-(probes.executor.CachedExecutor): a search that will read the ISA of its builds anyway makes
-each build once, as a dumping compile, instead of twice.  Only SPIR-V builds are answered
-so: explain builds OpenCL C with `-g`, which the audit does not.
+it), and one that does not build fails as the plain compile does, with its exit and its log
+(but for the temporary paths of ocloc's framing line "Command was:", which no report reads;
+checked on a scratch overflow on Xe2, IGC 2.40).  So a plain build the cache lacks is
+answered from the dumping compile of the same module, options, IP, compiler and environment
+when the cache holds one (probes.executor.CachedExecutor): a search that will read the ISA
+of its builds anyway makes each build once, as a dumping compile, instead of twice.  Only
+SPIR-V builds are answered so: explain builds OpenCL C with `-g`, which the audit does not.
 """
 
 from __future__ import annotations

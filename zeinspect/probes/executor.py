@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
 from ..fileio import sha256
+from ..hardware import parse_ip
 from ..inputs import Input
 from ..inputs.buildlog import LogEventKind, build_verdict, parse_log
 from ..inputs.fatbin import read_members
@@ -41,7 +42,7 @@ from ..inputs.zebin import read_zebin
 from ..levers import Shape
 from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
-from ..toolchain.ocloc import UNQUOTABLE, Flags, compile_argv, multi_line, multi_outputs
+from ..toolchain.ocloc import UNQUOTABLE, Flags, compile_argv, multi_exit, multi_line, multi_outputs
 from ..toolchain.run import ToolRun, run_tool, stop_compilers
 from ..toolchain.shader_dump import DumpedBuild, DumpModule, dump_isa, dump_isa_many
 from .dumps import build_fields, keep_dumped, read_dumped
@@ -159,22 +160,31 @@ def _dump_fields(job: Job) -> dict:
 
 def _from_dump(cache: BuildCache, job: Job) -> Compiled | None:
     """The plain build of a SPIR-V job from the dumping compile of the same build, when the
-    cache holds one that built (probes.dumps: its zebin and log are the plain compile's); None
-    otherwise (a build that failed is made again, for its own log and status)."""
+    cache holds one (probes.dumps: its zebin or its failure, and its log, are the plain
+    compile's); None otherwise."""
     if job.kind != InputKind.SPIRV or job.stands_for is not None:
         return None
     return _of_dump(job, read_dumped(cache, _dump_fields(job), local_only=True), from_cache=True)
 
 
 def _of_dump(job: Job, built: DumpedBuild | None, *, from_cache: bool) -> Compiled | None:
-    """A dumping compile as the plain build of `job`; None where it did not build."""
-    if built is None or built.failure is not None or built.exit_code or built.binary is None:
+    """A dumping compile as the plain build of `job`: one that built; one that ran to its end and
+    did not build (a scratch overflow: the plain compile's exit and log, but for the temporary
+    paths of ocloc's framing line "Command was:", which no report reads; tests/integration/
+    probes/test_dumps.py), not made again: such a failure is often a run's slowest compile, IGC
+    trying every way to fit before it gives up; or a crash or a hang, the finding as it is (a
+    hang is not waited for twice).  None for no dump, or a success without a zebin."""
+    if built is None or built.failure is None and (built.exit_code == 0) != (built.binary is not None):
         return None
-    figures, version, error = _parse(built.binary, job.ip)
+    binary = None if built.failure else built.binary
+    figures = version = error = None
+    if binary is not None:
+        figures, version, error = _parse(binary, job.ip)
     names = [f.name for f in figures] if figures is not None else _names_from(job, Path(os.devnull))
     argv, log = _as_run(job, Path("module.spv"), Path("out"), built.log)
-    return Compiled(None, 0, log, built.binary, names, from_cache, argv, figures, version, error, built.seconds,
-                    dumped=None if from_cache else built)
+    returncode = built.exit_code or (None if built.failure else 0)
+    return Compiled(built.failure, returncode, log, binary, names, from_cache, argv, figures, version, error,
+                    built.seconds, dumped=None if from_cache or built.failure else built)
 
 
 def _store(cache: BuildCache, job: Job, compiled: Compiled) -> None:
@@ -239,9 +249,8 @@ def _as_run(job: Job, src: Path, out: Path, log: str) -> tuple[list[str], str]:
 def _dumping(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
     """Dumping compiles (Job.dump) of SPIR-V jobs: one alone, several in one `ocloc multi` process
     (toolchain.shader_dump.dump_isa_many), each module once (IGC names a build's dumps by its
-    module); None for one not built there, which the executor builds alone.  Alone, a build
-    that does not build is compiled again without dumps, so its log and status are a plain
-    compile's; a crash or a hang is reported as it is (a hang is not waited for twice)."""
+    module); None for one not built there, which the executor builds alone.  Alone, every
+    outcome but a missing zebin is the plain build's (_of_dump)."""
     first = jobs[0]
     if len(jobs) == 1:
         try:
@@ -249,10 +258,6 @@ def _dumping(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
                              internal_options=first.internal_options, timeout=timeout, environment=first.environment)
         except OSError:  # no room for the dumps in the temporary folder: the plain compile says what it can
             return [compile_job(first, timeout)]
-        if alone.failure is not None:  # a crash or a hang is the finding: not waited for twice
-            argv, log = _as_run(first, Path("module.spv"), Path("out"), alone.log)
-            return [Compiled(alone.failure, alone.exit_code or None, log, None,
-                             _names_from(first, Path(os.devnull)), False, argv, seconds=alone.seconds)]
         return [_of_dump(first, alone, from_cache=False) or compile_job(first, timeout)]
     once: dict[str, int] = {}
     for n, job in enumerate(jobs):
@@ -319,15 +324,17 @@ def split_log(text: str) -> dict[str, str]:
     return chunks
 
 
-def compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | None:
-    """One ocloc call for several IPs of one module; None when the batch failed (fall back)."""
+def compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled | None] | None:
+    """One ocloc call for several IPs of one module (a fat build); None in place of each build
+    not made there, and None for all when the batch failed without saying where (the caller
+    builds those alone)."""
     try:
         return _compile_batch(jobs, timeout)
     except OSError:  # no room in the temporary folder: one job at a time says why
         return None
 
 
-def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | None:
+def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled | None] | None:
     first = jobs[0]
     with tempfile.TemporaryDirectory(prefix="zeinspect-aot-") as tmp:
         src = _write_module(first, tmp)
@@ -336,7 +343,7 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
         run = run_tool(argv, cwd=tmp, timeout=timeout, env=first.process_environment)
         produced = [p for p in sorted(out.iterdir()) if p.suffix not in OUTPUT_SKIP_SUFFIXES] if out.is_dir() else []
         if run.returncode != 0 or run.describe_failure() or len(produced) != 1:
-            return None
+            return _stopped_at(jobs, run, src, out)
         try:
             members = {m.ip: m.data for m in read_members(produced[0].read_bytes(), "ocloc fat build")}
         except FormatError:
@@ -347,7 +354,7 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
     names = []
     if first.kind == InputKind.SPIRV:
         names = _names_from(first, Path("/nonexistent"))
-    results = []
+    results: list[Compiled | None] = []
     share = run.seconds / len(jobs)
     for job in jobs:
         binary = members[job.ip]
@@ -356,6 +363,31 @@ def _compile_batch(jobs: list[Job], timeout: float | None) -> list[Compiled] | N
         results.append(Compiled(None, 0, log, binary, names or [f.name for f in figures or []],
                                 False, single, figures, version, error, share))
     return results
+
+
+def _stopped_at(jobs: list[Job], run: ToolRun, src: Path, out: Path) -> list[Compiled | None] | None:
+    """What a fat build that did not finish tells.  ocloc builds the devices one after another
+    and stops at the first whose build fails, writing nothing (observed with ocloc 22.43 and
+    26.27: `-device bmg-g21,mtl-u` of a module over Xe2's scratch cap never builds mtl-u), so the
+    device its output names failed is that failure, as alone: its own lines, and the code of
+    its verdict ("Build failed for : <device> with error code: -11") as the exit (245), not
+    compiled a second time (a scratch overflow is often the slowest compile of a run: IGC tries
+    every way to fit before it gives up); None for the other devices, built again alone.  None
+    for all after a crash or a hang, or an output that names no device of the batch; and for
+    OpenCL C, whose failed build alone names its kernels from the SPIR-V it leaves behind."""
+    if run.returncode == 0 or run.describe_failure() is not None or jobs[0].kind != InputKind.SPIRV:
+        return None
+    chunks = split_log(run.output)
+    for n, job in enumerate(jobs):
+        chunk = chunks.get(job.ip, "")
+        codes = [e.code for e in parse_log(chunk) if e.kind == LogEventKind.BUILD_FAILED and e.code]
+        if codes:
+            argv, log = _as_run(job, src, out, chunk)
+            stopped: list[Compiled | None] = [None] * len(jobs)
+            stopped[n] = Compiled(None, codes[-1] & 0xFF, log, None, _names_from(job, Path(os.devnull)), False, argv,
+                                  seconds=run.seconds / len(jobs))
+            return stopped
+    return None
 
 
 # `ocloc multi` (toolchain.ocloc): measured on 20 oneMKL RNG images for dg2-g10 (2 cores): 1.34-1.58 s
@@ -451,9 +483,11 @@ def _balanced(members: list[int], jobs: list[Job], count: int, cap: int) -> list
 
 
 def compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
-    """Several modules in one `ocloc multi` process; None for each build that did not succeed
-    there (a failure, or what a crash or hang left unfinished): the caller builds those alone,
-    so a failing build's log, status and message are a single compile's."""
+    """Several modules in one `ocloc multi` process; None for each build a crash or a hang left
+    unfinished there (the caller builds those alone).  A build that failed there is its own
+    failure, as alone: its log is its own output and its exit the code it ends with
+    (toolchain.ocloc.multi_exit), not compiled a second time (a scratch overflow is often the
+    slowest compile of a run)."""
     try:
         return _compile_multi(jobs, timeout)
     except OSError:
@@ -481,13 +515,16 @@ def _compile_multi(jobs: list[Job], timeout: float | None) -> list[Compiled | No
             src, out = places[n]
             produced = [p for p in sorted(out.iterdir()) if p.suffix not in OUTPUT_SKIP_SUFFIXES] if out.is_dir() \
                 else []
-            if not chunk.endswith("Build succeeded.\n") or len(produced) != 1:
+            code = multi_exit(chunk)
+            if code is None or len(produced) != (1 if code == 0 else 0):
                 continue
-            binary = produced[0].read_bytes()
-            figures, version, error = _parse(binary, jobs[n].ip)
+            binary = produced[0].read_bytes() if produced else None
+            figures = version = error = None
+            if binary is not None:
+                figures, version, error = _parse(binary, jobs[n].ip)
             names = [f.name for f in figures] if figures is not None else _names_from(jobs[n], out)
             argv, log = _as_run(jobs[n], src, out, chunk)
-            results[n] = Compiled(None, 0, log, binary, names, False, argv, figures, version, error, share)
+            results[n] = Compiled(None, code, log, binary, names, False, argv, figures, version, error, share)
     return results
 
 
@@ -611,6 +648,15 @@ class Task:
     jobs: list[int]
 
 
+def _newest_first(ip: str) -> tuple[int, int, int]:
+    """A sort key that puts the newest IP version first (a name that is no version, last)."""
+    try:
+        major, minor, revision = parse_ip(ip)
+    except ValueError:
+        return (1, 0, 0)
+    return (-major, -minor, -revision)
+
+
 def spread(indices: list[int], workers: int) -> list[list[int]]:
     """Jobs of one module dealt round-robin into at most `workers` tasks (each one ocloc call)."""
     parts = max(1, min(workers, len(indices)))
@@ -698,6 +744,11 @@ class LocalExecutor:
             if not self.batch or len(group) < 2 or work[group[0]].dump:
                 alone += group
                 continue
+            # The newest IP first: a fat build stops at the first device that fails and keeps
+            # nothing it built before (_stopped_at), and the newest are the likeliest to refuse
+            # a module (Xe2 takes no SIMD8, and the corpus's live-set kernel is over the
+            # scratch cap there only), so a build that fails costs the least.
+            group.sort(key=lambda i: _newest_first(work[i].ip))
             tasks += [Task(DEVICES, part) if len(part) > 1 else Task(ALONE, part) for part in spread(group, workers)]
         batchable = [i for i in alone if self.multi and _has_multi(work[i].compiler)]
         chosen = set(batchable)

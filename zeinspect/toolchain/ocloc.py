@@ -69,3 +69,20 @@ def multi_outputs(output: str, *, cut_short: bool) -> dict[int, str]:
         end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
         out[int(mark[1]) - 1] = text[mark.end() + 1:end]
     return out
+
+
+_FAILED = re.compile(r"(?:^|\n)Build failed with error code: (-?\d+)\n\Z")
+
+
+def multi_exit(chunk: str) -> int | None:
+    """The exit status a build of an `ocloc multi` list has alone, read from its own output: 0 for
+    one that ends "Build succeeded.", the code's low byte for one that ends "Build failed with
+    error code: N" (ocloc returns N: -11 exits 245), None for anything else (cut short).  Each
+    build prints its log and then that line, alone or in a list alike (compute-runtime,
+    offline_compiler/source/multi_command.cpp MultiCommand::singleBuild and ocloc_api.cpp
+    oclocInvoke); alone, ocloc adds only its framing line "Command was: ..." after a failure.
+    Observed on ocloc 22.43 and 26.27 here (a scratch overflow on Xe2, a missing input)."""
+    if chunk.endswith("Build succeeded.\n"):
+        return 0
+    failed = _FAILED.search(chunk)
+    return int(failed[1]) & 0xFF if failed and int(failed[1]) & 0xFF else None

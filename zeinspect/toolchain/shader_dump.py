@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..model import Compiler
 from .environment import Environment, process
-from .ocloc import Flags, compile_argv, multi_line, multi_outputs
+from .ocloc import Flags, compile_argv, multi_exit, multi_line, multi_outputs
 from .run import run_tool
 
 DUMP_ENV = {"IGC_ShaderDumpEnable": "1"}
@@ -98,10 +98,10 @@ class DumpModule:
 def dump_isa_many(compiler: Compiler, modules: Sequence[DumpModule], *, timeout: float | None,
                   environment: Environment = ()) -> list[DumpedBuild | None]:
     """Several SPIR-V modules' dumping compiles in one `ocloc multi` process, each module once;
-    None for a build that did not succeed there (a failure, what a crash or hang left unfinished,
-    or dumps that cannot be told apart): the caller compiles it alone, so a failing build's log
-    and status are a single compile's.  Each build's seconds are its share of the process's
-    (none after a crash or a hang, whose time is not theirs)."""
+    None for a build a crash or a hang left unfinished there, or whose dumps cannot be told
+    apart: the caller compiles it alone.  A build that failed there is its failure, its exit
+    read from its own output (ocloc.multi_exit).  Each build's seconds are its share of the
+    process's (none after a crash or a hang, whose time is not theirs)."""
     digests = [hashlib.sha256(m.source).hexdigest() for m in modules]
     if len(set(digests)) != len(modules):
         raise ValueError("a batch of dumping compiles holds each module once (IGC names dumps by the module)")
@@ -124,11 +124,14 @@ def dump_isa_many(compiler: Compiler, modules: Sequence[DumpModule], *, timeout:
                  for p in dumps.glob("OCL_asm*.spv")}
         asm = sorted(dumps.rglob("*_entry_*.asm"))
         for n, chunk in multi_outputs(run.output, cut_short=cut_short).items():
-            binaries = sorted((Path(tmp) / f"o{n}").glob("*.bin")) if 0 <= n < len(modules) else []
-            if not chunk.endswith("Build succeeded.\n") or len(binaries) != 1 or digests[n] not in named:
+            if not 0 <= n < len(modules):
+                continue
+            binaries = sorted((Path(tmp) / f"o{n}").glob("*.bin"))
+            code = multi_exit(chunk)
+            if code is None or len(binaries) != (1 if code == 0 else 0) or digests[n] not in named:
                 continue
             found = tuple(IsaDump(p.name, p.read_text(errors="replace")) for p in asm
                           if p.name.startswith(named[digests[n]]))
             log = chunk.replace(f"m{n}.spv", THE_MODULE)
-            results[n] = DumpedBuild(found, log, None, binaries[0].read_bytes(), 0, share)
+            results[n] = DumpedBuild(found, log, None, binaries[0].read_bytes() if binaries else None, code, share)
     return results

@@ -114,3 +114,70 @@ def test_a_crash_or_hang_in_a_batch_is_the_finding_of_that_compile_alone(cli, si
     assert many["reports"] == one["reports"]
     assert [x for x in batched.err.splitlines() if x.startswith("zeinspect: error:")] == \
         [x for x in single.err.splitlines() if x.startswith("zeinspect: error:")]
+
+
+def test_a_build_that_fails_in_a_batch_is_its_failure_and_not_compiled_again(cli, sid_compiler, modules, tmp_path):
+    """A scratch overflow (IGC 2.x refuses the live-set kernel on Xe2, after trying every way to
+    fit) among modules that build, in one `ocloc multi` process: its report is what its compile
+    alone gives (status, figures from the log, the log's lines), and it is compiled once, as
+    every other module (an ocloc that counts its compiles, tests/counting.py)."""
+    from counting import counting_ocloc
+    from sycl_builds import spirv_of
+
+    failing = tmp_path / "ptss.spv"
+    failing.write_bytes(spirv_of(sid_compiler, KERNELS / "ptss_overflow.cl", tmp_path, device="tgllp"))
+    # Eight modules on two workers: four batches of two (executor.pack), none built alone.
+    paths = [*[m for m in modules if m.name.startswith("dft-")][:7], failing]
+    counted = tmp_path / "compiles.txt"
+    counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
+    docs = {}
+    for multi in ("0", "1"):
+        res = cli("inspect", *paths, "-t", "bmg-g21", "--json", "-q", "--compiler", sid_compiler.id,
+                  env={"ZEINSPECT_CACHE_DIR": str(tmp_path / f"cache-{multi}"), "ZEINSPECT_MULTI": multi,
+                       "ZEINSPECT_OCLOC": str(counting)})
+        assert res.code == 1, res  # a kernel did not build
+        docs[multi] = json.loads(res.out)
+        if multi == "1":  # each module compiled once, all in `ocloc multi` processes
+            assert counted.read_text().split().count("plain") == len(paths)
+            assert counted.read_text().split().count("process") == docs[multi]["stats"]["multi_batches"] == 4
+        counted.unlink()
+    one, many = docs["0"], docs["1"]
+    assert many["stats"]["multi_batches"] > 0 and one["stats"]["multi_batches"] == 0
+    assert many["reports"] == one["reports"]
+    [over] = [r for r in many["reports"] if r["status"] != "ok"]
+    assert over["kernel"] == "ptss_live_set" and over["status"] == "scratch_overflow"
+    assert over["needed_scratch_bytes"] > over["scratch_limit_bytes"] and over["log"]
+
+
+def test_a_fat_build_that_stops_at_a_failing_device_gives_that_failure_once(cli, sid_compiler, tmp_path):
+    """ocloc builds a fat build's devices in turn and stops at the first that fails, writing
+    nothing: the failing device's report is what its compile alone gives, and it is not compiled
+    again; the others are built alone.  Xe2 refuses a required sub-group size of 8 (IGC 2.x), a
+    quick failure between two targets that build it."""
+    from counting import counting_ocloc
+    from sycl_builds import spirv_of
+
+    source = tmp_path / "sg8.cl"
+    source.write_text("__attribute__((intel_reqd_sub_group_size(8)))\n"
+                      "__kernel void sg8(__global float* x) { x[get_global_id(0)] *= 2.0f; }\n")
+    module = tmp_path / "sg8.spv"
+    module.write_bytes(spirv_of(sid_compiler, source, tmp_path, device="tgllp"))
+    targets = ["tgllp", "bmg-g21", "dg2-g10"]
+    counted = tmp_path / "compiles.txt"
+    counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
+    docs = {}
+    for batch in ("0", "1"):  # one call per target; one fat build for all three (one worker)
+        res = cli("inspect", module, "-t", ",".join(targets), "-j", "1", "--json", "-q", "--compiler", sid_compiler.id,
+                  env={"ZEINSPECT_CACHE_DIR": str(tmp_path / f"cache-{batch}"), "ZEINSPECT_BATCH": batch,
+                       "ZEINSPECT_OCLOC": str(counting)})
+        assert res.code == 1, res  # a kernel did not build
+        docs[batch] = json.loads(res.out)
+        compiles = counted.read_text().split().count("plain")
+        counted.unlink()
+    # The fat build, then the two devices it did not write, alone: bmg-g21 once, in the fat build.
+    assert compiles == len(targets)
+    assert docs["1"]["reports"] == docs["0"]["reports"]
+    status = {r["target"]: r["status"] for r in docs["1"]["reports"]}
+    assert status["tgllp"] == status["dg2-g10"] == "ok" and status["bmg-g21"] != "ok"
+    [failed] = [r for r in docs["1"]["reports"] if r["target"] == "bmg-g21"]
+    assert any("required subgroup size 8" in line for line in failed["log"]), failed

@@ -66,15 +66,9 @@ def rows_on(doc: dict) -> dict[str, dict[str, dict]]:
     return {t: {r["kernel"]: r for r in doc["reports"] if r["target"] == t} for t in ("arl-s", "bmg-g21")}
 
 
-def oracle_check(report: dict, compiler) -> None:
-    """The build equals a plain build of its IR: Triton-XPU's later stages on the TTGIR it kept,
-    then ocloc with its options (tests/oracle.py)."""
-    from zeinspect.triton.build.backend import capabilities
-    from zeinspect.triton.offline.compiler import gpu_target
-
-    target = report["target"]
-    oracle.check_triton_build(report, compiler, gpu_target(capabilities(compiler, target), target,
-                                                           report["extra"]["triton"]["metadata"]["threads_per_warp"]))
+def staged(row: str) -> str:
+    """The name of a row's staged build (`kernel[values]` -> `kernel[values, staged]`)."""
+    return row[:-1] + ", staged]"
 
 
 @pytest.mark.slow  # every config of Inductor's mm template on one problem, on 2 targets, as launched and staged
@@ -97,11 +91,11 @@ def test_max_autotune_templates_are_screened_and_the_cliff_builds_staged(tmp_pat
     # Each config also built staged (--stage: the SLM staging pass on its TTGIR), and the ones
     # over the cap on arl-s build staged there: the seed's remedy, on Inductor's own templates.
     for t, rows in launched.items():
-        assert all(k[:-1] + ", staged]" in on[t] for k in rows), sorted(on[t])
+        assert all(staged(k) in on[t] for k in rows), sorted(on[t])
     for k in over:
-        staged = on["arl-s"][k[:-1] + ", staged]"]
-        assert staged["status"] == "ok", staged
-        oracle_check(staged, sid_compiler)
+        built = on["arl-s"][staged(k)]
+        assert built["status"] == "ok", built
+        oracle.check_triton_report(built, sid_compiler)
 
 
 @pytest.mark.slow  # four configs of Inductor's mm template, each finding searched over the Triton levers on 2 targets
@@ -130,12 +124,12 @@ def test_each_finding_of_max_autotune_templates_is_searched(tmp_path, session_ca
             if target != "arl-s":  # the oracle where the spills are
                 continue
             build = got["build"]
-            oracle_check({"kernel": fix["row"], "target": target, "options": build["options"], "simd": got["simd"],
-                          "grf": got["grf"], "spill_bytes": got["spill_bytes"], "private_bytes": got["private_bytes"],
-                          "extra": {"triton": {"artifacts": build["artifacts"],
-                                               "metadata": {"name": build["name"],
-                                                            "threads_per_warp": build["threads_per_warp"]}}}},
-                         sid_compiler)
+            report = {"kernel": fix["row"], "target": target, "options": build["options"], "simd": got["simd"],
+                      "grf": got["grf"], "spill_bytes": got["spill_bytes"], "private_bytes": got["private_bytes"],
+                      "extra": {"triton": {"artifacts": build["artifacts"],
+                                           "metadata": {"name": build["name"],
+                                                        "threads_per_warp": build["threads_per_warp"]}}}}
+            oracle.check_triton_report(report, sid_compiler)
     # One template on one problem: its configs grouped by the change that fixes them, each group
     # with the range of its members' config values.
     groups = doc["fixes"]["groups"]

@@ -104,12 +104,8 @@ def test_what_the_run_compiled_is_screened_and_a_front_end_error_fails_the_run(s
     reports = [r for r in doc["reports"] if r["kernel"].startswith("scale[")]
     assert len(reports) == 4 and all(r["status"] == "ok" for r in reports)
     # The figures are a plain build's: Triton-XPU's later stages and ocloc, run by the oracle.
-    from zeinspect.triton.build.backend import capabilities
-    from zeinspect.triton.offline.compiler import gpu_target
-
-    target = gpu_target(capabilities(sid_compiler, "bmg-g21"), "bmg-g21", 32)
     for r in reports:
-        oracle.check_triton_build(r, sid_compiler, target)
+        oracle.check_triton_report(r, sid_compiler)
 
 
 @pytest.mark.slow  # a real library from the package index, one op's forward pass
@@ -139,17 +135,13 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
     assert len(unread) == total["unread"] and all("not screened: " in i for i in unread)
     assert len({(r["kernel"]) for r in doc["reports"]}) == total["reported"]
     # One build per kernel and target checked against the oracle's plain build: each of the op's kernels.
-    from zeinspect.triton.build.backend import capabilities
-    from zeinspect.triton.offline.compiler import gpu_target
-
     seen: set[tuple[str, str]] = set()
     for r in doc["reports"]:
         key = (r["kernel"].split("[", 1)[0], r["target"])
         if r["status"] != "ok" or key in seen:
             continue
         seen.add(key)
-        oracle.check_triton_build(r, sid_compiler, gpu_target(capabilities(sid_compiler, r["target"]), r["target"],
-                                                              r["extra"]["triton"]["metadata"]["threads_per_warp"]))
+        oracle.check_triton_report(r, sid_compiler)
     assert len({kernel for kernel, _ in seen}) >= 3
 
 
@@ -180,11 +172,7 @@ def test_sglangs_decode_attention_is_screened_or_named(session_cache, sid_compil
         # Unread only for Triton-XPU 3.3's own error on the PDL intrinsics (no error of the capture's).
         assert s["ttir"] or ("Triton's front end for xpu" in s["not_screened"]
                              and "has no attribute 'gdc_" in s["not_screened"]), s
-    from zeinspect.triton.build.backend import capabilities
-    from zeinspect.triton.offline.compiler import gpu_target
-
     ok = [r for r in doc["reports"] if r["status"] == "ok"]
     assert ok
     for r in ok:
-        oracle.check_triton_build(r, sid_compiler, gpu_target(capabilities(sid_compiler, r["target"]), r["target"],
-                                                              r["extra"]["triton"]["metadata"]["threads_per_warp"]))
+        oracle.check_triton_report(r, sid_compiler)

@@ -108,11 +108,12 @@ def _dumping_job(n: int, options: str = "", module: bytes | None = None) -> Job:
     return replace(made, module=module or made.module, dump=True)
 
 
-def _built(binary: bytes | None = b"zebin", *, failure: str | None = None, exit_code: int = 0):
+def _built(binary: bytes | None = b"zebin", *, failure: str | None = None, exit_code: int = 0,
+           log: str = "Build succeeded.\n"):
     from zeinspect.toolchain.shader_dump import DumpedBuild, IsaDump
 
-    return DumpedBuild((IsaDump("OCL_asm0_simd16_entry_0001.asm", "//.kernel k\n"),), "Build succeeded.\n", failure,
-                       binary, exit_code, 1.0)
+    return DumpedBuild((IsaDump("OCL_asm0_simd16_entry_0001.asm", "//.kernel k\n"),), log, failure, binary, exit_code,
+                       1.0)
 
 
 def test_a_dumping_batch_holds_each_module_once_and_what_it_did_not_build_is_built_alone(monkeypatch):
@@ -135,15 +136,24 @@ def test_a_dumping_batch_holds_each_module_once_and_what_it_did_not_build_is_bui
     assert got[1] is None and got[2] is None
 
 
-def test_a_dumping_compile_alone_that_hangs_is_the_finding_and_one_that_fails_is_compiled_plain(monkeypatch):
+def test_a_dumping_compile_alone_is_the_plain_build_whether_it_built_failed_or_hung(monkeypatch):
+    """A hang is the finding (not waited for twice); a build that failed is the plain build's
+    failure, with its exit and log (not compiled again); only a compile that says it built and
+    left no zebin, or could not be prepared, is made again plain."""
     from zeinspect.probes import executor
 
     plain = []
     monkeypatch.setattr(executor, "compile_job", lambda job, timeout: plain.append(job) or "plain")
     monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, failure="timed out after 600 s"))
     [hung] = executor._dumping([_dumping_job(0)], 600)
-    assert hung.run_failure == "timed out after 600 s" and hung.binary is None and not plain
-    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, exit_code=1))
+    assert hung.run_failure == "timed out after 600 s" and hung.binary is None and hung.returncode is None
+    assert not plain
+    overflow = "error: total scratch space exceeds HW supported limit\nBuild failed with error code: -11\n"
+    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, exit_code=245, log=overflow))
+    [failed] = executor._dumping([_dumping_job(0)], 600)
+    assert (failed.run_failure, failed.returncode, failed.binary, failed.figures) == (None, 245, None, None)
+    assert failed.log == overflow and failed.dumped is not None and not plain
+    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None))
     assert executor._dumping([_dumping_job(0)], 600) == ["plain"] and len(plain) == 1
 
     def full(*a, **k):
@@ -190,3 +200,19 @@ def test_a_module_dumped_for_several_ips_is_not_a_fat_build(monkeypatch):
     local = LocalExecutor(workers=1)
     assert [t.mode for t in local._tasks(plain, [0, 1], 1)] == [DEVICES]
     assert DEVICES not in {t.mode for t in local._tasks(dumping, [0, 1], 1)}
+
+
+def test_a_fat_build_lists_the_newest_ip_first():
+    """ocloc stops a fat build at the first device that fails and keeps nothing built before it:
+    the newest IPs, the likeliest to refuse a module, come first, on every worker's share."""
+    from dataclasses import replace
+
+    from zeinspect.probes.executor import DEVICES, LocalExecutor
+
+    ips = ["12.0.0", "20.1.0", "12.55.8", "12.70.4", "20.4.4"]
+    one_module = job(ips[0])
+    jobs = [replace(one_module, ip=ip) for ip in ips]
+    [one] = LocalExecutor(workers=1)._tasks(jobs, list(range(len(jobs))), 1)
+    assert one.mode == DEVICES and [ips[i] for i in one.jobs] == ["20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.0.0"]
+    shares = LocalExecutor(workers=2)._tasks(jobs, list(range(len(jobs))), 2)
+    assert all([ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), reverse=True) for t in shares)
