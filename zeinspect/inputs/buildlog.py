@@ -92,6 +92,14 @@ def _kernel(match: re.Match) -> str | None:
     return groups.get("kernel_new") if groups.get("kernel_new") is not None else groups.get("kernel_old")
 
 
+def says_why(text: str) -> bool:
+    """Whether a failed build's log gives the compiler's own reason: an error line or a scratch
+    overflow.  A failure read from a batch's output or a dumping compile's is taken as the plain
+    compile's only then (probes.executor); one that ends without a word of its own may be the
+    batch's or the dump's doing, and is built again alone, plainly."""
+    return any(e.kind in (LogEventKind.ERROR, LogEventKind.SCRATCH_OVERFLOW) for e in parse_log(text))
+
+
 def parse_log(text: str) -> list[LogEvent]:
     """Every event the log holds, each with the device it concerns when the log says."""
     events: list[LogEvent] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ..inputs.buildlog import says_why
 from ..model import Compiler
 
 
@@ -77,12 +78,15 @@ _FAILED = re.compile(r"(?:^|\n)Build failed with error code: (-?\d+)\n\Z")
 def multi_exit(chunk: str) -> int | None:
     """The exit status a build of an `ocloc multi` list has alone, read from its own output: 0 for
     one that ends "Build succeeded.", the code's low byte for one that ends "Build failed with
-    error code: N" (ocloc returns N: -11 exits 245), None for anything else (cut short).  Each
-    build prints its log and then that line, alone or in a list alike (compute-runtime,
-    offline_compiler/source/multi_command.cpp MultiCommand::singleBuild and ocloc_api.cpp
-    oclocInvoke); alone, ocloc adds only its framing line "Command was: ..." after a failure.
-    Observed on ocloc 22.43 and 26.27 here (a scratch overflow on Xe2, a missing input)."""
+    error code: N" (ocloc returns N: -11 exits 245) and gives the compiler's reason
+    (inputs.buildlog.says_why), None for anything else (cut short, or a failure without a word
+    of its own: built again alone).  Each build prints its log and then that line, alone or in
+    a list alike (compute-runtime, offline_compiler/source/multi_command.cpp
+    MultiCommand::singleBuild and ocloc_api.cpp oclocInvoke); alone, ocloc adds only its framing
+    line "Command was: ..." after a failure.  Observed on ocloc 22.43 and 26.27 here (a scratch
+    overflow on Xe2, a missing input)."""
     if chunk.endswith("Build succeeded.\n"):
         return 0
     failed = _FAILED.search(chunk)
-    return int(failed[1]) & 0xFF if failed and int(failed[1]) & 0xFF else None
+    code = int(failed[1]) & 0xFF if failed else 0
+    return code if code and says_why(chunk) else None

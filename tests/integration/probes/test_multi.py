@@ -116,6 +116,12 @@ def test_a_crash_or_hang_in_a_batch_is_the_finding_of_that_compile_alone(cli, si
         [x for x in single.err.splitlines() if x.startswith("zeinspect: error:")]
 
 
+def exits(cache: Path) -> dict[str, int]:
+    """Each build's exit in a build cache, by its key (a compile's entry keeps ocloc's)."""
+    store = BuildCache(cache)
+    return {p.stem: store.get(p.stem)[0]["returncode"] for p in cache.rglob("*.entry")}
+
+
 def test_a_build_that_fails_in_a_batch_is_its_failure_and_not_compiled_again(cli, sid_compiler, modules, tmp_path):
     """A scratch overflow (IGC 2.x refuses the live-set kernel on Xe2, after trying every way to
     fit) among modules that build, in one `ocloc multi` process: its report is what its compile
@@ -126,13 +132,13 @@ def test_a_build_that_fails_in_a_batch_is_its_failure_and_not_compiled_again(cli
 
     failing = tmp_path / "ptss.spv"
     failing.write_bytes(spirv_of(sid_compiler, KERNELS / "ptss_overflow.cl", tmp_path, device="tgllp"))
-    # Eight modules on two workers: four batches of two (executor.pack), none built alone.
+    # Eight modules on two workers (-j 2): four batches of two (executor.pack), none built alone.
     paths = [*[m for m in modules if m.name.startswith("dft-")][:7], failing]
     counted = tmp_path / "compiles.txt"
     counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
     docs = {}
     for multi in ("0", "1"):
-        res = cli("inspect", *paths, "-t", "bmg-g21", "--json", "-q", "--compiler", sid_compiler.id,
+        res = cli("inspect", *paths, "-t", "bmg-g21", "-j", "2", "--json", "-q", "--compiler", sid_compiler.id,
                   env={"ZEINSPECT_CACHE_DIR": str(tmp_path / f"cache-{multi}"), "ZEINSPECT_MULTI": multi,
                        "ZEINSPECT_OCLOC": str(counting)})
         assert res.code == 1, res  # a kernel did not build
@@ -144,6 +150,7 @@ def test_a_build_that_fails_in_a_batch_is_its_failure_and_not_compiled_again(cli
     one, many = docs["0"], docs["1"]
     assert many["stats"]["multi_batches"] > 0 and one["stats"]["multi_batches"] == 0
     assert many["reports"] == one["reports"]
+    assert exits(tmp_path / "cache-1") == exits(tmp_path / "cache-0") and 245 in exits(tmp_path / "cache-0").values()
     [over] = [r for r in many["reports"] if r["status"] != "ok"]
     assert over["kernel"] == "ptss_live_set" and over["status"] == "scratch_overflow"
     assert over["needed_scratch_bytes"] > over["scratch_limit_bytes"] and over["log"]
@@ -166,10 +173,10 @@ def test_a_fat_build_that_stops_at_a_failing_device_gives_that_failure_once(cli,
     counted = tmp_path / "compiles.txt"
     counting = counting_ocloc(sid_compiler, tmp_path / "counting", counted)
     docs = {}
-    for batch in ("0", "1"):  # one call per target; one fat build for all three (one worker)
+    for batch in ("0", "1"):  # one ocloc process per target; one fat build for all three (one worker)
         res = cli("inspect", module, "-t", ",".join(targets), "-j", "1", "--json", "-q", "--compiler", sid_compiler.id,
                   env={"ZEINSPECT_CACHE_DIR": str(tmp_path / f"cache-{batch}"), "ZEINSPECT_BATCH": batch,
-                       "ZEINSPECT_OCLOC": str(counting)})
+                       "ZEINSPECT_MULTI": "0", "ZEINSPECT_OCLOC": str(counting)})
         assert res.code == 1, res  # a kernel did not build
         docs[batch] = json.loads(res.out)
         compiles = counted.read_text().split().count("plain")
@@ -177,6 +184,7 @@ def test_a_fat_build_that_stops_at_a_failing_device_gives_that_failure_once(cli,
     # The fat build, then the two devices it did not write, alone: bmg-g21 once, in the fat build.
     assert compiles == len(targets)
     assert docs["1"]["reports"] == docs["0"]["reports"]
+    assert exits(tmp_path / "cache-1") == exits(tmp_path / "cache-0") and 245 in exits(tmp_path / "cache-0").values()
     status = {r["target"]: r["status"] for r in docs["1"]["reports"]}
     assert status["tgllp"] == status["dg2-g10"] == "ok" and status["bmg-g21"] != "ok"
     [failed] = [r for r in docs["1"]["reports"] if r["target"] == "bmg-g21"]

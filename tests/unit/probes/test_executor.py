@@ -216,3 +216,17 @@ def test_a_fat_build_lists_the_newest_ip_first():
     assert one.mode == DEVICES and [ips[i] for i in one.jobs] == ["20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.0.0"]
     shares = LocalExecutor(workers=2)._tasks(jobs, list(range(len(jobs))), 2)
     assert all([ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), reverse=True) for t in shares)
+
+
+def test_a_builds_exit_in_an_ocloc_multi_list_is_read_from_its_own_output():
+    """ocloc prints each build's log, then its verdict with the code it returns alone (-11 exits
+    245); a failure is taken only with the compiler's own reason, and output cut short is none."""
+    from zeinspect.toolchain.ocloc import multi_exit
+
+    overflow = ("error: in kernel 'k': total scratch space exceeds HW supported limit: 292480 bytes (max permitted "
+                "PTSS 262144 bytes)\nerror: backend compiler failed build.\n\nBuild failed with error code: -11\n")
+    assert multi_exit("Compilation from IR - skipping loading of FCL\nBuild succeeded.\n") == 0
+    assert multi_exit(overflow) == 245
+    assert multi_exit("Error: Input file m1.spv missing.\nBuild failed with error code: -5151\n") == 225
+    assert multi_exit("Build failed with error code: -11\n") is None  # no reason of the compiler's
+    assert multi_exit(overflow.replace("Build failed with error code: -11\n", "")) is None  # cut short
