@@ -97,7 +97,25 @@ def says_why(text: str) -> bool:
     overflow.  A failure read from a batch's output or a dumping compile's is taken as the plain
     compile's only then (probes.executor); one that ends without a word of its own may be the
     batch's or the dump's doing, and is built again alone, plainly."""
-    return any(e.kind in (LogEventKind.ERROR, LogEventKind.SCRATCH_OVERFLOW) for e in parse_log(text))
+    return _gives_reason(parse_log(text))
+
+
+def _gives_reason(events: list[LogEvent]) -> bool:
+    return any(e.kind in (LogEventKind.ERROR, LogEventKind.SCRATCH_OVERFLOW) for e in events)
+
+
+def failure_exit(text: str) -> int | None:
+    """The exit a failed build's own output gives it, as its compile alone ends: the low byte of
+    the code in the verdict its output ends with ("Build failed with error code: -11", one build
+    of an `ocloc multi` list; "Build failed for : <device> with error code: -11", a device of a
+    fat build: 245), where the compiler says why (says_why).  None for output that ends
+    otherwise (cut short), a code of 0, or no reason: the caller builds it again alone."""
+    events = parse_log(text)
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    last = events[-1] if events else None
+    if last is None or last.kind != LogEventKind.BUILD_FAILED or not last.code or last.lineno != lines[-1]:
+        return None
+    return last.code & 0xFF if _gives_reason(events) and last.code & 0xFF else None
 
 
 def parse_log(text: str) -> list[LogEvent]:

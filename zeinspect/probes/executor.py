@@ -34,7 +34,7 @@ from ..errors import FormatError
 from ..fileio import sha256
 from ..hardware import parse_ip
 from ..inputs import Input
-from ..inputs.buildlog import LogEventKind, build_verdict, parse_log, says_why
+from ..inputs.buildlog import LogEventKind, build_verdict, failure_exit, parse_log, says_why
 from ..inputs.fatbin import read_members
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import read_module
@@ -175,10 +175,13 @@ def _of_dump(job: Job, built: DumpedBuild | None, *, from_cache: bool) -> Compil
     trying every way to fit before it gives up; or a crash or a hang, the finding as it is (a
     hang is not waited for twice).  None for no dump, a success without a zebin, or a failure
     without the compiler's reason (buildlog.says_why: built again plainly)."""
-    if built is None or built.failure is None and (built.exit_code == 0) != (built.binary is not None):
+    if built is None:
         return None
-    if built.failure is None and built.exit_code and not says_why(built.log):
-        return None
+    if built.failure is None:
+        if built.exit_code == 0 and built.binary is None:
+            return None
+        if built.exit_code and (built.binary is not None or not says_why(built.log)):
+            return None
     binary = None if built.failure else built.binary
     figures = version = error = None
     if binary is not None:
@@ -377,18 +380,18 @@ def _stopped_at(jobs: list[Job], run: ToolRun, src: Path, out: Path) -> list[Com
     compiled a second time (a scratch overflow is often the slowest compile of a run: IGC tries
     every way to fit before it gives up); None for the other devices, built again alone (a
     second fat build of them could stop again).  None for all after a crash or a hang, or an
-    output that names no device of the batch or no reason for its failure (buildlog.says_why);
+    output that names no device of the batch or no reason for its failure (buildlog.failure_exit);
     and for OpenCL C, whose failed build alone names its kernels from the SPIR-V it leaves."""
     if run.returncode == 0 or run.describe_failure() is not None or jobs[0].kind != InputKind.SPIRV:
         return None
     chunks = split_log(run.output)
     for n, job in enumerate(jobs):
         chunk = chunks.get(job.ip, "")
-        codes = [e.code for e in parse_log(chunk) if e.kind == LogEventKind.BUILD_FAILED and e.code]
-        if codes and says_why(chunk):
+        code = failure_exit(chunk)
+        if code:
             argv, log = _as_run(job, src, out, chunk)
             stopped: list[Compiled | None] = [None] * len(jobs)
-            stopped[n] = Compiled(None, codes[-1] & 0xFF, log, None, _names_from(job, Path(os.devnull)), False, argv,
+            stopped[n] = Compiled(None, code, log, None, _names_from(job, Path(os.devnull)), False, argv,
                                   seconds=run.seconds / len(jobs))
             return stopped
     return None

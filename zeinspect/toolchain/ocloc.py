@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..inputs.buildlog import says_why
+from ..inputs.buildlog import failure_exit
 from ..model import Compiler
 
 
@@ -72,21 +72,14 @@ def multi_outputs(output: str, *, cut_short: bool) -> dict[int, str]:
     return out
 
 
-_FAILED = re.compile(r"(?:^|\n)Build failed with error code: (-?\d+)\n\Z")
-
-
 def multi_exit(chunk: str) -> int | None:
     """The exit status a build of an `ocloc multi` list has alone, read from its own output: 0 for
-    one that ends "Build succeeded.", the code's low byte for one that ends "Build failed with
-    error code: N" (ocloc returns N: -11 exits 245) and gives the compiler's reason
-    (inputs.buildlog.says_why), None for anything else (cut short, or a failure without a word
-    of its own: built again alone).  Each build prints its log and then that line, alone or in
-    a list alike (compute-runtime, offline_compiler/source/multi_command.cpp
-    MultiCommand::singleBuild and ocloc_api.cpp oclocInvoke); alone, ocloc adds only its framing
-    line "Command was: ..." after a failure.  Observed on ocloc 22.43 and 26.27 here (a scratch
-    overflow on Xe2, a missing input)."""
-    if chunk.endswith("Build succeeded.\n"):
-        return 0
-    failed = _FAILED.search(chunk)
-    code = int(failed[1]) & 0xFF if failed else 0
-    return code if code and says_why(chunk) else None
+    one that ends "Build succeeded.", else what its failure's verdict gives
+    (inputs.buildlog.failure_exit: "Build failed with error code: -11" exits 245, with the
+    compiler's reason), None for anything else (cut short, or a failure without a word of its
+    own: built again alone).  Each build prints its log and then that line, alone or in a list
+    alike (compute-runtime, offline_compiler/source/multi_command.cpp MultiCommand::singleBuild
+    and ocloc_api.cpp oclocInvoke); alone, ocloc adds only its framing line "Command was: ..."
+    after a failure.  Observed on ocloc 22.43 and 26.27 here (a scratch overflow on Xe2, a
+    missing input)."""
+    return 0 if chunk.endswith("Build succeeded.\n") else failure_exit(chunk)

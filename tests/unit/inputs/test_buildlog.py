@@ -28,3 +28,17 @@ def test_spills_and_overflows_of_both_generations():
     assert (spill_new.kernel, spill_new.regs, spill_new.target) == ("foo", 256, "dg2-g10")
     assert (ptss.kind, ptss.kernel, ptss.needed_bytes, ptss.limit_bytes) == ("scratch_overflow", "bar", 300000, 262144)
     assert (failed.kind, failed.code) == ("build_failed", -11)
+
+
+def test_a_failures_exit_is_its_verdicts_code_where_the_compiler_says_why():
+    """A fat build's device and a build of an `ocloc multi` list end with their verdict: its
+    code's low byte is the exit of the same compile alone (-11 exits 245), where an error line
+    or a scratch overflow says why; output that does not end with the verdict is none."""
+    from zeinspect.inputs.buildlog import failure_exit
+
+    fat = "\n" + PTSS + "\nerror: backend compiler failed build.\n\nBuild failed for : bmg-g21 with error code: -11\n"
+    assert failure_exit(fat) == 245
+    assert failure_exit(fat.replace("for : bmg-g21 ", "")) == 245
+    assert failure_exit(fat + "Build failed for : lnl-m with error code: -11\nnot a verdict\n") is None
+    assert failure_exit("Build failed for : bmg-g21 with error code: -11\n") is None  # no reason given
+    assert failure_exit(fat.replace("-11", "0")) is None
