@@ -209,15 +209,19 @@ def test_a_fat_build_lists_the_newest_ip_first():
     the newest IPs, the likeliest to refuse a module, come first, on every worker's share."""
     from dataclasses import replace
 
+    from zeinspect.hardware import parse_ip
     from zeinspect.probes.executor import DEVICES, LocalExecutor
 
-    ips = ["12.0.0", "20.1.0", "12.55.8", "12.70.4", "20.4.4"]
+    # 12.10.0 is newer than 12.9.0, though not as a string.
+    ips = ["12.0.0", "20.1.0", "12.9.0", "12.55.8", "12.10.0", "12.70.4", "20.4.4"]
     one_module = job(ips[0])
     jobs = [replace(one_module, ip=ip) for ip in ips]
     [one] = LocalExecutor(workers=1)._tasks(jobs, list(range(len(jobs))), 1)
-    assert one.mode == DEVICES and [ips[i] for i in one.jobs] == ["20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.0.0"]
+    assert one.mode == DEVICES and [ips[i] for i in one.jobs] == [
+        "20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.10.0", "12.9.0", "12.0.0"]
     shares = LocalExecutor(workers=2)._tasks(jobs, list(range(len(jobs))), 2)
-    assert all([ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), reverse=True) for t in shares)
+    assert len(shares) == 2 and all(
+        [ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), key=parse_ip, reverse=True) for t in shares)
 
 
 def test_a_builds_exit_in_an_ocloc_multi_list_is_read_from_its_own_output():
