@@ -50,14 +50,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="zeinspect-failing-") as tmp:
         for name in ips.values():
             wall, cpu, code, out = record.measured([compiler.path, "compile", "-file", str(MODULE), "-device", name,
-                                             "-out_dir", str(Path(tmp) / name), "-q"], ok=(0, record.CL_BUILD_PROGRAM_FAILURE))
+                                                    "-out_dir", str(Path(tmp) / name), "-q"],
+                                                   ok=(0, record.CL_BUILD_PROGRAM_FAILURE))
             anchor_wall += wall
             anchor_cpu += cpu
             if code:
                 failing.append(name)
         env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(Path(tmp) / "cache"))
         wall, cpu, _, out = record.measured([sys.executable, "-m", "zeinspect", "inspect", str(MODULE), "-t", "default",
-                                   "--compiler", compiler.id, "--json", "-q"], env=env, ok=(1,))
+                                             "--compiler", compiler.id, "--json", "-q"], env=env, ok=(1,))
     doc = json.loads(out)
     refused = sorted({r["target"] for r in doc["reports"] if r["status"] != "ok"})
     rows = [
