@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,21 +37,6 @@ from zeinspect.toolchain.compilers import discover  # noqa: E402
 from zeinspect.toolchain.targets import DEFAULT_TARGETS, plan_targets  # noqa: E402
 
 MODULE = ROOT / "kernels" / "ptss_overflow.cl"
-CL_BUILD_PROGRAM_FAILURE = 245
-"""ocloc's exit when a module does not build (-11)."""
-
-
-def measured(argv: list[str], env: dict | None = None, ok: tuple[int, ...] = (0,)) -> tuple[float, float, int, str]:
-    """Wall seconds, CPU seconds of the process and everything it waited for, its exit, its stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr[-400:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.returncode, proc.stdout
 
 
 def main() -> int:
@@ -67,15 +49,16 @@ def main() -> int:
     failing = []
     with tempfile.TemporaryDirectory(prefix="zeinspect-failing-") as tmp:
         for name in ips.values():
-            wall, cpu, code, out = measured([compiler.path, "compile", "-file", str(MODULE), "-device", name,
-                                             "-out_dir", str(Path(tmp) / name), "-q"], ok=(0, CL_BUILD_PROGRAM_FAILURE))
+            wall, cpu, code, out = record.measured([compiler.path, "compile", "-file", str(MODULE), "-device", name,
+                                                    "-out_dir", str(Path(tmp) / name), "-q"],
+                                                   ok=(0, record.CL_BUILD_PROGRAM_FAILURE))
             anchor_wall += wall
             anchor_cpu += cpu
             if code:
                 failing.append(name)
         env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(Path(tmp) / "cache"))
-        wall, cpu, _, out = measured([sys.executable, "-m", "zeinspect", "inspect", str(MODULE), "-t", "default",
-                                   "--compiler", compiler.id, "--json", "-q"], env=env, ok=(1,))
+        wall, cpu, _, out = record.measured([sys.executable, "-m", "zeinspect", "inspect", str(MODULE), "-t", "default",
+                                             "--compiler", compiler.id, "--json", "-q"], env=env, ok=(1,))
     doc = json.loads(out)
     refused = sorted({r["target"] for r in doc["reports"] if r["status"] != "ok"})
     rows = [

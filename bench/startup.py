@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,18 +41,8 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 ZEINSPECT = str(ROOT / ".venv" / "bin" / "zeinspect")
 
 
-CL_BUILD_PROGRAM_FAILURE = 245
-"""ocloc's exit when a module does not build (-11, CL_BUILD_PROGRAM_FAILURE): ptss_overflow.cl's
-scratch is over the cap on every target, which is what the corpus keeps it for."""
-
-
 def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None, ok: tuple[int, ...] = (0, 1)) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, env=env, cwd=cwd)
-    seconds = time.perf_counter() - start
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr.decode()[-400:]}")
-    return seconds
+    return record.measured(argv, env, cwd, ok)[0]
 
 
 def median(xs: list[float]) -> float:
@@ -81,7 +70,7 @@ def main() -> int:
         for _ in range(max(1, args.repeats // 5)):
             each = {m.name: timed([compiler.path, "compile", "-file", str(m), "-device", ",".join(DEFAULT_TARGETS),
                                    "-out_dir", str(Path(tmp) / "fat"), "-q"], cwd=Path(tmp),
-                                  ok=(0, CL_BUILD_PROGRAM_FAILURE)) for m in modules}
+                                  ok=(0, record.CL_BUILD_PROGRAM_FAILURE)) for m in modules}
             fat.append(sum(each.values()))
             for name in alone:
                 fat_alone.setdefault(name, []).append(each[name])

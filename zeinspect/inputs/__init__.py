@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InputError, debugging, internal_incident
 from ..ledger import Exclusion, Part, input_of
@@ -35,8 +35,10 @@ from .kinds import SOURCE_SUFFIXES, InputKind
 from .offload import BUNDLE_PREFIX, carries_device_images, is_host_archive, is_host_elf
 from .patchtokens import is_patchtoken_binary
 from .spirv import is_spirv
-from .sycl_image import ImageInfo
 from .zebin import is_zebin, looks_like_elf
+
+if TYPE_CHECKING:  # imported where an image is described: a source file or a zebin needs none (start-up)
+    from .sycl_image import ImageInfo
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024 * 1024
 """The largest file read: a host file is mapped (never held in memory), any other is read whole
@@ -157,6 +159,8 @@ def _cache_entry(path: str, entry: sycl_cache.CacheEntry, origin: InputId | None
     inp = _recognised(path, entry.image)
     spec = {"SYCL/specialization constants": {"values in the cache entry": entry.spec_constants}} \
         if entry.spec_constants else {}
+    from .sycl_image import ImageInfo
+
     info = ImageInfo(target_spec="spir64", compile_options=entry.options, format="spirv", properties=spec)
     where = origin or InputId(path)
     return dataclasses.replace(inp, image=info, origin=dataclasses.replace(
@@ -600,6 +604,8 @@ def native_ir_input(image: Input) -> Input | None:
 
 
 def _ir_input(image: Input, suffix: str, spirv: bytes, options: str) -> Input:
+    from .sycl_image import ImageInfo
+
     # The origin stays the native image's file: the product both paths belong to (probes.paths).
     return Input(path=image.path + suffix, kind=InputKind.SPIRV, data=spirv, origin=image.identity,
                  image=ImageInfo(compile_options=options), within=image.within)

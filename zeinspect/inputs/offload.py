@@ -26,13 +26,15 @@ import re
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import envvars
 from ..errors import FormatError
 from .files import EM_X86_64, Buffer, cut, is_host_elf, release
 from .kinds import InputKind
-from .sycl_image import ImageInfo, descriptors
+
+if TYPE_CHECKING:  # imported where an image is described: telling a file's kind needs none
+    from .sycl_image import ImageInfo
 
 OFFLOAD_MAGIC = b"\x10\xff\x10\xad"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -380,6 +382,8 @@ def _tgtimg_images(data: Buffer, elf: Any, sections: list) -> list[Image] | None
         relative = _relative_relocations(by_name.get(".rela.dyn"))
         addrs = [relative.get(tgt["sh_addr"] + 16 * i, addr) for i, addr in enumerate(addrs)]
         file_offsets = [_file_offset(sections, addr) for addr in addrs]
+        from .sycl_image import descriptors
+
         span = (tgt["sh_addr"], tgt["sh_addr"] + len(raw))
         infos = descriptors(data, sections, relative, [(a or 0, size) for a, (_, size) in zip(addrs, records)], span,
                             sycl_abi=_sycl_abi(by_name.get(".dynamic")))
@@ -527,6 +531,8 @@ def _expand(images: Iterable[Image], depth: int) -> Iterator[Image]:
                 img.skipped = str(exc)
                 yield img
                 continue
+            from .sycl_image import ImageInfo
+
             for j, (image_kind, offload_kind, strings, payload) in enumerate(entries):
                 info = ImageInfo(target_spec=strings.get("triple"), compile_options=strings.get("compile-opts", ""),
                                  link_options=strings.get("link-opts", ""))

@@ -20,8 +20,6 @@ line naming the package (InputError, exit 2).
 from __future__ import annotations
 
 import re
-import tarfile
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -135,6 +133,8 @@ def _wanted(name: str, data: Buffer) -> bool:
 
 
 def _zip_members(source: Any, package: str, depth: int) -> Iterator[Member]:
+    import zipfile  # here: most runs read no package (start-up)
+
     try:
         archive = zipfile.ZipFile(source)
         infos = archive.infolist()
@@ -196,6 +196,8 @@ def _not_device_code(name: str, data: Buffer) -> str | None:
 
 
 def _tar_members(source: Any, suffix: str, package: str, depth: int) -> Iterator[Member]:
+    import tarfile
+
     stream = source
     if suffix.endswith(".zst"):
         import zstandard

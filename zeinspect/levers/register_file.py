@@ -18,7 +18,6 @@ from pathlib import Path
 from ..errors import UsageError
 from ..hardware import LARGE_GRF_PROBE_IPS
 from ..model import Compiler, GrfMode, KernelReport
-from ..toolchain.knowledge import remembered
 from ..toolchain.ocloc import Flags, compile_argv
 from ..toolchain.run import run_tool
 from .base import BuildOptions, CliOption, How, Lever
@@ -46,6 +45,8 @@ def grf_spelling(compiler: Compiler, mode: str) -> BuildOptions:
         return BuildOptions()
     if mode not in CANDIDATES:
         raise UsageError(f"unknown register file mode {mode!r} (default, 128, 256, auto)")
+    from ..toolchain.knowledge import remembered
+
     found = BuildOptions(**remembered("levers.json", f"{compiler.id}|{mode}",
                                       lambda: _establish(compiler, mode).__dict__))
     if found.note == "unsupported":

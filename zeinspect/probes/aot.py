@@ -16,7 +16,7 @@ import shlex
 import sys
 import threading
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import names
 from ..cache import BuildCache
@@ -25,11 +25,9 @@ from ..inputs import Input
 from ..inputs.buildlog import LogEvent, LogEventKind, compiler_lines, kernel_matches, lines_for_kernel, parse_log
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import kernel_names, read_module
-from ..inputs.sycl_image import ImageInfo, options_for_target
 from ..ledger import Part, input_of
 from ..levers import MODULE_LEVERS, How, module_rewrites
 from ..levers.register_file import CANDIDATES, grf_spelling
-from ..levers.spirv_rewrite import Rewrite
 from ..model import (
     LARGE_GRF_WORDS,
     WHOLE_MODULE,
@@ -43,16 +41,17 @@ from ..model import (
     scratch_limit_for_ip,
     slot_overflow,
 )
-from ..occupancy import cannot_launch
 from ..settings import Settings, merge_options
 from ..toolchain.environment import shell_prefix
-from ..toolchain.requirements import RequirementCheck
-from ..toolchain.requirements import check as check_requirements
 from ..toolchain.targets import TargetPlan
 from .executor import Compiled, Job, build_argv
-from .modules import module_spirv, rewritten
 from .results import Collection, Progress
 from .session import Session
+
+if TYPE_CHECKING:  # imported where used: a warm audit of a source file calls none of them (start-up)
+    from ..inputs.sycl_image import ImageInfo
+    from ..levers.spirv_rewrite import Rewrite
+    from ..toolchain.requirements import RequirementCheck
 
 __all__ = ["build_options", "prepare_module", "probe", "reports_for"]
 
@@ -69,6 +68,8 @@ def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cac
         return config.rewrites
     if not module_rewrites("", config.shape):
         return ()
+    from .modules import module_spirv
+
     spirv = module_spirv(inp, config, cache, compiler, ip)
     return tuple(rw for name in read_module(spirv, inp.path).kernel_names() if kernel_wanted(name, config.kernels)
                  for rw in module_rewrites(name, config.shape))
@@ -80,6 +81,8 @@ def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, ca
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
+    from .modules import rewritten
+
     data, notes = rewritten(inp, rewrites, config, cache, compiler, ip)
     return data, InputKind.SPIRV, notes
 
@@ -111,6 +114,8 @@ def _image_options(image: ImageInfo, targets: list[Target], compiler: Compiler,
 def _options_for(image: _ImageOptions, target_names: tuple[str, ...], compiler: Compiler,
                  sycl: tuple[tuple[str, str], ...] = ()) -> tuple[str, str, tuple[str, ...]]:
     """_image_options for one spelling of options: a library's thousands of images share a few."""
+    from ..inputs.sycl_image import options_for_target
+
     tokens, notes = options_for_target(image.compile_options, image.link_options, target_names, esimd=image.esimd,
                                        grf_size=image.grf_size, opt_level=image.opt_level, environment=sycl)
     plain: list[str] = []
@@ -150,6 +155,8 @@ def _requirements(inp: Input, ip: str, compiler: Compiler, targets: list[Target]
     """Each target's check of a SYCL image's device requirements; None for other inputs."""
     if inp.image is None:
         return None
+    from ..toolchain.requirements import check as check_requirements
+
     return [(t, check_requirements(inp.image, t.name, ip, [compiler] + compilers)) for t in targets]
 
 
@@ -208,9 +215,11 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         notes.append(f"the build asks for the large register file and {target.name} built it with {fig.grf} "
                      "registers: the request did not take effect")
     work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
-    if status is Status.OK and work_group and fig.grf and fig.simd and (why := cannot_launch(
-            job.ip, fig.grf, fig.simd, work_group, "requires")) is not None:
-        status, reason = Status.WG_OVERFLOW, why
+    if status is Status.OK and work_group and fig.grf and fig.simd:
+        from ..occupancy import cannot_launch
+
+        if (why := cannot_launch(job.ip, fig.grf, fig.simd, work_group, "requires")) is not None:
+            status, reason = Status.WG_OVERFLOW, why
     return KernelReport(
         input=job.input.path, origin=job.input.origin, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,

@@ -34,7 +34,6 @@ from ..model import (
     scratch_limit_for_ip,
     slot_overflow,
 )
-from ..occupancy import cannot_launch
 from ..toolchain.targets import TargetPlan, name_for_ip
 
 
@@ -53,9 +52,11 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
     if reason is not None:
         status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
     work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
-    if status is Status.OK and ip and work_group and fig.grf and fig.simd and (why := cannot_launch(
-            ip, fig.grf, fig.simd, work_group, "requires")) is not None:
-        status, reason = Status.WG_OVERFLOW, why
+    if status is Status.OK and ip and work_group and fig.grf and fig.simd:
+        from ..occupancy import cannot_launch  # here: most builds ask no work-group size (start-up)
+
+        if (why := cannot_launch(ip, fig.grf, fig.simd, work_group, "requires")) is not None:
+            status, reason = Status.WG_OVERFLOW, why
     return KernelReport(
         input=path, kernel=fig.name, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, status=status,
         source=Source.BINARY, simd=fig.simd, grf=fig.grf, spill_bytes=fig.spill_bytes,

@@ -18,9 +18,12 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from typing import TYPE_CHECKING
 
 from ..cache import BuildCache, make_key
-from ..toolchain.shader_dump import DumpedBuild, IsaDump
+
+if TYPE_CHECKING:  # imported where a dump is read: a plain build's lookup that finds none needs none
+    from ..toolchain.shader_dump import DumpedBuild
 
 DUMP_KIND = "isa-dump/5"
 """/5: the compile's seconds are kept (a plain build answered from it keeps its compile time)."""
@@ -41,6 +44,8 @@ def read_dumped(cache: BuildCache, fields: dict, *, local_only: bool = False) ->
     hit = cache.get_local(key) if local_only else cache.get(key)
     if hit is None:
         return None
+    from ..toolchain.shader_dump import DumpedBuild, IsaDump
+
     meta, payload = hit
     body = json.loads(zlib.decompress(payload))
     return DumpedBuild(tuple(IsaDump(f, t) for f, t in body["dumps"]), meta["log"], meta["failure"],

@@ -24,10 +24,9 @@ import os
 import queue
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..cache import BuildCache, make_key
 from ..errors import FormatError
@@ -44,9 +43,13 @@ from ..model import Compiler, KernelFigures
 from ..toolchain import environment as compiler_environment
 from ..toolchain.ocloc import UNQUOTABLE, Flags, compile_argv, multi_exit, multi_line, multi_outputs
 from ..toolchain.run import ToolRun, run_tool, stop_compilers
-from ..toolchain.shader_dump import DumpedBuild, DumpModule, dump_isa, dump_isa_many
 from .dumps import build_fields, keep_dumped, read_dumped
 from .results import CompileStats, Progress
+
+if TYPE_CHECKING:  # imported where used: a run whose builds the cache holds starts no thread and dumps nothing
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..toolchain.shader_dump import DumpedBuild
 
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
 
@@ -257,6 +260,8 @@ def _dumping(jobs: list[Job], timeout: float | None) -> list[Compiled | None]:
     (toolchain.shader_dump.dump_isa_many), each module once (IGC names a build's dumps by its
     module); None for one not built there, which the executor builds alone.  Alone, every
     outcome but a missing zebin is the plain build's (_of_dump)."""
+    from ..toolchain.shader_dump import DumpModule, dump_isa, dump_isa_many
+
     first = jobs[0]
     if len(jobs) == 1:
         try:
@@ -694,6 +699,8 @@ class LocalExecutor:
         # Finished tasks arrive on a queue: waiting on thousands of futures at a time
         # (as_completed over all pending, again after each one) costs quadratic time.
         finished: queue.SimpleQueue = queue.SimpleQueue()
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
                 self._run_tasks(pool, jobs, everything, workers, finished, progress, on_result, total)
@@ -770,6 +777,8 @@ class LocalExecutor:
         """Replace OpenCL C jobs by SPIR-V jobs, with one front-end run per module and group
         of targets that share a front end.  A front end that fails leaves its jobs as they
         were: the direct builds then report the error for each target as usual."""
+        from concurrent.futures import as_completed
+
         from ..toolchain.front_end import front_end_class, run_front_end
 
         work = list(jobs)

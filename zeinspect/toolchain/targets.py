@@ -8,7 +8,6 @@ Names that share an IP version are compiled once and reported under each name.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -141,5 +140,7 @@ def plan_targets(specs: list[str] | tuple[str, ...] | str | None, compilers: lis
 
 
 def _hint(name: str, compilers: list[Compiler]) -> str:
+    import difflib  # here: only a name that is no target asks for it (start-up)
+
     close = difflib.get_close_matches(name, _all_names(compilers), n=4, cutoff=0.5)
     return f"; did you mean {', '.join(close)}?" if close else "; `zeinspect toolchain list` shows the known targets"

@@ -120,6 +120,7 @@ def test_a_dumping_batch_holds_each_module_once_and_what_it_did_not_build_is_bui
     """IGC names a build's dumps by its module: the same module under other options waits for a
     compile of its own (None: the executor builds it alone), as does a build the batch lost."""
     from zeinspect.probes import executor
+    from zeinspect.toolchain import shader_dump  # executor._dumping imports its compiles when it runs
 
     asked = []
 
@@ -127,7 +128,7 @@ def test_a_dumping_batch_holds_each_module_once_and_what_it_did_not_build_is_bui
         asked.append([m.options for m in modules])
         return [_built(), None]
 
-    monkeypatch.setattr(executor, "dump_isa_many", many)
+    monkeypatch.setattr(shader_dump, "dump_isa_many", many)
     shared = bytes([7]) * 100
     jobs = [_dumping_job(0, module=shared), _dumping_job(1, "-O1", module=shared), _dumping_job(2)]
     got = executor._dumping(jobs, None)
@@ -141,25 +142,26 @@ def test_a_dumping_compile_alone_is_the_plain_build_whether_it_built_failed_or_h
     failure, with its exit and log (not compiled again); only a compile that says it built and
     left no zebin, or could not be prepared, is made again plain."""
     from zeinspect.probes import executor
+    from zeinspect.toolchain import shader_dump
 
     plain = []
     monkeypatch.setattr(executor, "compile_job", lambda job, timeout: plain.append(job) or "plain")
-    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, failure="timed out after 600 s"))
+    monkeypatch.setattr(shader_dump, "dump_isa", lambda *a, **k: _built(None, failure="timed out after 600 s"))
     [hung] = executor._dumping([_dumping_job(0)], 600)
     assert hung.run_failure == "timed out after 600 s" and hung.binary is None and hung.returncode is None
     assert not plain
     overflow = "error: total scratch space exceeds HW supported limit\nBuild failed with error code: -11\n"
-    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None, exit_code=245, log=overflow))
+    monkeypatch.setattr(shader_dump, "dump_isa", lambda *a, **k: _built(None, exit_code=245, log=overflow))
     [failed] = executor._dumping([_dumping_job(0)], 600)
     assert (failed.run_failure, failed.returncode, failed.binary, failed.figures) == (None, 245, None, None)
     assert failed.log == overflow and failed.dumped is not None and not plain
-    monkeypatch.setattr(executor, "dump_isa", lambda *a, **k: _built(None))
+    monkeypatch.setattr(shader_dump, "dump_isa", lambda *a, **k: _built(None))
     assert executor._dumping([_dumping_job(0)], 600) == ["plain"] and len(plain) == 1
 
     def full(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(executor, "dump_isa", full)
+    monkeypatch.setattr(shader_dump, "dump_isa", full)
     assert executor._dumping([_dumping_job(0)], 600) == ["plain"] and len(plain) == 2
 
 
@@ -207,15 +209,19 @@ def test_a_fat_build_lists_the_newest_ip_first():
     the newest IPs, the likeliest to refuse a module, come first, on every worker's share."""
     from dataclasses import replace
 
+    from zeinspect.hardware import parse_ip
     from zeinspect.probes.executor import DEVICES, LocalExecutor
 
-    ips = ["12.0.0", "20.1.0", "12.55.8", "12.70.4", "20.4.4"]
+    # 12.10.0 is newer than 12.9.0, though not as a string.
+    ips = ["12.0.0", "20.1.0", "12.9.0", "12.55.8", "12.10.0", "12.70.4", "20.4.4"]
     one_module = job(ips[0])
     jobs = [replace(one_module, ip=ip) for ip in ips]
     [one] = LocalExecutor(workers=1)._tasks(jobs, list(range(len(jobs))), 1)
-    assert one.mode == DEVICES and [ips[i] for i in one.jobs] == ["20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.0.0"]
+    assert one.mode == DEVICES and [ips[i] for i in one.jobs] == [
+        "20.4.4", "20.1.0", "12.70.4", "12.55.8", "12.10.0", "12.9.0", "12.0.0"]
     shares = LocalExecutor(workers=2)._tasks(jobs, list(range(len(jobs))), 2)
-    assert all([ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), reverse=True) for t in shares)
+    assert len(shares) == 2 and all(
+        [ips[i] for i in t.jobs] == sorted((ips[i] for i in t.jobs), key=parse_ip, reverse=True) for t in shares)
 
 
 def test_a_builds_exit_in_an_ocloc_multi_list_is_read_from_its_own_output():
