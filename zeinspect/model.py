@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -363,6 +364,20 @@ class KernelFigures:
     calls: tuple[str, ...] = ()
     """Functions outside the kernel its code calls, as the zebin's symbol table names them
     (inputs.zebin: the targets of its relocations): with stack calls, their callees."""
+
+    @property
+    def work_group(self) -> int | None:
+        """The work-items of the work-group it requires; None where it requires none."""
+        return math.prod(self.required_work_group_size) if self.required_work_group_size else None
+
+    def cannot_launch(self, ip: str | None) -> str | None:
+        """Why the work-group it requires cannot launch on `ip` at its register count and SIMD
+        width, or None (also where it requires none, or a figure is unknown)."""
+        if not (ip and self.work_group and self.grf and self.simd):
+            return None
+        from .occupancy import cannot_launch  # here: most kernels require no work-group size (start-up)
+
+        return cannot_launch(ip, self.grf, self.simd, self.work_group, "requires")
 
 
 @dataclass(frozen=True, slots=True)

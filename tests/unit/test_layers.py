@@ -424,8 +424,7 @@ def test_the_signature_check_sees_a_long_one_and_spares_a_click_command(tmp_path
 # --update-ratchet; what only a compile needs (its threads, IGC's dumps, the front end, SPIR-V
 # rewrites), what only a SYCL image needs (its descriptor and device requirements), and the
 # occupancy rules that only a required work-group size asks, a package's archive readers, and
-# the near names of a target that is none.  bench/startup.py measures what the
-# rest costs.
+# the near names of a target that is none.  bench/startup.py measures what the rest costs.
 AUDIT_LOADS_ON_DEMAND = ("zeinspect.judge.profile", "zeinspect.inputs.profile", "zeinspect.inputs.unitrace",
                          "zeinspect.judge.update", "msgspec", "concurrent.futures", "zeinspect.toolchain.shader_dump",
                          "zeinspect.toolchain.front_end", "zeinspect.toolchain.knowledge", "zeinspect.probes.modules",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 import shlex
 import sys
@@ -214,12 +213,8 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         # A flag the compiler accepted that did not take effect (Xe-LP has no large register file).
         notes.append(f"the build asks for the large register file and {target.name} built it with {fig.grf} "
                      "registers: the request did not take effect")
-    work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
-    if status is Status.OK and work_group and fig.grf and fig.simd:
-        from ..occupancy import cannot_launch
-
-        if (why := cannot_launch(job.ip, fig.grf, fig.simd, work_group, "requires")) is not None:
-            status, reason = Status.WG_OVERFLOW, why
+    if status is Status.OK and (why := fig.cannot_launch(job.ip)) is not None:
+        status, reason = Status.WG_OVERFLOW, why
     return KernelReport(
         input=job.input.path, origin=job.input.origin, kernel=fig.name, target=target.name, ip=job.ip, compiler=job.compiler.id,
         shape=job.shape, status=status, source=Source.AOT, simd=fig.simd, grf=fig.grf,
@@ -228,7 +223,7 @@ def _figures_report(job: Job, target: Target, fig: KernelFigures, log_events: li
         scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason,
         log=tuple(lines_for_kernel(log_text, fig.name)), command=command, notes=tuple(notes),
-        options=merge_options(job.options, job.internal_options), work_group_size=work_group,
+        options=merge_options(job.options, job.internal_options), work_group_size=fig.work_group,
         eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes, environment=job.environment,
         input_digest=job.module_digest, stack_calls=fig.has_stack_calls, callees=fig.calls, retries=retries,
         compile_seconds=round(compile_seconds, 3) if compile_seconds else None,

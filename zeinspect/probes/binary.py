@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,19 +50,15 @@ def _report(path: str, target: str, ip: str | None, fig: KernelFigures, *, xe_hp
     status, needed, reason = Status.OK, None, slot_overflow(fig.largest_scratch_slot, limit)
     if reason is not None:
         status, needed = Status.SCRATCH_OVERFLOW, fig.largest_scratch_slot
-    work_group = math.prod(fig.required_work_group_size) if fig.required_work_group_size else None
-    if status is Status.OK and ip and work_group and fig.grf and fig.simd:
-        from ..occupancy import cannot_launch  # here: most builds ask no work-group size (start-up)
-
-        if (why := cannot_launch(ip, fig.grf, fig.simd, work_group, "requires")) is not None:
-            status, reason = Status.WG_OVERFLOW, why
+    if status is Status.OK and (why := fig.cannot_launch(ip)) is not None:
+        status, reason = Status.WG_OVERFLOW, why
     return KernelReport(
         input=path, kernel=fig.name, target=target, ip=ip, compiler=None, shape=DEFAULT_SHAPE, status=status,
         source=Source.BINARY, simd=fig.simd, grf=fig.grf, spill_bytes=fig.spill_bytes,
         private_bytes=fig.private_bytes, slm_bytes=fig.slm_bytes, scratch_space_bytes=fig.scratch_space_bytes,
         needed_scratch_bytes=needed, scratch_limit_bytes=limit, required_sub_group_size=fig.required_sub_group_size,
         driver_private_bytes=fig.driver_private_bytes, reason=reason, notes=notes + fig.notes,
-        work_group_size=work_group, eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
+        work_group_size=fig.work_group, eu_thread_count=fig.eu_thread_count, code_bytes=fig.code_bytes,
         stack_calls=fig.has_stack_calls, callees=fig.calls,
     )
 
