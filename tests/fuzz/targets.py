@@ -23,7 +23,8 @@ def zebin(data: bytes) -> None:
 
 
 def zeinfo(data: bytes) -> None:
-    from zeinspect.inputs.zeinfo import derive_kernels, load_yaml_strictly
+    from zeinspect.inputs.strict_yaml import load_yaml_strictly
+    from zeinspect.inputs.zeinfo import derive_kernels
 
     doc = load_yaml_strictly(data, "fuzz")
     for rule in (True, False, None):

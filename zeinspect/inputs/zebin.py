@@ -21,7 +21,8 @@ from ..errors import FormatError
 from ..hardware import PRODUCT_FAMILIES
 from ..model import KernelFigures, ip_is_xe_hp_or_later
 from .files import Buffer, BufferStream
-from .zeinfo import derive_kernels, load_yaml_strictly
+from .strict_yaml import load_yaml_strictly
+from .zeinfo import derive_kernels
 
 EM_INTELGT = 205
 SHT_ZEBIN_SPIRV = 0xFF000009

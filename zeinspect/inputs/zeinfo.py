@@ -26,46 +26,6 @@ from typing import Any
 from ..errors import FormatError
 from ..model import KernelFigures
 
-# ze_info from IGC is a few KB to a few MB; anything far beyond is not a compiler's output.
-MAX_ZEINFO_BYTES = 64 * 1024 * 1024
-MAX_YAML_EVENTS = 5_000_000
-
-def load_yaml_strictly(text: bytes | str, what: str) -> Any:
-    """Safe-load YAML that must not use aliases (IGC never writes them).
-
-    Refusing aliases up front defeats "billion laughs" documents before anything is
-    expanded; the event count bounds the work for everything else.
-    """
-    if len(text) > MAX_ZEINFO_BYTES:
-        raise FormatError(f"{what} is {len(text)} bytes, over the {MAX_ZEINFO_BYTES} byte limit")
-    # Imported here, not at the top: a warm audit answers from the build cache and never
-    # parses YAML, and PyYAML is a measurable part of start-up (bench/run.py).
-    import yaml
-
-    # PyYAML's C loader: fast, and still only the safe constructors.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    # An alias is written `*name`, and every node takes at least one character: a document
-    # without a `*` and under half the node limit in characters needs no counting pass
-    # (a third of the time of reading a compiler's .ze_info, which is a few KB).
-    has_alias = b"*" in text if isinstance(text, bytes) else "*" in text
-    counting = has_alias or len(text) > MAX_YAML_EVENTS // 2
-    try:
-        events = 0
-        for event in (yaml.parse(text, Loader=loader) if counting else ()):
-            events += 1
-            if isinstance(event, yaml.AliasEvent):
-                raise FormatError(f"{what} uses YAML aliases, which a compiler never writes; refused")
-            if events > MAX_YAML_EVENTS:
-                raise FormatError(f"{what} has more than {MAX_YAML_EVENTS} YAML nodes; refused")
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or exc.__class__.__name__
-        raise FormatError(f"{what} is not valid YAML{where}: {problem}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise FormatError(f"{what} is not readable text: {exc}") from None
-
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, InputError
-from ..inputs.zeinfo import load_yaml_strictly
+from ..inputs.strict_yaml import load_yaml_strictly
 from ..settings import SETTINGS
 
 _PATHS = {"type": ["string", "array"], "items": {"type": "string"}}

@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import FormatError, InputError
-from ..inputs.zeinfo import load_yaml_strictly
+from ..inputs.strict_yaml import load_yaml_strictly
 from ..levers import Shape
 
 SCHEMA = "zeinspect.shapes/1"

@@ -141,11 +141,12 @@ def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[
             kernels.setdefault(product, set()).update(image.kernels or ())
     choices: dict[tuple[Product, str, str], Choice] = {}
     for product, names in kernels.items():
-        images = shipments.images.get(product, [])
+        holding = _holding(shipments.images.get(product, []), reported)
         for kernel in names:
             for target in targets:
                 choices[product, kernel, target.name] = choose(
-                    images, kernel, target, native_code.get((product, kernel, target.ip), set()), reported)
+                    holding.get(kernel, []), kernel, target, native_code.get((product, kernel, target.ip), set()),
+                    reported)
     chosen_inputs: dict[tuple[Product, str], set[str]] = {(product, name): set() for product, _, name in choices}
     for (product, _, name), choice in choices.items():
         if choice.input is not None:
@@ -165,6 +166,17 @@ def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[
     for (_, kernel, name), choice in choices.items():
         if choice.image is not None and choice.image.native and choice.input is None and choice.image.ir_kind is None:
             out.append(_no_path(kernel, by_name[name], choice.image))
+    return out
+
+
+def _holding(images: list[ShippedImage], reported: dict[str, set[str]]) -> dict[str, list[ShippedImage]]:
+    """kernel -> the images that hold it, in the runtime's order: all `choose` looks at for that
+    kernel.  Indexed once per product, not searched per kernel and target: a library of a few
+    thousand images, each with its own kernels, made that search quadratic (seconds)."""
+    out: dict[str, list[ShippedImage]] = {}
+    for image in images:
+        for kernel in image.kernels if image.kernels is not None else reported.get(image.path, ()):
+            out.setdefault(kernel, []).append(image)
     return out
 
 

@@ -51,7 +51,7 @@ def test_fuzz_target_short_budget(target, tmp_path):
 ])
 def test_billion_laughs_fails_fast(cli, tmp_path, doc):
     from zeinspect.errors import FormatError
-    from zeinspect.inputs.zeinfo import load_yaml_strictly
+    from zeinspect.inputs.strict_yaml import load_yaml_strictly
 
     start = time.monotonic()
     with pytest.raises(FormatError, match="aliases"):

@@ -23,8 +23,9 @@ from zeinspect.inputs.kinds import InputKind
 from zeinspect.inputs.offload import find_images
 from zeinspect.inputs.patchtokens import read_patchtoken_binary
 from zeinspect.inputs.spirv import MODE_SUBGROUP_SIZE, OP_EXECUTION_MODE, read_module
+from zeinspect.inputs.strict_yaml import load_yaml_strictly
 from zeinspect.inputs.zebin import read_zebin
-from zeinspect.inputs.zeinfo import derive_kernels, load_yaml_strictly
+from zeinspect.inputs.zeinfo import derive_kernels
 from zeinspect.levers.sub_group import set_sub_group
 
 CORPUS = Path(__file__).resolve().parents[2] / "fuzz" / "corpus"
