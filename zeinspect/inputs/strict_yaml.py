@@ -34,17 +34,27 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORDS = frozenset(w for base in ("yes", "no", "true", "false", "on", "off", "null")
                    for w in (base, base.capitalize(), base.upper()))
 """The names YAML 1.1 reads as booleans or null."""
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp",
+                                                            "binary"))
+"""The tags whose safe constructors make a value of one scalar (others: PyYAML's whole load)."""
+_NO_KEY = object()
+"""An open mapping's state while it awaits a key (else: the key awaiting its value)."""
+_CONSTRUCTOR_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+"""What PyYAML's safe constructors raise on a value their tag cannot hold (`!!int x`, `!!bool maybe`,
+`!!timestamp x`, an unhashable key), beside their own ConstructorError."""
 
 
 class _Whole(Exception):
-    """The document needs PyYAML's own loader (what the event builder does not do)."""
+    """The document needs PyYAML's own loader (what the event builder does not do, or an error
+    PyYAML would report in its own order)."""
 
 
 def load_yaml_strictly(text: bytes | str, what: str) -> Any:
     """The document in `text` as PyYAML's safe loader reads it; FormatError, naming `what`, for
-    YAML that is invalid, too large, or uses aliases."""
+    YAML that is invalid, too large, uses aliases, or holds a value its tag cannot hold."""
     if len(text) > MAX_YAML_BYTES:
-        raise FormatError(f"{what} is {len(text)} bytes, over the {MAX_YAML_BYTES} byte limit")
+        unit = "bytes" if isinstance(text, bytes) else "characters"
+        raise FormatError(f"{what} is {len(text)} {unit}, over the {MAX_YAML_BYTES} {unit[:-1]} limit")
     # Imported here, not at the top: a warm audit answers from the build cache and never
     # parses YAML, and PyYAML is a measurable part of start-up (bench/run.py).
     import yaml
@@ -59,10 +69,10 @@ def load_yaml_strictly(text: bytes | str, what: str) -> Any:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or exc.__class__.__name__
         raise FormatError(f"{what} is not valid YAML{where}: {problem}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
         raise FormatError(f"{what} is not readable text: {exc}") from None
-    except TypeError:  # a mapping or sequence as a mapping's key: PyYAML's safe loader refuses it too
-        raise FormatError(f"{what} is not valid YAML: a mapping key that is not a scalar") from None
+    except _CONSTRUCTOR_ERRORS as exc:
+        raise FormatError(f"{what} is not valid YAML: a value its tag cannot hold ({exc!r:.120})") from None
 
 
 def _loader(yaml: Any) -> Any:
@@ -71,30 +81,40 @@ def _loader(yaml: Any) -> Any:
 
 def _built(yaml: Any, text: bytes | str, what: str) -> Any:
     """The document from its events: containers as dicts and lists, scalars by _scalar.  Every
-    event is read, even when _Whole is raised at the end, so aliases and the bound are checked."""
+    event is read, even when _Whole is raised at the end, so aliases and the bound are checked in
+    any document; what the builder leaves to PyYAML (a tag on a container, a second document, a
+    repeated anchor, a value its constructor refuses, an unhashable key) stops the building, not
+    the reading, and PyYAML's whole load then gives its value or its own error."""
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     stack: list[Any] = []
-    keys: list[Any] = []  # per open mapping: () awaiting a key, else (key,) awaiting its value
+    keys: list[Any] = []  # per open mapping: _NO_KEY, or the key awaiting its value
+    anchors: set[str] = set()
     root: Any = None
     whole = False
     documents = 0
     for events, event in enumerate(yaml.parse(text, Loader=_loader(yaml)), 1):
         if events > MAX_YAML_EVENTS:
-            raise FormatError(f"{what} has more than {MAX_YAML_EVENTS} YAML nodes; refused")
+            raise FormatError(f"{what} has more than {MAX_YAML_EVENTS} YAML events; refused")
         kind = type(event)
+        if kind is yaml.AliasEvent:
+            raise FormatError(f"{what} uses YAML aliases, which a compiler never writes; refused")
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            whole = whole or anchor in anchors  # PyYAML's composer refuses a repeated anchor
+            anchors.add(anchor)
         if kind is scalar_event:
             if whole:
                 continue
             try:
                 value = _scalar(yaml, event)
-            except _Whole:
+            except (_Whole, *_CONSTRUCTOR_ERRORS):
                 whole = True
                 continue
         elif kind is mapping_start or kind is sequence_start:
             whole = whole or (event.tag is not None and event.tag != "!")  # !!set, !!omap, ...: PyYAML's
             stack.append({} if kind is mapping_start else [])
-            keys.append(())
+            keys.append(_NO_KEY)
             continue
         elif kind in ends:
             value = stack.pop()
@@ -103,8 +123,6 @@ def _built(yaml: Any, text: bytes | str, what: str) -> Any:
             documents += 1
             whole = whole or documents > 1  # PyYAML's single-document load refuses a second
             continue
-        elif kind is yaml.AliasEvent:
-            raise FormatError(f"{what} uses YAML aliases, which a compiler never writes; refused")
         else:
             continue
         if whole:
@@ -113,12 +131,16 @@ def _built(yaml: Any, text: bytes | str, what: str) -> Any:
             root = value
         elif type(top := stack[-1]) is list:
             top.append(value)
-        elif keys[-1] == ():
-            hash(value)  # TypeError for a mapping or sequence key (load_yaml_strictly)
-            keys[-1] = (value,)
+        elif keys[-1] is _NO_KEY:
+            try:
+                hash(value)
+            except TypeError:  # a mapping or sequence as a key: PyYAML's safe loader refuses it
+                whole = True
+                continue
+            keys[-1] = value
         else:
-            top[keys[-1][0]] = value
-            keys[-1] = ()
+            top[keys[-1]] = value
+            keys[-1] = _NO_KEY
     if whole:
         raise _Whole
     return root
@@ -136,10 +158,6 @@ def _scalar(yaml: Any, event: Any) -> Any:
     return _construct(yaml, value, tag, event.style, event.implicit)
 
 
-SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "binary"))
-"""The tags whose safe constructors make a value of one scalar (others: PyYAML's whole load)."""
-
-
 def _construct(yaml: Any, value: str, tag: str | None, style: str | None, implicit: tuple[bool, bool]) -> Any:
     """One scalar as PyYAML's safe loader resolves and constructs it: its resolver's tag, then
     that tag's constructor (called as the loader calls it, on a node of its own: thread-safe,
@@ -147,7 +165,7 @@ def _construct(yaml: Any, value: str, tag: str | None, style: str | None, implic
     resolver, constructor = _pyyaml(yaml)
     if tag is None or tag == "!":  # PyYAML resolves a non-specific tag as it does no tag
         tag = resolver.resolve(yaml.ScalarNode, value, implicit)
-    if tag not in SCALAR_TAGS:
+    if tag not in _SCALAR_TAGS:
         raise _Whole
     return constructor.yaml_constructors[tag](constructor, yaml.ScalarNode(tag, value, style=style))
 
