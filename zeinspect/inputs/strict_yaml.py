@@ -12,7 +12,7 @@ become int and str directly, every other scalar is resolved and constructed by P
 resolver and constructors, and a document with what this builder does not do (a tag on a mapping
 or sequence, a merge key, a second document) is loaded by PyYAML whole.  The result is PyYAML's
 safe load, value for value (tests/unit/inputs/test_strict_yaml.py compares them); on oneMKL DFT's
-`.ze_info` for bmg-g21, 0.30 ms a document against PyYAML's 0.47 (bench/zeinfo_read.py).
+`.ze_info` for bmg-g21, 0.22-0.24 ms a document against PyYAML's 0.31-0.36 (bench/zeinfo_read.py).
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ def load_yaml_strictly(text: bytes | str, what: str) -> Any:
         raise FormatError(f"{what} is not valid YAML{where}: {problem}") from None
     except UnicodeDecodeError as exc:
         raise FormatError(f"{what} is not readable text: {exc}") from None
-    except _CONSTRUCTOR_ERRORS as exc:
-        raise FormatError(f"{what} is not valid YAML: a value its tag cannot hold ({exc!r:.120})") from None
+    except _CONSTRUCTOR_ERRORS as exc:  # a ValueError says which value; the others are PyYAML's own slips
+        detail = f" ({str(exc)[:120]})" if isinstance(exc, ValueError) else ""
+        raise FormatError(f"{what} is not valid YAML: a value its tag cannot hold{detail}") from None
 
 
 def _loader(yaml: Any) -> Any:

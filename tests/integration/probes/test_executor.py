@@ -63,6 +63,17 @@ def test_billion_laughs_fails_fast(cli, tmp_path, doc):
     assert res.code == 2 and "uses YAML aliases" in res.err and "Traceback" not in res.err
 
 
+@pytest.mark.parametrize("value", ["!!bool maybe", "!!int x", "!!timestamp x", "!!float ''"])
+def test_a_value_its_tag_cannot_hold_is_a_one_line_error(cli, tmp_path, value):
+    """PyYAML's safe constructors raise KeyError, ValueError or AttributeError on these (not a
+    YAMLError): a gate configuration holding one is refused, one line naming the file, exit 2."""
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(f"targets: [dg2-g10]\ninputs: [x.cl]\nstrict: {value}\n")
+    res = cli("audit", "--config", gate)
+    assert res.code == 2 and str(gate) in res.err and "cannot hold" in res.err, res
+    assert "internal error" not in res.err and "Traceback" not in res.err and len(res.err.strip().splitlines()) == 1
+
+
 def test_names_from_files_are_printed_safely(cli, tmp_path):
     log = tmp_path / "b.log"
     log.write_text("[dg2-g10] warning: in kernel 'evil\x1b]0;pwned\x07\x1b[2J': compiled SIMD32 allocated 128 regs "
