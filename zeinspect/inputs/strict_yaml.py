@@ -1,16 +1,17 @@
 """YAML read strictly: a compiler's `.ze_info`, a gate configuration, a shapes file.
 
 Strictly: no aliases (IGC never writes them, and refusing them defeats "billion laughs"
-documents before anything is expanded) and a bound on the nodes, so the work is bounded
+documents before anything is expanded) and a bound on the events, so the work is bounded
 whatever the input.  Safely: only PyYAML's safe constructors, through its C parser (libyaml).
 
 Fast: a cold audit reads one `.ze_info` per kernel and target, and a read of a shipped library's
 native images reads little else; PyYAML builds each document node by node in Python.  So the
 document is built here from libyaml's events, in one pass that also refuses aliases and counts
-nodes (before, a document with a `*` in it was parsed twice): plain decimal integers and names
+events (before, a document with a `*` in it was parsed twice): plain decimal integers and names
 become int and str directly, every other scalar is resolved and constructed by PyYAML's own safe
 resolver and constructors, and a document with what this builder does not do (a tag on a mapping
-or sequence, a merge key, a second document) is loaded by PyYAML whole.  The result is PyYAML's
+or sequence, a merge key, a second document, a repeated anchor, a value its constructor refuses,
+a mapping as a key) is loaded by PyYAML whole, which gives its value or PyYAML's own error.  The result is PyYAML's
 safe load, value for value (tests/unit/inputs/test_strict_yaml.py compares them); on oneMKL DFT's
 `.ze_info` for bmg-g21, 0.22-0.24 ms a document against PyYAML's 0.31-0.36 (bench/zeinfo_read.py).
 """
