@@ -98,9 +98,7 @@ def anchor(compiler, lib: Path, target: str, tmp: Path, *, distinct: bool = Fals
 
     def one(file: tuple[Path, str]) -> int:
         path, options = file
-        out = tmp / "out" / path.stem
-        return subprocess.run([compiler.path, "compile", "-spirv_input", "-file", str(path), "-device", target,
-                               "-out_dir", str(out), "-q", *(["-options", options] if options else [])],
+        return subprocess.run([compiler.path, *_compile_args(path, options, target, tmp / "out" / path.stem)],
                               capture_output=True, cwd=tmp).returncode
 
     cores = os.cpu_count() or 1
@@ -110,6 +108,12 @@ def anchor(compiler, lib: Path, target: str, tmp: Path, *, distinct: bool = Fals
     with ThreadPoolExecutor(max_workers=cores) as pool:
         codes = list(pool.map(one, files))
     return time.perf_counter() - start, len(files), sum(1 for c in codes if c != 0)
+
+
+def _compile_args(path: Path, options: str, target: str, out: Path) -> list[str]:
+    """`ocloc compile`'s arguments for one image, alone or as a line of an `ocloc multi` list."""
+    return ["compile", "-spirv_input", "-file", str(path), "-device", target, "-out_dir", str(out), "-q",
+            *(["-options", options] if options else [])]
 
 
 def runtime_options(img, target: str) -> str:
@@ -132,12 +136,8 @@ def _floor(compiler, files: list[tuple[Path, str]], target: str, tmp: Path, core
     lists whose compile times differ: with its images' options, oneMKL DFT's ESIMD images take
     longer per byte, and one list per core left a core idle for up to 2 s of 5).  The faster of
     the two is the floor."""
-    best = None
-    for count in (cores, 4 * cores):
-        seconds, built = _multi_lists(compiler, files, target, tmp / f"floor-{count}", cores, count)
-        best = seconds if best is None else min(best, seconds)
-    assert best is not None
-    return best, len(files), len(files) - built
+    runs = [_multi_lists(compiler, files, target, tmp / f"floor-{count}", cores, count) for count in (cores, 4 * cores)]
+    return min(seconds for seconds, _ in runs), len(files), len(files) - runs[-1][1]
 
 
 def _multi_lists(compiler, files: list[tuple[Path, str]], target: str, tmp: Path, cores: int,
@@ -155,10 +155,8 @@ def _multi_lists(compiler, files: list[tuple[Path, str]], target: str, tmp: Path
     for k in sorted(range(count), key=lambda k: -sizes[k]):
         if lists[k]:
             listing = tmp / f"list-{k}.txt"
-            listing.write_text("".join(multi_line(["ocloc", "compile", "-spirv_input", "-file", str(f), "-device", target,
-                                                   "-out_dir", str(tmp / "out" / f.stem), "-q",
-                                                   *(["-options", options] if options else [])]) + "\n"
-                                       for f, options in lists[k]))
+            listing.write_text("".join(multi_line(["ocloc", *_compile_args(f, options, target, tmp / "out" / f.stem)])
+                                       + "\n" for f, options in lists[k]))
             listings.append(listing)
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=cores) as pool:
@@ -248,10 +246,14 @@ def main() -> None:
                   f"warm {warm:.1f} s (goal 15 s); peak RSS {result['default_targets']['cold']['peak_rss_mib']} MiB")
             print(f"  {doc['summary']['text']}")
             print(f"  verdicts: {doc['summary']['verdicts']}")
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
-    (out / "sycl_library.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out / 'sycl_library.json'}")
+    _write("sycl_library.json", result)
+
+
+def _write(name: str, result: dict) -> None:
+    out = ROOT / "bench" / "results" / name
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
 
 
 def warm_only(lib: Path, args: argparse.Namespace, result: dict) -> None:
@@ -263,9 +265,7 @@ def warm_only(lib: Path, args: argparse.Namespace, result: dict) -> None:
     result.update(images=len(find_images(lib.read_bytes(), str(lib))), cold={"seconds": cold, **describe(doc)},
                   warm={"seconds": sorted(warms)})
     print(f"{result['images']} images; zeinspect audit cold {cold:.1f} s, warm {', '.join(f'{w:.2f}' for w in warms)} s")
-    out = ROOT / "bench" / "results" / "sycl_library_warm.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    _write("sycl_library_warm.json", result)
 
 
 if __name__ == "__main__":

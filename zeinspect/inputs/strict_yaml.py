@@ -11,9 +11,10 @@ events (before, a document with a `*` in it was parsed twice): plain decimal int
 become int and str directly, every other scalar is resolved and constructed by PyYAML's own safe
 resolver and constructors, and a document with what this builder does not do (a tag on a mapping
 or sequence, a merge key, a second document, a repeated anchor, a value its constructor refuses,
-a mapping as a key) is loaded by PyYAML whole, which gives its value or PyYAML's own error.  The result is PyYAML's
-safe load, value for value (tests/unit/inputs/test_strict_yaml.py compares them); on oneMKL DFT's
-`.ze_info` for bmg-g21, 0.22-0.24 ms a document against PyYAML's 0.31-0.36 (bench/zeinfo_read.py).
+a mapping as a key) is loaded by PyYAML whole, which gives its value or PyYAML's own error.  The
+result is PyYAML's safe load, value for value (tests/unit/inputs/test_strict_yaml.py compares
+them); on oneMKL DFT's `.ze_info` for bmg-g21, 0.22-0.24 ms a document against PyYAML's 0.31-0.36
+(bench/zeinfo_read.py).
 """
 
 from __future__ import annotations

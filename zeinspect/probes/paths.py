@@ -105,18 +105,14 @@ class Choice:
     """The input whose build the device runs (None: none: no IR, or its build not asked for)."""
 
 
-def choose(images: list[ShippedImage], kernel: str, target: Target, native_code: set[str],
-           reported: dict[str, set[str]]) -> Choice:
-    """The runtime's choice for one kernel on one target; `native_code`: the native images that
-    have code for the target (a report there); `reported`: each image's kernels in its reports
-    (what an image whose table is unknown holds)."""
-    def holds(image: ShippedImage) -> bool:
-        return kernel in (image.kernels if image.kernels is not None else reported.get(image.path, set()))
-
-    native = next((i for i in images if i.native and holds(i) and fits(i.compile_target, target)), None)
+def choose(holding: list[ShippedImage], target: Target, native_code: set[str]) -> Choice:
+    """The runtime's choice for one kernel on one target among the images that hold it, in the
+    order the runtime registers them (_holding); `native_code`: the native images that have code
+    for the target (a report there)."""
+    native = next((i for i in holding if i.native and fits(i.compile_target, target)), None)
     if native is not None:
         return Choice(native, native.path if native.path in native_code else native.ir)
-    spirv = next((i for i in images if not i.native and holds(i)), None)
+    spirv = next((i for i in holding if not i.native), None)
     return Choice(spirv, spirv.path if spirv else None)
 
 
@@ -145,8 +141,7 @@ def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[
         for kernel in names:
             for target in targets:
                 choices[product, kernel, target.name] = choose(
-                    holding.get(kernel, []), kernel, target, native_code.get((product, kernel, target.ip), set()),
-                    reported)
+                    holding.get(kernel, []), target, native_code.get((product, kernel, target.ip), set()))
     chosen_inputs: dict[tuple[Product, str], set[str]] = {(product, name): set() for product, _, name in choices}
     for (product, _, name), choice in choices.items():
         if choice.input is not None:
@@ -170,8 +165,9 @@ def mark_taken(reports: list[KernelReport], shipments: Shipments, targets: list[
 
 
 def _holding(images: list[ShippedImage], reported: dict[str, set[str]]) -> dict[str, list[ShippedImage]]:
-    """kernel -> the images that hold it, in the runtime's order: all `choose` looks at for that
-    kernel.  Indexed once per product, not searched per kernel and target: a library of a few
+    """kernel -> the images that hold it (its table's kernels, or for an image whose table is
+    unknown, those of its reports: `reported`), in the runtime's order: all `choose` looks at for
+    that kernel.  Indexed once per product, not searched per kernel and target: a library of a few
     thousand images, each with its own kernels, made that search quadratic (seconds)."""
     out: dict[str, list[ShippedImage]] = {}
     for image in images:
