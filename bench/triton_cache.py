@@ -69,10 +69,13 @@ def realworld() -> Path:
     raise SystemExit("no realworld folder (set $ZEINSPECT_REALWORLD)")
 
 
-PEAK = """
+AT_EXIT_PEAK = """
 import atexit, sys
 atexit.register(lambda: print("VmHWM", open("/proc/self/status").read().split("VmHWM:")[1].split()[0],
                               file=sys.stderr))
+"""
+"""Prepended to a script: its process's own peak resident set, printed on stderr as it ends (peak_mb)."""
+PEAK = AT_EXIT_PEAK + """
 from zeinspect.cli import main
 main(sys.argv[1:])
 """

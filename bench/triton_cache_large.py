@@ -24,9 +24,14 @@ and metadata, as Triton writes them).  That cache is then screened by `zeinspect
   scaled to all of them: each sampled entry built as bench/triton_cache.py builds every one.
   That row is written as soon as it is measured (the cold screen takes about two hours here and
   may not see its end in a session); the whole run's rows replace it.
+- llama-autotune-memory (`--memory`): every process's peak where it is largest, on the entries
+  of the same capture whose dot does most work per warp (`heaviest`), for zeinspect's cold screen
+  and for one by one on the same entries.  They run the same compiles, so one by one's ocloc peak
+  is what IGC needs for those kernels, whoever runs it: the floor beside the 500 MB goal.
 
 Usage: .venv/bin/python bench/triton_cache_large.py [--only gpt2|llama-autotune]
        [--targets bmg-g21,arl-s] [--entries N] [--sample 60] [--keep-capture DIR] [--anchor-only CACHE]
+       [--memory [CACHE] [--heaviest 6]]
 transformers 5.25.0 from the package index (pip, bench/wheels.py).  Writes
 bench/results/triton_cache_large.json (a subject's rows replace its last ones).
 """
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import record  # noqa: E402
 import wheels  # noqa: E402
-from triton_cache import ONE_BY_ONE, PEAK, PYTHON, peak_mb, size_mb, timed  # noqa: E402
+from triton_cache import AT_EXIT_PEAK, ONE_BY_ONE, PEAK, PYTHON, peak_mb, size_mb, timed  # noqa: E402
 
 GPT2 = '''
 import sys
@@ -141,17 +147,20 @@ def peaks(pid: int, seen: dict[int, tuple[str, int]]) -> None:
             hwm = int(Path(f"/proc/{kid}/status").read_text().split("VmHWM:")[1].split()[0])
         except (OSError, IndexError, ValueError):
             continue
-        name = Path(argv[0].decode(errors="replace")).name
-        kind = "front-end worker" if b"multiprocessing" in b" ".join(argv) else name or "?"
+        names = [Path(a.decode(errors="replace")).name for a in argv]
+        if b"multiprocessing" in b" ".join(argv):
+            kind = "front-end worker"
+        else:  # ocloc runs under the toolchain's own loader (ld-linux-x86-64.so.2 ... ocloc-26.x)
+            kind = next((n for n in names if n.startswith("ocloc")), names[0] or "?").split("-")[0]
         seen[kid] = (kind, max(hwm, seen.get(kid, ("", 0))[1]))
 
 
-def watched(argv: list[str], cache: Path) -> tuple[float, str, dict[str, float]]:
+def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, dict[str, float]]:
     """Seconds, stderr, and the largest peak RSS (MB) of each kind of process under it (sampled
     every 0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT)))
+                            env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
     seen: dict[int, tuple[str, int]] = {}
     while proc.poll() is None:
         peaks(proc.pid, seen)
@@ -176,6 +185,59 @@ def one_by_one(held: list[Path], args: argparse.Namespace, tmp: Path) -> tuple[f
     sampled = len(held[::step])
     one, _, _ = timed([PYTHON, "-c", ONE_BY_ONE, str(sample), args.targets], tmp / "one-by-one-cache")
     return one * len(held) / sampled, one, sampled
+
+
+DOT = re.compile(r"tt\.dot %\w+, %\w+, %\w+.*?: tensor<(\d+)x(\d+)x\w+> \* tensor<\d+x(\d+)x")
+
+
+def heaviest(held: list[Path], count: int) -> list[Path]:
+    """The `count` entries whose largest `tt.dot` does the most work per warp (M x N x K over the
+    entry's num_warps): on arl-s's FMA path each thread unrolls that much, which makes Triton's
+    (LLVM's) and IGC's largest compiles of a GEMM template cache."""
+    import json
+
+    def work(entry: Path) -> int:
+        most = 0
+        for ttir in entry.glob("*.ttir"):
+            for m, k, n in DOT.findall(ttir.read_text(errors="replace")):
+                try:
+                    warps = json.loads(ttir.with_suffix(".json").read_text()).get("num_warps") or 1
+                except (OSError, ValueError):
+                    warps = 1
+                most = max(most, int(m) * int(n) * int(k) // warps)
+        return most
+
+    return sorted(held, key=lambda e: (-work(e), e.name))[:count]
+
+
+def run_memory(args: argparse.Namespace, tmp: Path) -> list[dict]:
+    """Every process's peak on the heaviest entries of a max-autotune cache, for zeinspect's cold
+    screen (front-end workers on, as on the whole cache) and for one by one (triton-xpu's compile in
+    its own process, one ocloc per target): the same compiles, so what one by one's ocloc needs is
+    IGC's own for those kernels, whoever runs it."""
+    if args.memory:
+        cache = Path(args.memory)
+    else:
+        script, widths, wanted, _ = SUBJECTS["llama-autotune"]
+        cache, _, _ = make_cache(script, widths, wanted, args.targets, tmp)
+    chosen = heaviest(entries(cache), args.heaviest)
+    subset = tmp / "heaviest"
+    for entry in chosen:
+        shutil.copytree(entry, subset / entry.name)
+    ours_argv = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(subset), "-t", args.targets, "-q", "--json"]
+    _, said, ours = watched(ours_argv, tmp / "screen-cache", ZEINSPECT_TRITON_WORKERS="2")
+    ours["screening process"] = peak_mb(said)
+    _, said, theirs = watched([PYTHON, "-c", AT_EXIT_PEAK + ONE_BY_ONE, str(subset), args.targets],
+                              tmp / "one-by-one-cache")
+    theirs["one by one's own process (triton-xpu's compile in it)"] = peak_mb(said)
+    worst = max(ours.values())
+    return [{"subject": "llama-autotune-memory",
+             "measure": f"peak RSS of every process (MB, the largest of each kind) on the {len(chosen)} entries of "
+                        "the max-autotune cache whose dot does most work per warp: zeinspect's cold screen "
+                        "(front-end workers on)", "value": worst, "kinds": ours, "goal": "500 MB", "met": worst <= 500},
+            {"subject": "llama-autotune-memory",
+             "measure": "the same entries one by one: triton-xpu's compile in its own process, one ocloc per target "
+                        "(the same compiles)", "value": max(theirs.values()), "kinds": theirs}]
 
 
 def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
@@ -244,7 +306,21 @@ def main() -> int:
     parser.add_argument("--keep-capture", metavar="DIR", help="copy llama-autotune's input cache to DIR")
     parser.add_argument("--anchor-only", metavar="CACHE",
                         help="llama-autotune's one-by-one anchor alone, on CACHE (the Triton cache its run made)")
+    parser.add_argument("--memory", metavar="CACHE", nargs="?", const="",
+                        help="every process's peak on the heaviest entries of CACHE (a max-autotune capture, "
+                             "--keep-capture's; none: made here), zeinspect's and one by one's")
+    parser.add_argument("--heaviest", type=int, default=6, help="entries --memory screens (default 6)")
     args = parser.parse_args()
+    if args.memory is not None:
+        library = wheels.installed("transformers", "5.25.0")
+        with tempfile.TemporaryDirectory(prefix="zeinspect-bench-memory-") as name:
+            os.environ.update(PYTHONPATH=os.pathsep.join((str(ROOT / "build" / "torch-cpu"), str(library))),
+                              ZEINSPECT_CACHE_DIR=str(Path(name) / "capture-cache"))
+            rows = run_memory(args, Path(name))
+        for row in rows:
+            print(row)
+        _write(rows, {"llama-autotune-memory"}, args)
+        return 0
     if args.anchor_only:
         args.cache = args.anchor_only
         with tempfile.TemporaryDirectory(prefix="zeinspect-bench-anchor-") as name:
