@@ -26,7 +26,8 @@ SPIR-V images; dft, blas, ...), downloaded with pip when this runs (kept in
 
 `--all-targets` adds the 19 default targets, cold and warm (long: hours on 2 cores cold).
 Prints the figures, zeinspect's peak RSS, its verdict counts, and writes
-bench/results/sycl_library.json.  `--no-anchors`: zeinspect alone, cold then warm.  Usage:
+bench/results/sycl_library-DOMAIN-TARGET.json (one file per domain and target: a run of another
+leaves the others' figures).  `--no-anchors`: zeinspect alone, cold then warm.  Usage:
   .venv/bin/python bench/sycl_library.py [--domain rng] [--target dg2-g10] [--all-targets] [--version 2026.2.0]
   .venv/bin/python bench/sycl_library.py --domain rng --target bmg-g21 --no-anchors [--repeats 3]
 """
@@ -192,7 +193,8 @@ def main() -> None:
     parser.add_argument("--all-targets", action="store_true", help="also the 19 default targets, cold and warm")
     parser.add_argument("--version", default="2026.2.0", help="the wheel's version ('' for the newest)")
     parser.add_argument("--no-anchors", action="store_true",
-                        help="zeinspect alone: cold, then warm `--repeats` times (bench/results/sycl_library_warm.json)")
+                        help="zeinspect alone: cold, then warm `--repeats` times "
+                             "(bench/results/sycl_library_warm-DOMAIN-TARGET.json)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     lib = library(args.domain, args.version)
@@ -246,7 +248,7 @@ def main() -> None:
                   f"warm {warm:.1f} s (goal 15 s); peak RSS {result['default_targets']['cold']['peak_rss_mib']} MiB")
             print(f"  {doc['summary']['text']}")
             print(f"  verdicts: {doc['summary']['verdicts']}")
-    _write("sycl_library.json", result)
+    _write(f"sycl_library-{args.domain}-{args.target}.json", result)
 
 
 def _write(name: str, result: dict) -> None:
@@ -265,7 +267,7 @@ def warm_only(lib: Path, args: argparse.Namespace, result: dict) -> None:
     result.update(images=len(find_images(lib.read_bytes(), str(lib))), cold={"seconds": cold, **describe(doc)},
                   warm={"seconds": sorted(warms)})
     print(f"{result['images']} images; zeinspect audit cold {cold:.1f} s, warm {', '.join(f'{w:.2f}' for w in warms)} s")
-    _write("sycl_library_warm.json", result)
+    _write(f"sycl_library_warm-{args.domain}-{args.target}.json", result)
 
 
 if __name__ == "__main__":
