@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import record  # noqa: E402
 import wheels  # noqa: E402
-from triton_cache import AT_EXIT_PEAK, ONE_BY_ONE, PEAK, PYTHON, peak_mb, size_mb, timed  # noqa: E402
+from triton_cache import AT_EXIT_PEAK, ONE_BY_ONE, PEAK, PYTHON, children_cpu, peak_mb, size_mb, timed  # noqa: E402
 
 GPT2 = '''
 import sys
@@ -126,7 +126,7 @@ def run_gpt2(args: argparse.Namespace, tmp: Path) -> list[dict]:
     cache, done, made = make_cache(script, widths, args.entries or wanted, args.targets, tmp)
     count = len(entries(cache))
     command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
-    cold, said, workers = timed(command, tmp / "screen-cache")
+    cold, said, workers, _ = timed(command, tmp / "screen-cache")
     return [
         {"subject": "gpt2", "measure": f"entries of the cache ({what}, widths {','.join(map(str, done))}, "
                                        "for xpu under the capture)", "value": count, "seconds to make": round(made, 1)},
@@ -155,9 +155,11 @@ def peaks(pid: int, seen: dict[int, tuple[str, int]]) -> None:
         seen[kid] = (kind, max(hwm, seen.get(kid, ("", 0))[1]))
 
 
-def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, dict[str, float]]:
-    """Seconds, stderr, and the largest peak RSS (MB) of each kind of process under it (sampled
-    every 0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed)."""
+def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, dict[str, float], float]:
+    """Seconds, stderr, the largest peak RSS (MB) of each kind of process under it (sampled every
+    0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed), and the CPU
+    seconds of it and its processes (triton_cache.timed)."""
+    cpu = children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
@@ -171,20 +173,20 @@ def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, d
     kinds: dict[str, float] = {}
     for kind, kb in seen.values():
         kinds[kind] = max(kinds.get(kind, 0.0), round(kb / 1024, 1))
-    return time.perf_counter() - start, stderr, kinds
+    return time.perf_counter() - start, stderr, kinds, children_cpu() - cpu
 
 
-def one_by_one(held: list[Path], args: argparse.Namespace, tmp: Path) -> tuple[float, float, int]:
+def one_by_one(held: list[Path], args: argparse.Namespace, tmp: Path) -> tuple[float, float, int, float]:
     """triton-xpu's compile and one ocloc per target, each specialization alone, on every n-th
     entry (sorted by Triton's hash: no order of kernel kinds): (seconds scaled to all, the
-    sample's seconds, the entries sampled)."""
+    sample's seconds, the entries sampled, the sample's CPU seconds)."""
     step = max(1, len(held) // args.sample)
     sample = tmp / "sample"
     for entry in held[::step]:
         shutil.copytree(entry, sample / entry.name)
     sampled = len(held[::step])
-    one, _, _ = timed([PYTHON, "-c", ONE_BY_ONE, str(sample), args.targets], tmp / "one-by-one-cache")
-    return one * len(held) / sampled, one, sampled
+    one, _, _, cpu = timed([PYTHON, "-c", ONE_BY_ONE, str(sample), args.targets], tmp / "one-by-one-cache")
+    return one * len(held) / sampled, one, sampled, cpu
 
 
 DOT = re.compile(r"tt\.dot %\w+, %\w+, %\w+.*?: tensor<(\d+)x(\d+)x\w+> \* tensor<\d+x(\d+)x")
@@ -225,9 +227,9 @@ def run_memory(args: argparse.Namespace, tmp: Path) -> list[dict]:
     for entry in chosen:
         shutil.copytree(entry, subset / entry.name)
     ours_argv = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(subset), "-t", args.targets, "-q", "--json"]
-    _, said, ours = watched(ours_argv, tmp / "screen-cache", ZEINSPECT_TRITON_WORKERS="2")
+    _, said, ours, _ = watched(ours_argv, tmp / "screen-cache", ZEINSPECT_TRITON_WORKERS="2")
     ours["screening process"] = peak_mb(said)
-    _, said, theirs = watched([PYTHON, "-c", AT_EXIT_PEAK + ONE_BY_ONE, str(subset), args.targets],
+    _, said, theirs, _ = watched([PYTHON, "-c", AT_EXIT_PEAK + ONE_BY_ONE, str(subset), args.targets],
                               tmp / "one-by-one-cache")
     theirs["one by one's own process (triton-xpu's compile in it)"] = peak_mb(said)
     worst = max(ours.values())
@@ -250,10 +252,10 @@ def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
                 None)
     if cold is None:
         raise SystemExit("--anchor-only: no llama-autotune run in bench/results/triton_cache_large.json to compare with")
-    one_all, one, sampled = one_by_one(entries(Path(args.cache)), args, tmp)
+    one_all, one, sampled, cpu = one_by_one(entries(Path(args.cache)), args, tmp)
     for r in rows:
         if r.get("subject") == "llama-autotune" and r["measure"].startswith("one by one"):
-            r.update(seconds=round(one_all, 1), **{"sample seconds": round(one, 1)},
+            r.update(seconds=round(one_all, 1), **{"sample seconds": round(one, 1), "sample cpu seconds": round(cpu, 1)},
                      measure=f"one by one: triton-xpu's compile, then one ocloc per target, on {sampled} of the entries "
                              "(every n-th), scaled to all; measured alone after the cold run, on the same entries")
     cold.update(ratio=round(cold["seconds"] / one_all, 2), met=cold["seconds"] <= 0.5 * one_all)
@@ -266,24 +268,25 @@ def run_llama(args: argparse.Namespace, tmp: Path) -> list[dict]:
     if args.keep_capture:  # for --anchor-only, or a later look at the same entries
         shutil.copytree(cache, args.keep_capture, dirs_exist_ok=True)
     held = entries(cache)
-    one_all, one, sampled = one_by_one(held, args, tmp)
+    one_all, one, sampled, one_cpu = one_by_one(held, args, tmp)
     # Kept at once: a cold screen of about two hours here may not see its end in a session.
     _write([{"subject": "llama-autotune", "measure": f"one by one on {sampled} of {len(held)} entries (every n-th), "
              "scaled to all; the cold screen did not finish", "seconds": round(one_all, 1),
              "sample seconds": round(one, 1)}], {"llama-autotune"}, args)
     command = [PYTHON, "-c", PEAK, "triton", "--from-cache", str(cache), "-t", args.targets, "-q", "--json"]
     ours = tmp / "screen-cache"
-    cold, said, kinds = watched(command, ours)
-    warm, _, _ = watched(command, ours)
+    cold, said, kinds, cold_cpu = watched(command, ours)
+    warm, _, _, _ = watched(command, ours)
     own, others = peak_mb(said), kinds
     rows = [
         {"measure": f"entries of the cache ({what}, widths {','.join(map(str, done))}, for xpu under the capture; "
                     "every template config an entry)", "value": len(held), "MB on disk": size_mb(cache),
          "seconds to make": round(made, 1)},
         {"measure": f"one by one: triton-xpu's compile, then one ocloc per target, on {sampled} of the entries "
-                    "(every n-th), scaled to all", "seconds": round(one_all, 1), "sample seconds": round(one, 1)},
-        {"measure": "zeinspect triton --from-cache, cold", "seconds": round(cold, 1), "ratio": round(cold / one_all, 2),
-         "goal": "0.5 x one by one", "met": cold <= 0.5 * one_all},
+                    "(every n-th), scaled to all", "seconds": round(one_all, 1), "sample seconds": round(one, 1),
+         "sample cpu seconds": round(one_cpu, 1), "cpu seconds scaled to all": round(one_cpu * len(held) / sampled, 1)},
+        {"measure": "zeinspect triton --from-cache, cold", "seconds": round(cold, 1), "cpu seconds": round(cold_cpu, 1),
+         "ratio": round(cold / one_all, 2), "goal": "0.5 x one by one", "met": cold <= 0.5 * one_all},
         {"measure": "the same, warm", "seconds": round(warm, 1), "goal": "10 s", "met": warm < 10},
         {"measure": "peak RSS of the screening process (MB, its own)", "value": own, "goal": "250 MB",
          "met": own <= 250},
