@@ -133,13 +133,16 @@ def timed(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, flo
     with the seconds, how busy it kept the cores (two busy cores cost more CPU than one here)."""
     cpu = children_cpu()
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    said = tempfile.TemporaryFile()  # not a pipe: a command that says more than a pipe holds would wait
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=said,
                             env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
     workers = 0
     while proc.poll() is None:
         workers = max(workers, _worker_peak_kb(proc.pid))
         time.sleep(0.2)
-    stderr = proc.stderr.read() if proc.stderr else ""
+    said.seek(0)
+    stderr = said.read().decode(errors="replace")
+    said.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {stderr[-500:]}")
     return time.perf_counter() - start, stderr, round(workers / 1024, 1), children_cpu() - cpu

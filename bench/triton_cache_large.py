@@ -162,13 +162,16 @@ def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, d
     seconds of it and its processes (triton_cache.timed)."""
     cpu = children_cpu()
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    said = tempfile.TemporaryFile()  # not a pipe: a command that says more than a pipe holds would wait
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=said,
                             env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
     seen: dict[int, tuple[str, int]] = {}
     while proc.poll() is None:
         peaks(proc.pid, seen)
         time.sleep(0.2)
-    stderr = proc.stderr.read() if proc.stderr else ""
+    said.seek(0)
+    stderr = said.read().decode(errors="replace")
+    said.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {stderr[-500:]}")
     kinds: dict[str, float] = {}
