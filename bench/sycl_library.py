@@ -29,6 +29,7 @@ Prints the figures, zeinspect's peak RSS, its verdict counts, and writes
 bench/results/sycl_library-DOMAIN-TARGET.json (one file per domain and target: a run of another
 leaves the others' figures).  `--no-anchors`: zeinspect alone, cold then warm.  Usage:
   .venv/bin/python bench/sycl_library.py [--domain rng] [--target dg2-g10] [--all-targets] [--version 2026.2.0]
+      [--pairs N]
   .venv/bin/python bench/sycl_library.py --domain rng --target bmg-g21 --no-anchors [--repeats 3]
 """
 
@@ -196,6 +197,9 @@ def main() -> None:
                         help="zeinspect alone: cold, then warm `--repeats` times "
                              "(bench/results/sycl_library_warm-DOMAIN-TARGET.json)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="the floor and the cold audit measured this many times, one after the other; the "
+                             "ratio to the floor is the median of the pairs' (the machine's speed drifts)")
     args = parser.parse_args()
     lib = library(args.domain, args.version)
     compiler = discover()[0]
@@ -237,6 +241,8 @@ def main() -> None:
               f"{doc['stats'].get('multi_batches')} ocloc multi batches; peak RSS {result['cold']['peak_rss_mib']} MiB; "
               f"verdicts identical to one process per build: {same_reports}")
         print(f"zeinspect audit, warm: {warm:.1f} s")
+        if args.pairs > 1:
+            result["pairs"] = pairs(compiler, lib, args, tmp, (cold, floor))
         print(f"  {doc['summary']['text']}")
         print(f"  verdicts: {doc['summary']['verdicts']}")
         if args.all_targets:
@@ -249,6 +255,27 @@ def main() -> None:
             print(f"  {doc['summary']['text']}")
             print(f"  verdicts: {doc['summary']['verdicts']}")
     _write(f"sycl_library-{args.domain}-{args.target}.json", result)
+
+
+def pairs(compiler, lib: Path, args: argparse.Namespace, tmp: Path, first: tuple[float, float]) -> dict:
+    """The floor, then the cold audit (a new cache), `args.pairs` times in all (the run's own pair
+    first): on a machine whose speed drifts by a third within the hour, one pair says little; the
+    pairs' median ratio says more."""
+    import statistics
+
+    measured = [first]
+    for n in range(1, args.pairs):
+        where = tmp / f"pair-{n}"
+        where.mkdir()
+        floor, _, _ = anchor(compiler, lib, args.target, where, distinct=True, applicable=True, floor=True)
+        cold, _ = audit(lib, args.target, where / "cache")
+        measured.append((cold, floor))
+        print(f"pair {n + 1}: audit {cold:.2f} s, floor {floor:.2f} s: {cold / floor:.2f} x")
+    ratios = [cold / floor for cold, floor in measured]
+    print(f"{len(ratios)} pairs: median {statistics.median(ratios):.2f} x the floor (goal 1.1), "
+          f"from {min(ratios):.2f} to {max(ratios):.2f}")
+    return {"audit_seconds": [round(c, 2) for c, _ in measured], "floor_seconds": [round(f, 2) for _, f in measured],
+            "ratios": [round(r, 3) for r in ratios], "median": round(statistics.median(ratios), 3)}
 
 
 def _write(name: str, result: dict) -> None:
