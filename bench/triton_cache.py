@@ -106,18 +106,22 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _worker_peak_kb(pid: int) -> int:
-    """The largest peak resident set (VmHWM) among the process's Triton front-end workers
-    (multiprocessing's spawned children, triton.build.front_ends) alive now; 0 when none is."""
-    peak = 0
+def peaks(pid: int, seen: dict[int, tuple[str, int]]) -> None:
+    """Each live descendant's peak resident set (VmHWM, kB) and what it is, kept in `seen` by pid:
+    a Triton front-end worker (multiprocessing's spawned children, triton.build.front_ends), an
+    ocloc, or the name of what it runs."""
     for kid in _descendants(pid):
         try:
-            if b"multiprocessing" not in Path(f"/proc/{kid}/cmdline").read_bytes():
-                continue
-            peak = max(peak, int(Path(f"/proc/{kid}/status").read_text().split("VmHWM:")[1].split()[0]))
+            argv = Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0")
+            hwm = int(Path(f"/proc/{kid}/status").read_text().split("VmHWM:")[1].split()[0])
         except (OSError, IndexError, ValueError):
             continue
-    return peak
+        names = [Path(a.decode(errors="replace")).name for a in argv]
+        if b"multiprocessing" in b" ".join(argv):
+            kind = "front-end worker"
+        else:  # ocloc runs under the toolchain's own loader (ld-linux-x86-64.so.2 ... ocloc-26.x)
+            kind = next((n for n in names if n.startswith("ocloc")), names[0] or "?").split("-")[0]
+        seen[kid] = (kind, max(hwm, seen.get(kid, ("", 0))[1]))
 
 
 def children_cpu() -> float:
@@ -127,25 +131,35 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def timed(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, float, float]:
-    """Seconds, stderr, the front-end workers' peak RSS in MB (sampled every 0.2 s: a worker's
-    last 0.2 s of growth may be missed), and the CPU seconds of the command and its processes:
-    with the seconds, how busy it kept the cores (two busy cores cost more CPU than one here)."""
+def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, dict[str, float], float]:
+    """Seconds, stderr, the largest peak RSS (MB) of each kind of process under it (sampled every
+    0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed), and the CPU
+    seconds of the command and its processes: with the seconds, how busy it kept the cores (two
+    busy cores cost more CPU than one here)."""
     cpu = children_cpu()
     start = time.perf_counter()
     said = tempfile.TemporaryFile()  # not a pipe: a command that says more than a pipe holds would wait
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=said,
                             env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
-    workers = 0
+    seen: dict[int, tuple[str, int]] = {}
     while proc.poll() is None:
-        workers = max(workers, _worker_peak_kb(proc.pid))
+        peaks(proc.pid, seen)
         time.sleep(0.2)
     said.seek(0)
     stderr = said.read().decode(errors="replace")
     said.close()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {stderr[-500:]}")
-    return time.perf_counter() - start, stderr, round(workers / 1024, 1), children_cpu() - cpu
+    kinds: dict[str, float] = {}
+    for kind, kb in seen.values():
+        kinds[kind] = max(kinds.get(kind, 0.0), round(kb / 1024, 1))
+    return time.perf_counter() - start, stderr, kinds, children_cpu() - cpu
+
+
+def timed(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, float, float]:
+    """`watched`, with the front-end workers' peak alone (MB; 0 when none ran)."""
+    seconds, stderr, kinds, cpu = watched(argv, cache, **environ)
+    return seconds, stderr, kinds.get("front-end worker", 0.0), cpu
 
 
 def main() -> int:

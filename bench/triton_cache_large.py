@@ -43,7 +43,6 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import record  # noqa: E402
 import wheels  # noqa: E402
-from triton_cache import AT_EXIT_PEAK, ONE_BY_ONE, PEAK, PYTHON, children_cpu, peak_mb, size_mb, timed  # noqa: E402
+from triton_cache import AT_EXIT_PEAK, ONE_BY_ONE, PEAK, PYTHON, peak_mb, size_mb, timed, watched  # noqa: E402
 
 GPT2 = '''
 import sys
@@ -136,48 +135,6 @@ def run_gpt2(args: argparse.Namespace, tmp: Path) -> list[dict]:
          "value": peak_mb(said), "goal": "250 MB at 500 entries", "met": count >= 500 and peak_mb(said) <= 250},
         {"subject": "gpt2", "measure": "peak RSS of its largest Triton front-end worker (MB, sampled)", "value": workers},
     ]
-
-
-def peaks(pid: int, seen: dict[int, tuple[str, int]]) -> None:
-    """Each live descendant's peak resident set (VmHWM, kB) and what it is, kept in `seen` by pid."""
-    from triton_cache import _descendants
-
-    for kid in _descendants(pid):
-        try:
-            argv = Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0")
-            hwm = int(Path(f"/proc/{kid}/status").read_text().split("VmHWM:")[1].split()[0])
-        except (OSError, IndexError, ValueError):
-            continue
-        names = [Path(a.decode(errors="replace")).name for a in argv]
-        if b"multiprocessing" in b" ".join(argv):
-            kind = "front-end worker"
-        else:  # ocloc runs under the toolchain's own loader (ld-linux-x86-64.so.2 ... ocloc-26.x)
-            kind = next((n for n in names if n.startswith("ocloc")), names[0] or "?").split("-")[0]
-        seen[kid] = (kind, max(hwm, seen.get(kid, ("", 0))[1]))
-
-
-def watched(argv: list[str], cache: Path, **environ: str) -> tuple[float, str, dict[str, float], float]:
-    """Seconds, stderr, the largest peak RSS (MB) of each kind of process under it (sampled every
-    0.2 s: a process's last 0.2 s of growth, or one shorter than that, may be missed), and the CPU
-    seconds of it and its processes (triton_cache.timed)."""
-    cpu = children_cpu()
-    start = time.perf_counter()
-    said = tempfile.TemporaryFile()  # not a pipe: a command that says more than a pipe holds would wait
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=said,
-                            env=dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **environ))
-    seen: dict[int, tuple[str, int]] = {}
-    while proc.poll() is None:
-        peaks(proc.pid, seen)
-        time.sleep(0.2)
-    said.seek(0)
-    stderr = said.read().decode(errors="replace")
-    said.close()
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv[:4])}...: exit {proc.returncode}: {stderr[-500:]}")
-    kinds: dict[str, float] = {}
-    for kind, kb in seen.values():
-        kinds[kind] = max(kinds.get(kind, 0.0), round(kb / 1024, 1))
-    return time.perf_counter() - start, stderr, kinds, children_cpu() - cpu
 
 
 def one_by_one(held: list[Path], args: argparse.Namespace, tmp: Path) -> tuple[float, float, int, float]:
