@@ -401,6 +401,9 @@ for _setting in (
     Setting("triton_workers", None, "Worker processes for Triton's front end on a cache's TTIR (0: in the screening "
             "process; unset: one per compile slot, once there are enough kernels).", _workers,
             env="ZEINSPECT_TRITON_WORKERS"),
+    Setting("triton_artifacts", False, "Keep every Triton build's TTGIR and SPIR-V as files when many are screened "
+            "(a cache, a run, a test suite); 0: none but those --cost reads.", _boolean,
+            env="ZEINSPECT_TRITON_ARTIFACTS"),
 ):
     SETTINGS.register(_setting)
 
@@ -458,6 +461,9 @@ class Settings:
     share_front_end: bool = True
     triton_workers: int | None = None
     """Worker processes for Triton's front end on IR kernels (triton.build.front_ends); None: automatic."""
+    triton_artifacts: bool = False
+    """Keep every Triton build's TTGIR and SPIR-V as files in a screen of many; False: only those
+    `--cost` reads (the others' SPIR-V is kept nowhere: triton.build.warm, triton.probes.audit)."""
     rewrites: tuple[tuple[str, str, Any], ...] | None = None
     """(kernel, lever, value) SPIR-V rewrites to apply; None: the shape's rewrite levers for
     every kernel that `kernels` selects.  Set by the shape search, never by a user."""

@@ -231,6 +231,7 @@ EXAMPLES = {
     "multi": ("off", False),
     "share_front_end": ("no", False),
     "triton_workers": ("3", 3),
+    "triton_artifacts": ("1", True),
     "profile": ("trace.json", "trace.json"),
     "time_share_bound": ("5", 5.0),
     "triton_policy": ("native", "native"),  # registered by zeinspect.triton.plugin (imported above)

@@ -43,7 +43,7 @@ from ..model import (
 from ..settings import Settings, merge_options
 from ..toolchain.environment import shell_prefix
 from ..toolchain.targets import TargetPlan
-from .executor import Compiled, Job, build_argv
+from .executor import Compiled, Job, ModuleNeeded, build_argv
 from .results import Collection, Progress
 from .session import Session
 
@@ -67,6 +67,8 @@ def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cac
         return config.rewrites
     if not module_rewrites("", config.shape):
         return ()
+    if inp.bodiless:  # the kernels to rewrite are read from its bytes
+        raise ModuleNeeded([inp.path])
     from .modules import module_spirv
 
     spirv = module_spirv(inp, config, cache, compiler, ip)
@@ -80,6 +82,8 @@ def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, ca
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
+    if inp.bodiless:
+        raise ModuleNeeded([inp.path])
     from .modules import rewritten
 
     data, notes = rewritten(inp, rewrites, config, cache, compiler, ip)

@@ -54,6 +54,16 @@ if TYPE_CHECKING:  # imported where used: a run whose builds the cache holds sta
 OUTPUT_SKIP_SUFFIXES = (".spv", ".gen", ".dbg", ".ll", ".bc", ".txt", ".log")
 
 
+class ModuleNeeded(Exception):
+    """A job of a bodiless input (Input.digest) that the cache cannot answer: its module's bytes
+    must be made again before it can be compiled.  Raised before any compile starts, so that a
+    module known only by its digest is never handed to a compiler."""
+
+    def __init__(self, inputs: list[str]):
+        super().__init__(f"modules needed: {', '.join(inputs)}")
+        self.inputs = inputs
+
+
 @dataclass(frozen=True)
 class Job:
     input: Input
@@ -83,7 +93,10 @@ class Job:
 
     @functools.cached_property
     def module_digest(self) -> str:
-        """The module's SHA-256, computed once per job (a library's modules are megabytes)."""
+        """The module's SHA-256, computed once per job (a library's modules are megabytes); a
+        bodiless input's own (Input.digest: its bytes are not at hand)."""
+        if self.input.digest is not None and self.module is self.input.data:
+            return self.input.digest
         return sha256(self.module)
 
     @functools.cached_property
@@ -637,6 +650,9 @@ class CachedExecutor:
             deliver(missed[k], compiled)
 
         try:
+            bodiless = list(dict.fromkeys(jobs[i].input.path for i in missed if jobs[i].input.bodiless))
+            if bodiless:
+                raise ModuleNeeded(bodiless)
             if missed:
                 self.backend.run([jobs[i] for i in missed], progress, arrived)
         finally:

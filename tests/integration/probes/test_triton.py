@@ -59,8 +59,10 @@ def test_the_cliff_and_its_remedy_through_the_cli(cli, sid_compiler):
 
 def test_each_triton_build_is_kept_once_and_one_whose_files_are_gone_is_built_again(cli, sid_compiler):
     """The build cache keeps a Triton build's TTGIR and SPIR-V once: as the artifacts' files its
-    reports name (triton.build.warm), in no cache entry, and no Triton cache of its own beside
-    them (issue 62).  Warm after the test above (its cold run, the same session cache)."""
+    reports name (triton.build.warm), in no cache entry (which keeps their digests), and no Triton
+    cache of its own beside them (issue 62).  Warm after the test above (its cold run, the same
+    session cache)."""
+    import hashlib
     from pathlib import Path
 
     from zeinspect.cache import BuildCache
@@ -77,17 +79,19 @@ def test_each_triton_build_is_kept_once_and_one_whose_files_are_gone_is_built_ag
     staged = next(r for r in doc["reports"] if r["target"] == "arl-s")["extra"]["triton"]["artifacts"]["spirv"]
     assert ".staged." in staged and len(named) == 6  # staged and not, on two targets; TTGIR and SPIR-V
     kept = [Path(f).read_bytes() for f in named]
+    digests = {hashlib.sha256(k).hexdigest() for k in kept}
     fronts = 0
     for entry in cache.rglob("*.entry"):
         decoded = BuildCache._decode(entry.read_bytes())
-        if decoded is None or "files" not in decoded[0]:
+        if decoded is None or "spirv_sha256" not in decoded[0]:
             continue  # not a Triton build's entry (a compile's keeps ocloc's zebin whole, its .spv section too)
         meta, payload = decoded
-        fronts += set(meta["files"].values()) & named != set()
-        # The request, Triton's metadata, the notes and the files' names: no TTGIR, no SPIR-V.
-        assert set(meta) == {"files", "metadata", "notes", "kernel"} and not payload, entry
-        assert not any(k in json.dumps(meta).encode() or k.decode(errors="replace") in json.dumps(meta)
-                       for k in kept), entry
+        fronts += meta["spirv_sha256"] in digests
+        # The request, Triton's metadata, the notes and the files' digests: no TTGIR, no SPIR-V
+        # (each is in its file; a staged build's front end's TTGIR, which no file holds, excepted).
+        assert set(meta) == {"ttgir_sha256", "spirv_sha256", "metadata", "notes", "kernel"}, entry
+        assert hashlib.sha256(payload).hexdigest() not in digests, entry
+        assert not any(k in payload or k in json.dumps(meta).encode() for k in kept), entry
     assert fronts >= 3  # the front end's builds on two targets, and the staged one
     # A build whose files are gone is a miss: built again, the same figures, its files back.
     Path(staged).unlink()

@@ -119,6 +119,59 @@ def test_front_end_workers_return_what_triton_builds_here_across_generations(scr
         assert {n: v for n, v in meta.items() if n != "notes"} == {n: v for n, v in here[2].items() if n != "notes"}
 
 
+def test_a_clean_build_s_spirv_is_kept_nowhere_and_made_again_only_where_a_compile_is_gone(screened, sid_compiler,
+                                                                                           tmp_path, monkeypatch):
+    """A screen of many keeps no build's SPIR-V unless asked (triton.probes.audit.files_wanted: the
+    cache no larger than its input, issue 62).  Warm, the screen runs no Triton front end and gives
+    the same figures, every compile taken from the cache by the SPIR-V's digest; once the compiles
+    are gone, each build's front end runs again, once, and the figures are the same again."""
+    import hashlib
+
+    from zeinspect.app.gate import settings
+    from zeinspect.app.session import open_session
+    from zeinspect.cache import BuildCache
+    from zeinspect.triton.app.library import screen_cache
+    from zeinspect.triton.build import backend, front_ends
+
+    cache, _ = screened
+    proc = _zeinspect(tmp_path, "--from-cache", cache / "triton", "-t", TARGETS, "--compiler", sid_compiler.id,
+                      "--json", ZEINSPECT_TRITON_WORKERS="0")
+    assert proc.returncode in (0, 1), proc.stderr
+    cold = json.loads(proc.stdout)["reports"]
+    assert cold and all(not r["extra"]["triton"]["artifacts"] for r in cold)
+    gone = {re.search(r"SPIR-V SHA-256 ([0-9a-f]{64})", " ".join(r["notes"])).group(1) for r in cold}
+    held = {hashlib.sha256(f.read_bytes()).hexdigest() for f in tmp_path.rglob("*") if f.is_file()}
+    held |= {hashlib.sha256(d[1]).hexdigest() for f in tmp_path.rglob("*.entry")
+             if (d := BuildCache._decode(f.read_bytes())) is not None}
+    assert not gone & held  # no file and no entry holds a build's SPIR-V
+
+    monkeypatch.setenv("ZEINSPECT_CACHE_DIR", str(tmp_path))
+    config = settings({"targets": tuple(TARGETS.split(",")), "compiler": sid_compiler.id, "triton_workers": 0})
+    made = []
+
+    def front_end(kernel, caps, name):
+        made.append((kernel.kernel, name))
+        return real(kernel, caps, name)
+
+    real = backend.compile_kernel
+    monkeypatch.setattr(backend, "compile_kernel", front_end)
+    monkeypatch.setattr(front_ends, "compile_kernel", front_end)
+
+    def figures() -> dict:
+        got = screen_cache(str(cache / "triton"), config, open_session(config)).collection.reports
+        return {(r.kernel, r.target): {k: getattr(r, k) for k in FIGURES} for r in got}
+
+    want = {(r["kernel"], r["target"]): {k: r[k] for k in FIGURES} for r in cold}
+    assert figures() == want and not made
+    for f in tmp_path.rglob("*.entry"):  # every compile's entry goes, the front ends' stay
+        d = BuildCache._decode(f.read_bytes())
+        if d is not None and "spirv_sha256" not in d[0]:
+            f.unlink()
+    assert figures() == want
+    # One front end per build (each target here is a group of its own), no other.
+    assert len(made) == len(set(made)) and set(made) == {(r["kernel"].split("[")[0], r["target"]) for r in cold}
+
+
 def test_bad_entries_are_named_one_by_one_and_the_rest_screened(screened, sid_compiler, tmp_path):
     cache, _ = screened
     copy = tmp_path / "triton"
@@ -187,7 +240,7 @@ def test_a_cache_with_a_name_over_200_characters_is_screened(tmp_path, sid_compi
     assert proc.returncode == 0, proc.stderr
     fresh = tmp_path / "fresh"
     proc = _zeinspect(fresh, "--from-cache", written / "triton", "-t", "bmg-g21", "--compiler", sid_compiler.id,
-                      "--json")
+                      "--json", ZEINSPECT_TRITON_ARTIFACTS="1")  # its files kept, clean as it is: their names
     assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
     [report] = json.loads(proc.stdout)["reports"]
     assert report["kernel"].startswith(LONG_NAME + "[") and report["status"] == "ok"
@@ -261,7 +314,8 @@ def test_a_screen_stopped_by_sigterm_keeps_the_reports_it_had_done(gpt2, sid_com
 
     tmp, _, whole = gpt2
     cache = tmp / "stopped"
-    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    # Every build's files kept: their count says how far the screen got.
+    env = dict(os.environ, ZEINSPECT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), ZEINSPECT_TRITON_ARTIFACTS="1")
     proc = subprocess.Popen([sys.executable, "-m", "zeinspect", "triton", "--from-cache", str(tmp / "ind_gpt2"),
                              "-t", "bmg-g21", "--compiler", sid_compiler.id, "--json", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -52,7 +52,9 @@ TEMPLATE = "triton::mm for mm (64x512, 512x256 -> bfloat16)"
 def run_linear(text: str, tmp_path, session_cache, *extra: str) -> dict:
     script = tmp_path / "linear.py"
     script.write_text(text)
-    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    # Every build's files kept (a clean one's too): the oracle rebuilds the SPIR-V of clean builds.
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT),
+               "ZEINSPECT_TRITON_ARTIFACTS": "1"})
     # A hang guard, not a time goal (those are the bench's).
     res = cli("triton", "--run", "-t", "bmg-g21,arl-s", "--json", "-q", *extra, "--", sys.executable, str(script),
               env={"PYTHONPATH": str(TORCH)}, timeout=1800)

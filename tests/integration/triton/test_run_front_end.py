@@ -77,7 +77,8 @@ def package(tmp_path_factory):
 
 
 def _run(session_cache, package, targets: str, *, front_end: bool = True):
-    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT),
+               "ZEINSPECT_TRITON_ARTIFACTS": "1"})  # every build's files: the oracle reads clean builds' too
     env = {"PYTHONPATH": os.pathsep.join(map(str, (TORCH, package))),
            "ZEINSPECT_TRITON_CAPTURE_FRONT_END": "1" if front_end else "0"}
     return cli("triton", "--run", "-t", targets, "--json", "-q", "--", sys.executable, str(package / "run.py"),
@@ -117,7 +118,8 @@ def test_a_linear_attention_library_is_screened_whole(session_cache, sid_compile
     other slow tests; the whole library, both ways, is bench/triton_libraries.py's."""
     library = wheels.unpacked("fla-core", "0.6.0", "fla").parent
     einops = wheels.unpacked("einops", None, "einops").parent
-    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT),
+               "ZEINSPECT_TRITON_ARTIFACTS": "1"})  # every build's files: the oracle reads clean builds' too
     env = {"PYTHONPATH": os.pathsep.join(map(str, (TORCH, library, einops))), "FLA_OPS": "chunk_simple_gla",
            "FLA_OPS_BACKWARD": "0"}
     res = cli("triton", "--run", "-t", "bmg-g21", "--json", "-q", "--", sys.executable,
@@ -156,7 +158,8 @@ def test_sglangs_decode_attention_is_screened_or_named(session_cache, sid_compil
     from triton_libraries import SGLANG_IMPORTS
 
     library = wheels.installed("sglang", "0.5.23", only=SGLANG_IMPORTS)
-    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT)})
+    cli = Cli({**_clean_environ(), "ZEINSPECT_CACHE_DIR": str(session_cache), "PYTHONPATH": str(ROOT),
+               "ZEINSPECT_TRITON_ARTIFACTS": "1"})  # every build's files: the oracle reads clean builds' too
     res = cli("triton", "--run", "-t", "bmg-g21,arl-s", "--json", "-q", "--", sys.executable,
               str(ROOT / "bench" / "scripts" / "sglang_ops.py"), env={"PYTHONPATH": os.pathsep.join(map(str, (TORCH, library)))})
     doc = json.loads(res.out)

@@ -4,8 +4,9 @@ The target's capabilities come from the real compiler (`ocloc query CL_DEVICE_EX
 -device T`, and the sub-group sizes a kernel can require there): with
 cl_intel_subgroup_matrix_multiply_accumulate a `tl.dot` takes the DPAS path, without it the FMA
 path.  Targets with the same capabilities share one Triton compile, run with the offline backend
-in place (triton.build.context.offline, triton.offline.compiler); each keeps its TTGIR and
-SPIR-V on disk, staged with the SLM pass when asked (triton.build.staging).
+in place (triton.build.context.offline, triton.offline.compiler); each is staged with the SLM
+pass when asked (triton.build.staging), and keeps its TTGIR and SPIR-V on disk where they are
+wanted (triton.build.warm says where they are kept otherwise).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ...hardware import slm_per_work_group
 from ...inputs import Input
 from ...inputs.kinds import InputKind
 from ...model import Compiler
+from ...paths import build_cache_dir
 from ...toolchain.knowledge import device_extensions, remembered, sub_group_sizes
 from ...toolchain.targets import TargetPlan
 from ..load.module import jit_function
@@ -85,11 +87,22 @@ class TritonBuild:
     targets: list[str]
     caps: dict
     ttgir: str
-    spirv: bytes
+    spirv: bytes | None
+    """None: not at hand (a clean build's SPIR-V, which the build cache does not keep; warm)."""
+    spirv_digest: str
     metadata: dict
     staging: StagingResult | None = None
     artifacts: dict = field(default_factory=dict)
+    """Where its TTGIR and SPIR-V are kept as files, or would be (artifact_stem)."""
+    written: bool = False
+    """Whether those files are there (keep_files: written, or found whole)."""
     notes: list[str] = field(default_factory=list)
+    entry: str | None = None
+    """Its front end's cache entry (triton.build.warm), where that holds the TTGIR it was built
+    from; None for a staged build."""
+    screened: Any = None
+    """Its reports (a probes.results.Collection), where it was audited from the cache as it was
+    built, its SPIR-V not at hand (triton.probes.audit.build_many)."""
 
 
 def _options(kernel: TritonKernel) -> dict:
@@ -212,86 +225,160 @@ FrontEnd = Callable[[TritonKernel, dict, str], tuple[str, bytes, dict]]
 
 
 def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir: Path,
-          cache: BuildCache | None = None, front_end: FrontEnd | None = None) -> list[TritonBuild]:
+          cache: BuildCache | None = None, front_end: FrontEnd | None = None, files: bool = True,
+          fresh: bool = False) -> list[TritonBuild]:
     """Compile once per group of targets with the same capabilities; stage if asked.  With a
     cache, the front end's result is kept and taken back without loading the module
-    (triton.build.warm says what it is keyed by)."""
+    (triton.build.warm says what it is keyed by).  `files`: every build's TTGIR and SPIR-V
+    written as files (a single kernel's screen, whose reports name them); without, a build takes
+    its SPIR-V from its file where there is one, else leaves it out (TritonBuild.spirv is None:
+    triton.probes.audit audits it from the cache, or has it made again).  `fresh`: the front end
+    runs though the cache holds its result (the SPIR-V was needed and is not kept), and the entry
+    is written again."""
     from . import warm
     from .staging import stage as staging_pass
 
     builds = []
     artifacts_dir.mkdir(parents=True, exist_ok=True)
+    artifacts_dir = artifacts_dir.resolve()  # once: each resolve is a walk of the path's folders
     for group in target_groups(plan):
         caps, name = group.caps, group.targets[0]
         k = warm.key(kernel, caps, name) if cache is not None else None
-        kept = warm.get(cache, k)
-        if kept is None:
+        got = None if fresh else warm.get(cache, k)
+        spirv: bytes | None = None
+        result = None
+        if got is not None:
+            digest, meta = got.spirv_sha256, got.meta
+            where = artifact_paths(kernel, name, False, digest, artifacts_dir)
+            spirv = _kept_file(where[1], digest)
+            found = got.ttgir if got.ttgir is not None else _kept_file(where[0], got.ttgir_sha256)
+            ttgir = found.decode() if isinstance(found, bytes) else found or ""
+            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
+                                  shared_in_use=meta.get("shared") or 0) if stage and found is not None else None
+            # Not at hand, or its own files asked for (a staged build's are the staged SPIR-V's):
+            # the front end makes them again.
+            if found is None or (spirv is None and files and not (result is not None and result.changed)):
+                got = None
+        if got is None:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
-            files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
-            warm.put(cache, k, warm.named_files(files[0], ttgir, files[1], spirv), meta, ttgir, spirv)
-        else:
-            ttgir, spirv, meta = kept
-            files = _keep_artifacts(kernel, name, False, ttgir, spirv, artifacts_dir)
+            digest = hashlib.sha256(spirv).hexdigest()
+            warm.put(cache, k, meta, ttgir, digest)
+            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
+                                  shared_in_use=meta.get("shared") or 0) if stage else None
         built = meta.pop("kernel", kernel)
         if kernel.file.endswith(IR_SUFFIX):  # kept by its TTIR's content: this file is the one asked for
             built = dataclasses.replace(built, file=kernel.file)
-        b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, metadata=meta,
-                        notes=meta.pop("notes", []))
-        b.artifacts = {"ttgir": files[0], "spirv": files[1]}
-        if stage:
-            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
-                                  shared_in_use=meta.get("shared") or 0)
+        b = TritonBuild(targets=list(group.targets), caps=caps, ttgir=ttgir, spirv=spirv, spirv_digest=digest,
+                        metadata=meta, notes=meta.pop("notes", []), entry=k)
+        b.artifacts = _named(artifact_paths(kernel, name, False, digest, artifacts_dir))
+        if result is not None:
             b.staging = result
             if result.changed:
-                b.ttgir = result.ttgir
-                sk = warm.staged_key(k, result.ttgir)
-                again = warm.get(cache, sk)
-                if again is not None:
-                    _, b.spirv, b.metadata = again
-                    for kept_only in ("notes", "kernel"):
-                        b.metadata.pop(kept_only, None)
-                else:
-                    b.spirv, b.metadata = compile_ttgir(result.ttgir, built, caps, name)
-                staged = _keep_artifacts(kernel, name, True, b.ttgir, b.spirv, artifacts_dir)
-                if again is None:
-                    warm.put(cache, sk, warm.named_files(staged[0], b.ttgir, staged[1], b.spirv),
-                             {**b.metadata, "notes": [], "kernel": built}, b.ttgir, b.spirv)
-                b.artifacts = {"ttgir": staged[0], "spirv": staged[1]}
+                _staged(b, result.ttgir, warm.staged_key(k, result.ttgir), built, name,
+                        _Keeping(kernel, artifacts_dir, cache, files, fresh))
+        if files:
+            keep_files(b, cache)
         builds.append(b)
     return builds
 
 
-def _keep_artifacts(kernel: TritonKernel, target: str, staged: bool, ttgir: str, spirv: bytes,
-                    artifacts_dir: Path) -> tuple[str, str]:
-    """A build's TTGIR and SPIR-V as files (the ones its reports name, and its cache entry:
-    triton.build.warm), written unless there already (the name holds the SPIR-V's digest), and
-    touched if they are, so that the cache's bound keeps the files of this command's reports
-    (app.cache.keep_bound keeps what a command wrote); their paths.  A warm hit hashes nothing
-    here: warm.get checked its files."""
-    stem = artifact_stem(kernel, target, staged, spirv)
-    paths = (artifacts_dir.resolve() / f"{stem}.ttgir", artifacts_dir.resolve() / f"{stem}.spv")
-    for path, data in zip(paths, (ttgir.encode(), spirv)):
+@dataclass(frozen=True)
+class _Keeping:
+    """How `build` keeps what it makes (its arguments of that name)."""
+
+    kernel: TritonKernel
+    artifacts_dir: Path
+    cache: BuildCache | None
+    files: bool
+    fresh: bool
+
+
+def _staged(b: TritonBuild, ttgir: str, sk: str | None, built: TritonKernel, name: str, how: _Keeping) -> None:
+    """The build made from the staged TTGIR (Triton's later stages), kept as the front end's is."""
+    from . import warm
+
+    b.ttgir, b.entry = ttgir, None  # the front end's TTGIR stays in its entry: no file will hold it
+    again = None if how.fresh else warm.get(how.cache, sk)
+    spirv: bytes | None = None
+    if again is not None:
+        digest, b.metadata = again.spirv_sha256, again.meta
+        for kept_only in ("notes", "kernel"):
+            b.metadata.pop(kept_only, None)
+        spirv = _kept_file(artifact_paths(how.kernel, name, True, digest, how.artifacts_dir)[1], digest)
+        if spirv is None and how.files:
+            again = None
+    if again is None:
+        spirv, b.metadata = compile_ttgir(ttgir, built, b.caps, name)
+        digest = hashlib.sha256(spirv).hexdigest()
+        warm.put(how.cache, sk, {**b.metadata, "notes": [], "kernel": built}, "", digest)
+    b.spirv, b.spirv_digest = spirv, digest
+    b.artifacts = _named(artifact_paths(how.kernel, name, True, digest, how.artifacts_dir))
+
+
+def artifact_paths(kernel: TritonKernel, target: str, staged: bool, digest: str, artifacts_dir: Path
+                   ) -> tuple[Path, Path]:
+    """Where a build's TTGIR and SPIR-V are kept as files, or would be (in `artifacts_dir`, as
+    resolved by the caller: the reports name them by absolute path)."""
+    stem = artifact_stem(kernel, target, staged, digest)
+    return artifacts_dir / f"{stem}.ttgir", artifacts_dir / f"{stem}.spv"
+
+
+def _named(paths: tuple[Path, Path]) -> dict:
+    return {"ttgir": str(paths[0]), "spirv": str(paths[1])}
+
+
+def _kept_file(path: Path, digest: str) -> bytes | None:
+    """A build's TTGIR or SPIR-V from its file, when that is there as it was written (keep_files
+    touches the files a command's reports name, which the cache's bound then keeps: a file read
+    here and not named again may go)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == digest else None
+
+
+def keep_files(b: TritonBuild, cache: BuildCache | None) -> None:
+    """A build's TTGIR and SPIR-V as files (the ones its reports name), written unless there
+    already (the name holds the SPIR-V's digest), and touched if they are; its front end's entry
+    then keeps its TTGIR no more (each artifact stored once).  A build whose SPIR-V is not at
+    hand writes none (its maker builds it again first: triton.probes.audit)."""
+    from . import warm
+
+    if b.spirv is None:
+        return
+    for path, data in ((Path(b.artifacts["ttgir"]), b.ttgir.encode()), (Path(b.artifacts["spirv"]), b.spirv)):
         try:
             os.utime(path)
         except OSError:
             atomic_write(path, data)
-    return str(paths[0]), str(paths[1])
+    b.written = True
+    warm.in_files(cache, b.entry)
+
+
+def artifacts_home() -> Path:
+    """Where builds' files go unless the command names a folder: the build cache's, whose bound
+    counts them (app.cache.ARTIFACTS)."""
+    return build_cache_dir() / "triton-artifacts"
 
 
 ARTIFACT_NAME_HEAD = 40
 """The characters of a kernel's name an artifact's file name keeps (Inductor's run past 200)."""
 
 
-def artifact_stem(kernel: TritonKernel, target: str, staged: bool, spirv: bytes) -> str:
+def artifact_stem(kernel: TritonKernel, target: str, staged: bool, spirv_digest: str) -> str:
     """A build's artifact file name, without its suffix: the head of the kernel's name (what a
     reader looks for), a digest of its file and name (what keeps two kernels apart), the target
     and the content's digest (every config and shape keeps its own files).  It never grows with
     the kernel's name: the whole name is in the report and the metadata."""
     who = hashlib.sha256(f"{kernel.file}:{kernel.kernel}".encode()).hexdigest()[:8]
     head = re.sub(r"[^A-Za-z0-9_]", "_", kernel.kernel[:ARTIFACT_NAME_HEAD])
-    return f"{head}.{who}.{target}{'.staged' if staged else ''}.{hashlib.sha256(spirv).hexdigest()[:10]}"
+    return f"{head}.{who}.{target}{'.staged' if staged else ''}.{spirv_digest[:10]}"
 
 
 def as_input(b: TritonBuild) -> Input:
-    """The kept SPIR-V as the input ocloc compiles: its path makes `reproduce:` runnable."""
+    """The SPIR-V as the input ocloc compiles: its path (the artifact's) makes `reproduce:`
+    runnable where the file is kept; without its bytes, it is known by its digest alone."""
+    if b.spirv is None:
+        return Input(path=b.artifacts["spirv"], kind=InputKind.SPIRV, data=b"", digest=b.spirv_digest)
     return Input(path=b.artifacts["spirv"], kind=InputKind.SPIRV, data=b.spirv)

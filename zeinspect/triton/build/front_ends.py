@@ -74,7 +74,7 @@ class FrontEnds:
     before a worker's replacement is due.)"""
 
     def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
-                 recycle: int = RECYCLE, cache: BuildCache | None = None) -> None:
+                 recycle: int = RECYCLE, cache: BuildCache | None = None, files: bool = False) -> None:
         self.workers = 0
         self.from_workers = 0
         """Results a worker gave (the rest were compiled in this process)."""
@@ -86,9 +86,10 @@ class FrontEnds:
             groups = target_groups(plan)
         except ZeinspectError:
             return  # each build meets the error itself, as its kernel's
-        # What the build cache already holds is taken from it (triton.build.warm), not compiled again.
+        # What the build cache already holds is taken from it (triton.build.warm), not compiled again
+        # (a front end run again because a compile is gone runs in the screening process).
         self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
-                     if not _kept(cache, k, g.caps, g.targets[0])]
+                     if not _kept(cache, k, g.caps, g.targets[0], files)]
         self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
         self.workers = worker_count(workers, len(self.todo))
         self.size = self.workers * recycle
@@ -146,7 +147,12 @@ class FrontEnds:
         self.close()
 
 
-def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str) -> bool:
+def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str, files: bool) -> bool:
+    """Whether the build cache holds the front end's result, and its SPIR-V's file where every
+    build's files are asked for (`files`: without it, backend.build runs the front end)."""
     from . import warm
+    from .backend import artifact_paths, artifacts_home
 
-    return cache is not None and warm.get(cache, warm.key(kernel, caps, target_name)) is not None
+    got = warm.get(cache, warm.key(kernel, caps, target_name)) if cache is not None else None
+    return got is not None and (not files or artifact_paths(kernel, target_name, False, got.spirv_sha256,
+                                                            artifacts_home().resolve())[1].is_file())

@@ -19,13 +19,19 @@ What is not in the key: packages other than the kernel's own, torch and Triton (
 reads another library's constant at import sees a change there only with a cold cache,
 `--no-cache`).  A request that does not survive its JSON form exactly is never cached.
 
-An entry holds the metadata and the request; the TTGIR and SPIR-V are the build's artifacts
-(triton-artifacts/, the files its reports name), which the entry names with their digests: each
-is stored once (issue 62: a cache that stays its size).  An entry whose files are gone (the
-bound trimmed them) or changed is a miss, but with a shared store (`--cache-url`), whose entries
-serve other machines, where they are not: there the entry keeps them too.  A staged build (the SLM staging pass's TTGIR lowered
+An entry holds the metadata, the request, the digests of the TTGIR and the SPIR-V, and the
+TTGIR itself (compressed with the entry) unless a file holds it; never the SPIR-V (issue 62: a
+cache no larger than the Triton cache it screens).  A single kernel's screen keeps every build's
+TTGIR and SPIR-V as files (triton-artifacts/, the files its reports name: backend.artifact_stem,
+from the digest); a screen of many only where they are wanted (triton.probes.audit.files_wanted).
+An entry whose build's files are kept drops its TTGIR (in_files: each artifact stored once).  A
+SPIR-V no file holds is nowhere, and a warm screen needs none: its compiles are found in the
+cache by the digest (inputs.Input.digest), and only where one is not there (another target of
+its group, a trimmed entry) or its files are wanted is the front end run again
+(triton.probes.audit.build_many).  A file that is gone
+or changed is a miss where it is needed.  A staged build (the SLM staging pass's TTGIR lowered
 again, backend.compile_ttgir) is kept the same way, keyed by its front end's entry and the
-staged TTGIR.
+staged TTGIR, which the pass makes again from the front end's.
 """
 
 from __future__ import annotations
@@ -37,15 +43,16 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from ... import __version__
 from ...cache import BuildCache, make_key
 from ..load import loader
 from ..model.kernel import IR_SUFFIX, TritonKernel
 
-KIND = "triton-front-end/2"
-"""/2: the TTGIR and SPIR-V are the artifacts' files, named by the entry (not in it)."""
+KIND = "triton-front-end/3"
+"""/2: the TTGIR and SPIR-V are the artifacts' files, named by the entry (not in it); /3: the TTGIR
+in the entry, the SPIR-V by its digest only."""
 
 
 def request_json(kernel: TritonKernel) -> dict:
@@ -163,28 +170,17 @@ def staged_key(front: str | None, ttgir: str) -> str | None:
     return make_key(kind=f"{KIND}/staged", front=front, ttgir=hashlib.sha256(ttgir.encode()).hexdigest())
 
 
-def _files(files: Any) -> tuple[str, bytes] | None:
-    """The TTGIR and SPIR-V an entry names, when both are there as they were written."""
-    try:
-        ttgir, spirv = Path(files["ttgir"]).read_bytes(), Path(files["spirv"]).read_bytes()
-    except (OSError, KeyError, TypeError):
-        return None
-    if (hashlib.sha256(ttgir).hexdigest(), hashlib.sha256(spirv).hexdigest()) != \
-            (files.get("ttgir_sha256"), files.get("spirv_sha256")):
-        return None
-    return ttgir.decode(), spirv
+class Kept(NamedTuple):
+    ttgir: str | None
+    """None: not in the entry (its file holds it: backend.build reads it there)."""
+    ttgir_sha256: str
+    spirv_sha256: str
+    meta: dict
+    """Triton's metadata, with the notes and the request as launched (under "kernel")."""
 
 
-def named_files(ttgir_path: str, ttgir: str, spirv_path: str, spirv: bytes) -> dict:
-    """What an entry says of its artifacts: their paths and digests."""
-    return {"ttgir": ttgir_path, "spirv": spirv_path, "ttgir_sha256": hashlib.sha256(ttgir.encode()).hexdigest(),
-            "spirv_sha256": hashlib.sha256(spirv).hexdigest()}
-
-
-def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | None:
-    """(TTGIR, SPIR-V, metadata with the request as launched under "kernel") of a kept compile:
-    from the files its entry names, or from the entry itself where a shared store keeps it
-    (another machine's files are not here)."""
+def get(cache: BuildCache | None, k: str | None) -> Kept | None:
+    """A kept compile (a staged build's TTGIR is not kept: the pass makes it again)."""
     if cache is None or k is None:
         return None
     hit = cache.get(k)
@@ -193,19 +189,20 @@ def get(cache: BuildCache | None, k: str | None) -> tuple[str, bytes, dict] | No
     meta, payload = hit
     try:
         launched = request_from_json(meta["kernel"])
-    except (KeyError, TypeError):
+        digests, notes, metadata = (meta["ttgir_sha256"], meta["spirv_sha256"]), list(meta["notes"]), \
+            dict(meta["metadata"])
+    except (KeyError, TypeError, ValueError):
         return None
-    files = _files(meta.get("files"))
-    if files is None and isinstance(meta.get("ttgir"), str) and payload:
-        files = meta["ttgir"], payload
-    if files is None:
+    if not all(isinstance(d, str) for d in digests):
         return None
-    return files[0], files[1], {**meta["metadata"], "notes": list(meta["notes"]), "kernel": launched}
+    ttgir = payload.decode("utf-8", "replace") if payload else None
+    return Kept(ttgir, *digests, {**metadata, "notes": notes, "kernel": launched})
 
 
-def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict, ttgir: str, spirv: bytes) -> None:
-    """Keep a compile: its metadata and request, and the artifacts' files it was written to; the
-    TTGIR and SPIR-V themselves only where a shared store takes the entry to other machines."""
+def put(cache: BuildCache | None, k: str | None, meta: dict, ttgir: str, spirv_digest: str) -> None:
+    """Keep a compile: its metadata and request, the digests of its TTGIR and SPIR-V, and its TTGIR
+    itself (until a file holds it: in_files); a staged build's is given empty (the staging pass
+    makes it again from the front end's)."""
     launched = meta.get("kernel")
     if cache is None or k is None or not isinstance(launched, TritonKernel) or not _same_after_json(launched):
         return
@@ -214,6 +211,16 @@ def put(cache: BuildCache | None, k: str | None, files: dict, meta: dict, ttgir:
         json.dumps(rest)
     except (TypeError, ValueError):
         return
-    shared = cache.store is not None
-    cache.put(k, {"files": files, "metadata": rest, "notes": list(meta.get("notes", [])),
-                  "kernel": request_json(launched), **({"ttgir": ttgir} if shared else {})}, spirv if shared else b"")
+    cache.put(k, {"ttgir_sha256": hashlib.sha256(ttgir.encode()).hexdigest(), "spirv_sha256": spirv_digest,
+                  "metadata": rest, "notes": list(meta.get("notes", [])), "kernel": request_json(launched)},
+              ttgir.encode())
+
+
+def in_files(cache: BuildCache | None, k: str | None) -> None:
+    """An entry's TTGIR is now in its build's file: the entry keeps it no more (stored once).  Not
+    with a shared store, whose entries serve machines that do not have the file."""
+    if cache is None or cache.store is not None:
+        return
+    hit = cache.get(k) if k is not None else None
+    if hit is not None and cache is not None and k is not None and hit[1]:
+        cache.put(k, hit[0], b"")

@@ -15,7 +15,8 @@ class TritonPart:
     path: str
     """DPAS or FMA: the lowering Triton chose for tl.dot on the target."""
     artifacts: dict
-    """`ttgir` and `spirv`: the files kept on disk."""
+    """`ttgir` and `spirv`: the files kept on disk (none for a clean build of a screen of many, unless
+    every build's are asked for: triton.probes.audit)."""
     metadata: dict
     policy: str
     loop_carried: dict | None = None
@@ -28,8 +29,8 @@ class TritonPart:
     """What the config asked (grf_mode, warps) against what was built on this target (with_build)."""
 
     @property
-    def spirv(self) -> str:
-        return self.artifacts["spirv"]
+    def spirv(self) -> str | None:
+        return self.artifacts.get("spirv")
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"path": self.path, "artifacts": self.artifacts, "metadata": self.metadata,

@@ -21,13 +21,13 @@ from ...errors import ZeinspectError
 from ...hardware import slm_per_work_group
 from ...model import InputId, KernelReport, Status
 from ...occupancy import cannot_launch
-from ...paths import build_cache_dir
 from ...probes.aot import probe
+from ...probes.executor import ModuleNeeded
 from ...probes.results import Collection, Progress
 from ...probes.session import Session
 from ...settings import Settings
 from ...toolchain.targets import TargetPlan
-from ..build.backend import TritonBuild, as_input, build
+from ..build.backend import TritonBuild, artifacts_home, as_input, build, keep_files
 from ..build.front_ends import FrontEnds
 from ..model.kernel import TritonKernel
 from ..model.part import TritonPart
@@ -52,8 +52,7 @@ def probe_triton(kernel: TritonKernel, config: Settings, session: Session, *, st
     """Reports for a Triton kernel on the planned targets (see the module docstring)."""
     run = _Run(kernel, config, session, session.plan(config.targets), policy_of(config), progress)
     with triton_lock or contextlib.nullcontext():
-        builds = build(kernel, run.plan, stage=stage, artifacts_dir=artifacts_dir or (build_cache_dir() /
-                                                                                     "triton-artifacts"),
+        builds = build(kernel, run.plan, stage=stage, artifacts_dir=artifacts_dir or artifacts_home(),
                        cache=session.cache)
     for b in builds:
         _audit_build(run, b)
@@ -100,19 +99,84 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
     """Triton's front end for many kernels, as a cache or a capture holds them, on the calling
     thread (Triton's compile is not thread-safe), or taken from the workers that ran it
     (triton.build.front_ends).  A kernel whose build stops keeps its error.  `stages`: which kernels
-    the SLM staging pass rewrites (`--stage`), by position."""
+    the SLM staging pass rewrites (`--stage`), by position.
+
+    A build keeps its TTGIR and SPIR-V as files only where they are wanted (files_wanted): its
+    SPIR-V is otherwise kept nowhere, so a warm build comes back from the cache without it, and is
+    audited here, from its cached compiles alone (_warm_audit); where one of them is not there, or
+    its files are wanted, its front end runs again."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
     batch = TritonBatch(config, session, plan, runs, [], [run.out for run in runs])
+    artifacts_dir = artifacts_home()
+    built: dict[int, list[TritonBuild]] = {}
     for n, kernel in enumerate(kernels):
         try:
-            staged = bool(stages[n]) if stages else False
-            batch.built += [(n, b) for b in build(kernel, plan, stage=staged, artifacts_dir=build_cache_dir() /
-                                                  "triton-artifacts", cache=session.cache,
-                                                  front_end=front_ends.compile if front_ends else None)]
+            built[n] = build(kernel, plan, stage=bool(stages[n]) if stages else False, artifacts_dir=artifacts_dir,
+                             cache=session.cache, front_end=front_ends.compile if front_ends else None,
+                             files=config.triton_artifacts)
         except ZeinspectError as exc:
             batch.results[n] = exc
+    screened = _warm_audits(batch, [(n, b) for n, builds in built.items() for b in builds if b.spirv is None])
+    for n, builds in built.items():
+        try:
+            for i, b in enumerate(builds):
+                if b.spirv is not None:
+                    continue
+                b.screened = screened[id(b)]
+                if b.screened is None:
+                    # Made again in this process, one at a time: a compile the cache lost, a target
+                    # added to a group, files asked for since (front_ends plans only what has no entry).
+                    [builds[i]] = build(kernels[n], plan.only(b.targets), stage=bool(stages[n]) if stages else False,
+                                        artifacts_dir=artifacts_dir, cache=session.cache, files=False, fresh=True)
+        except ZeinspectError as exc:
+            batch.results[n] = exc  # all of a kernel's builds, or its error alone
+            continue
+        batch.built += [(n, b) for b in builds]
     return batch
+
+
+def _warm_audits(batch: TritonBatch, bodiless: list[tuple[int, TritonBuild]]) -> dict[int, Collection | None]:
+    """id(build) -> its audit from the cache alone (_warm_audit), for builds whose SPIR-V is not
+    at hand: all at once, batched as audit_many batches them; where one of them is not in the
+    cache, build by build, to find which."""
+    if not bodiless:
+        return {}
+    own = [dc_replace(batch.runs[n], out=Collection(), progress=None) for n, _ in bodiless]
+    at_once = TritonBatch(batch.config, batch.session, batch.plan, own, [(i, b) for i, (_, b) in enumerate(bodiless)],
+                          [run.out for run in own])
+    try:
+        audit_many(at_once)
+    except ModuleNeeded:
+        return {id(b): _warm_audit(batch.runs[n], b) for n, b in bodiless}
+    if any(run.out.stopped for run in own):
+        raise KeyboardInterrupt
+    return {id(b): None if files_wanted(batch.config, run.out.reports) else run.out
+            for run, (_, b) in zip(own, bodiless)}
+
+
+def _warm_audit(run: _Run, b: TritonBuild) -> Collection | None:
+    """The audit of a build whose SPIR-V is not at hand, from the cache alone: its reports, or
+    None where a compile is not in the cache or its files are wanted (so its SPIR-V is made again)."""
+    own = dc_replace(run, out=Collection(), progress=None)
+    try:
+        _audit_build(own, b)
+    except ModuleNeeded:
+        return None
+    if own.out.stopped:  # probes.aot keeps a stop on the main thread as a partial result: it is the run's
+        raise KeyboardInterrupt
+    return None if files_wanted(run.config, own.out.reports) else own.out
+
+
+def files_wanted(config: Settings, reports: list[KernelReport]) -> bool:
+    """Whether a build of a screen of many keeps its TTGIR and SPIR-V as files: when every build's
+    are asked for (`triton_artifacts`), or when its scratch users' loop traffic is measured
+    (`--cost`, the loop rule: their dumping compiles read the file, triton.probes.cost).  A finding
+    alone does not: its report gives the SPIR-V's digest, and ZEINSPECT_TRITON_ARTIFACTS=1 writes
+    the files.  Why (issue 62, the cache no larger than the Triton cache it screens): on a
+    max-autotune capture half the builds spill on an FMA target, and their SPIR-V alone is seven
+    times the capture's TTIR."""
+    return config.triton_artifacts or (config.measures_cost and any(r.built and r.uses_scratch for r in reports))
 
 
 def audit_many(batch: TritonBatch) -> list[Collection | ZeinspectError]:
@@ -120,13 +184,17 @@ def audit_many(batch: TritonBatch) -> list[Collection | ZeinspectError]:
     per process, as SYCL images are built), and again in one batch where Triton's build policy
     rebuilds.  One result per kernel, in order: its reports, or the error that stopped its build.
     Safe beside build_many on another thread: it runs compilers and reads text, not Triton."""
-    config, session, plan, built = batch.config, batch.session, batch.plan, batch.built
+    config, session, plan = batch.config, batch.session, batch.plan
+    built = [(n, b) for n, b in batch.built if b.screened is None]
     firsts = _batched(built, lambda b: (_flags(config, b), b.targets), config, session, plan)
     rules = {id(b): _rules(batch.runs[n], _flags(config, b), firsts[id(b)].reports) for n, b in built}
     agains = _batched([(n, b) for n, b in built if rules[id(b)]],
                       lambda b: (f"{_flags(config, b)} {LARGE_GRF_FLAG}", tuple(rules[id(b)])), config, session, plan)
-    for n, b in built:
-        _assemble(batch.runs[n], b, firsts[id(b)], rules[id(b)], agains.get(id(b)))
+    for n, b in batch.built:
+        if b.screened is not None:  # audited from the cache as it was built (build_many)
+            batch.runs[n].out.extend(b.screened)
+        else:
+            _assemble(batch.runs[n], b, firsts[id(b)], rules[id(b)], agains.get(id(b)))
     return batch.results
 
 
@@ -162,33 +230,39 @@ def _batched(builds: list[tuple[int, TritonBuild]], key: Any, config: Settings, 
 
 def _assemble(run: _Run, b: TritonBuild, got: Collection, rules: dict[str, str], again: Collection | None) -> None:
     """The build's reports: the final build's figures (the first kept beside them where Triton's
-    policy rebuilt), what Triton launches it with, and the Triton part (TritonPart)."""
+    policy rebuilt), what Triton launches it with, and the Triton part (TritonPart).  A build
+    whose files are wanted (files_wanted) keeps its TTGIR and SPIR-V as files, which they name."""
     final = {(r.target, r.kernel): r for r in got.reports}
     first = dict(final)
     if again is not None:
         run.out.stats = run.out.stats + again.stats
         final.update({(r.target, r.kernel): r.replace(notes=r.notes + (rules[r.target],)) for r in again.reports})
+    launched = {key: _with_launch_figures(r, b) for key, r in final.items()}
+    if not b.written and files_wanted(run.config, list(launched.values())):
+        keep_files(b, run.session.cache)
     path = "DPAS" if b.caps.get("has_subgroup_matrix_multiply_accumulate") else "FMA"
+    kept = [f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}"] if b.written else \
+        [f"TTGIR and SPIR-V not kept (ZEINSPECT_TRITON_ARTIFACTS=1 writes them, as the command below needs; "
+         f"SPIR-V SHA-256 {b.spirv_digest})"]
     notes = [f"Triton {path} path, {b.metadata.get('num_warps')} warps x {b.metadata.get('threads_per_warp')} "
              f"threads, {b.metadata.get('shared')} bytes of shared memory, build flags "
-             f"{b.metadata.get('build_flags') or '(none)'}",
-             f"TTGIR: {b.artifacts['ttgir']}", f"SPIR-V: {b.artifacts['spirv']}", *b.notes]
+             f"{b.metadata.get('build_flags') or '(none)'}", *kept, *b.notes]
     lanes = (b.metadata.get("num_warps") or 4) * (b.metadata.get("threads_per_warp") or 32)
     carried = loop_carried(b.ttgir, lanes)
     staging = None
     if b.staging is not None:
         notes.append(f"staging pass: {b.staging.describe()}")
         staging = {"changed": b.staging.changed, "form": b.staging.form, "dots": [d.__dict__ for d in b.staging.dots]}
-    part = TritonPart(path=path, artifacts=b.artifacts, metadata=b.metadata, policy=run.policy.value,
-                      loop_carried=carried, staging=staging)
+    part = TritonPart(path=path, artifacts=b.artifacts if b.written else {}, metadata=b.metadata,
+                      policy=run.policy.value, loop_carried=carried, staging=staging)
     reports = []
     for key, r in final.items():
         rebuilt = key[0] in rules
         own = part.with_build(r, first[key].to_json() if rebuilt else None, rules[key[0]] if rebuilt else None)
         said = pointer_note(carried) if r.uses_scratch or not r.built else None
-        reports.append(_with_launch_figures(r, b).replace(input=run.kernel.label, origin=InputId(run.kernel.file),
-                                                          extra={"triton": own},
-                                                          notes=r.notes + tuple(notes) + ((said,) if said else ())))
+        reports.append(launched[key].replace(input=run.kernel.label, origin=InputId(run.kernel.file),
+                                             extra={"triton": own},
+                                             notes=r.notes + tuple(notes) + ((said,) if said else ())))
     run.out.extend(got, reports=reports)
 
 

@@ -58,7 +58,7 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
     # Every front end a cache's TTIR needs, started at once in workers (triton.build.front_ends): the
     # batches below take them in order while ocloc audits the batch before.
     front_ends = FrontEnds([s.kernel for s in todo], session.plan(config.targets), config.triton_workers,
-                           cache=session.cache)
+                           cache=session.cache, files=config.triton_artifacts)
 
     def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
         nonlocal count

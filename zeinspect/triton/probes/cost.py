@@ -30,9 +30,9 @@ from ..model.part import triton_part
 def attach_costs(collection: Collection, config: Settings, session: Session) -> None:
     """Each built Triton scratch user's `cost`, from a dumping compile of its own SPIR-V; what
     cannot be measured (its SPIR-V gone from disk, a failed dump) is counted in a note."""
-    users = [(k, r, part.spirv, part.metadata.get("name")) for k, r in enumerate(collection.reports)
+    users = [(k, r, spirv, part.metadata.get("name")) for k, r in enumerate(collection.reports)
              if r.cost is None and r.built and r.uses_scratch and (part := triton_part(r)) is not None
-             and part.artifacts.get("spirv")]
+             and (spirv := part.spirv)]
     if not users:
         return
     # One (inputs, config) pair per (options, target).
