@@ -62,8 +62,8 @@ class Input:
     """The package or folder the user named that holds it (None: named itself): what one part
     that does not read is skipped from, instead of ending the run."""
     digest: str | None = field(default=None, compare=False)
-    """The SHA-256 of a module whose bytes are not at hand (`data` is empty): a clean Triton
-    build's SPIR-V, which the build cache does not keep (triton.build.warm).  Only the cached
+    """The SHA-256 of a module whose bytes are not at hand (`data` is empty): a Triton build's
+    SPIR-V, which the build cache does not keep (triton.build.warm).  Only the cached
     compiles of those bytes can answer for it: a compile it would need raises
     probes.executor.ModuleNeeded, and its maker builds the bytes again."""
 

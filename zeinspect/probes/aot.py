@@ -67,8 +67,6 @@ def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cac
         return config.rewrites
     if not module_rewrites("", config.shape):
         return ()
-    if inp.bodiless:  # the kernels to rewrite are read from its bytes
-        raise ModuleNeeded([inp.path])
     from .modules import module_spirv
 
     spirv = module_spirv(inp, config, cache, compiler, ip)
@@ -79,11 +77,11 @@ def _rewrites_for(inp: Input, config: Settings, compiler: Compiler, ip: str, cac
 def prepare_module(inp: Input, config: Settings, compiler: Compiler, ip: str, cache: BuildCache
                    ) -> tuple[bytes, str, tuple[str, ...]]:
     """The bytes to hand ocloc: the input itself, or SPIR-V with the shape's rewrites applied."""
+    if inp.bodiless and (config.rewrites or module_rewrites("", config.shape)):
+        raise ModuleNeeded([inp.path])  # which kernels to rewrite, and how, is read from its bytes
     rewrites = _rewrites_for(inp, config, compiler, ip, cache)
     if not rewrites:
         return inp.data, inp.kind, ()
-    if inp.bodiless:
-        raise ModuleNeeded([inp.path])
     from .modules import rewritten
 
     data, notes = rewritten(inp, rewrites, config, cache, compiler, ip)

@@ -61,7 +61,6 @@ class ModuleNeeded(Exception):
 
     def __init__(self, inputs: list[str]):
         super().__init__(f"modules needed: {', '.join(inputs)}")
-        self.inputs = inputs
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ class TritonBuild:
     caps: dict
     ttgir: str
     spirv: bytes | None
-    """None: not at hand (a clean build's SPIR-V, which the build cache does not keep; warm)."""
+    """None: not at hand (a SPIR-V no file holds, which the build cache does not keep: warm)."""
     spirv_digest: str
     metadata: dict
     staging: StagingResult | None = None
@@ -243,6 +243,11 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
     artifacts_dir = artifacts_dir.resolve()  # once: each resolve is a walk of the path's folders
     for group in target_groups(plan):
         caps, name = group.caps, group.targets[0]
+
+        def staged_form(ttgir: str, meta: dict, ip: str = group.ip, caps: dict = caps) -> StagingResult | None:
+            return staging_pass(ttgir, caps, slm_total=slm_per_work_group(ip),
+                                shared_in_use=meta.get("shared") or 0) if stage else None
+
         k = warm.key(kernel, caps, name) if cache is not None else None
         got = None if fresh else warm.get(cache, k)
         spirv: bytes | None = None
@@ -253,8 +258,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             spirv = _kept_file(where[1], digest)
             found = got.ttgir if got.ttgir is not None else _kept_file(where[0], got.ttgir_sha256)
             ttgir = found.decode() if isinstance(found, bytes) else found or ""
-            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
-                                  shared_in_use=meta.get("shared") or 0) if stage and found is not None else None
+            result = staged_form(ttgir, meta) if found is not None else None
             # Not at hand, or its own files asked for (a staged build's are the staged SPIR-V's):
             # the front end makes them again.
             if found is None or (spirv is None and files and not (result is not None and result.changed)):
@@ -263,8 +267,7 @@ def build(kernel: TritonKernel, plan: TargetPlan, *, stage: bool, artifacts_dir:
             ttgir, spirv, meta = (front_end or compile_kernel)(kernel, caps, name)
             digest = hashlib.sha256(spirv).hexdigest()
             warm.put(cache, k, meta, ttgir, digest)
-            result = staging_pass(ttgir, caps, slm_total=slm_per_work_group(group.ip),
-                                  shared_in_use=meta.get("shared") or 0) if stage else None
+            result = staged_form(ttgir, meta)
         built = meta.pop("kernel", kernel)
         if kernel.file.endswith(IR_SUFFIX):  # kept by its TTIR's content: this file is the one asked for
             built = dataclasses.replace(built, file=kernel.file)

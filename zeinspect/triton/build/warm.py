@@ -28,10 +28,10 @@ An entry whose build's files are kept drops its TTGIR (in_files: each artifact s
 SPIR-V no file holds is nowhere, and a warm screen needs none: its compiles are found in the
 cache by the digest (inputs.Input.digest), and only where one is not there (another target of
 its group, a trimmed entry) or its files are wanted is the front end run again
-(triton.probes.audit.build_many).  A file that is gone
-or changed is a miss where it is needed.  A staged build (the SLM staging pass's TTGIR lowered
-again, backend.compile_ttgir) is kept the same way, keyed by its front end's entry and the
-staged TTGIR, which the pass makes again from the front end's.
+(triton.probes.audit.build_many).  A file that is gone or changed is a miss where it is needed.
+A staged build (the SLM staging pass's TTGIR lowered again, backend.compile_ttgir) is kept the
+same way, keyed by its front end's entry and the staged TTGIR, which the pass makes again from
+the front end's.
 """
 
 from __future__ import annotations
@@ -219,8 +219,8 @@ def put(cache: BuildCache | None, k: str | None, meta: dict, ttgir: str, spirv_d
 def in_files(cache: BuildCache | None, k: str | None) -> None:
     """An entry's TTGIR is now in its build's file: the entry keeps it no more (stored once).  Not
     with a shared store, whose entries serve machines that do not have the file."""
-    if cache is None or cache.store is not None:
+    if cache is None or cache.store is not None or k is None:
         return
-    hit = cache.get(k) if k is not None else None
-    if hit is not None and cache is not None and k is not None and hit[1]:
+    hit = cache.get(k)
+    if hit is not None and hit[1]:
         cache.put(k, hit[0], b"")

@@ -15,8 +15,8 @@ class TritonPart:
     path: str
     """DPAS or FMA: the lowering Triton chose for tl.dot on the target."""
     artifacts: dict
-    """`ttgir` and `spirv`: the files kept on disk (none for a clean build of a screen of many, unless
-    every build's are asked for: triton.probes.audit)."""
+    """`ttgir` and `spirv`: the files kept on disk (none in a screen of many unless they are wanted:
+    triton.probes.audit.files_wanted)."""
     metadata: dict
     policy: str
     loop_carried: dict | None = None

@@ -103,16 +103,17 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
 
     A build keeps its TTGIR and SPIR-V as files only where they are wanted (files_wanted): its
     SPIR-V is otherwise kept nowhere, so a warm build comes back from the cache without it, and is
-    audited here, from its cached compiles alone (_warm_audit); where one of them is not there, or
+    audited here, from its cached compiles alone (_warm_audits); where one of them is not there, or
     its files are wanted, its front end runs again."""
     plan, policy = session.plan(config.targets), policy_of(config)
     runs = [_Run(k, config, session, plan, policy, None) for k in kernels]
     batch = TritonBatch(config, session, plan, runs, [], [run.out for run in runs])
     artifacts_dir = artifacts_home()
+    staged = [bool(s) for s in stages] if stages else [False] * len(kernels)
     built: dict[int, list[TritonBuild]] = {}
     for n, kernel in enumerate(kernels):
         try:
-            built[n] = build(kernel, plan, stage=bool(stages[n]) if stages else False, artifacts_dir=artifacts_dir,
+            built[n] = build(kernel, plan, stage=staged[n], artifacts_dir=artifacts_dir,
                              cache=session.cache, front_end=front_ends.compile if front_ends else None,
                              files=config.triton_artifacts)
         except ZeinspectError as exc:
@@ -127,8 +128,8 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
                 if b.screened is None:
                     # Made again in this process, one at a time: a compile the cache lost, a target
                     # added to a group, files asked for since (front_ends plans only what has no entry).
-                    [builds[i]] = build(kernels[n], plan.only(b.targets), stage=bool(stages[n]) if stages else False,
-                                        artifacts_dir=artifacts_dir, cache=session.cache, files=False, fresh=True)
+                    [builds[i]] = build(kernels[n], plan.only(b.targets), stage=staged[n], artifacts_dir=artifacts_dir,
+                                        cache=session.cache, files=False, fresh=True)
         except ZeinspectError as exc:
             batch.results[n] = exc  # all of a kernel's builds, or its error alone
             continue
@@ -137,8 +138,9 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
 
 
 def _warm_audits(batch: TritonBatch, bodiless: list[tuple[int, TritonBuild]]) -> dict[int, Collection | None]:
-    """id(build) -> its audit from the cache alone (_warm_audit), for builds whose SPIR-V is not
-    at hand: all at once, batched as audit_many batches them; where one of them is not in the
+    """id(build) -> the audit of a build whose SPIR-V is not at hand, from the cache alone: its
+    reports, or None where a compile is not in the cache or its files are wanted (so its SPIR-V is
+    made again).  All at once, batched as audit_many batches them; where one of them is not in the
     cache, build by build, to find which."""
     if not bodiless:
         return {}
@@ -148,24 +150,13 @@ def _warm_audits(batch: TritonBatch, bodiless: list[tuple[int, TritonBuild]]) ->
     try:
         audit_many(at_once)
     except ModuleNeeded:
-        return {id(b): _warm_audit(batch.runs[n], b) for n, b in bodiless}
-    if any(run.out.stopped for run in own):
+        if len(bodiless) == 1:
+            return {id(bodiless[0][1]): None}
+        return {k: v for one in bodiless for k, v in _warm_audits(batch, [one]).items()}
+    if any(run.out.stopped for run in own):  # a stop while the cache was read: the run's, not a partial audit
         raise KeyboardInterrupt
     return {id(b): None if files_wanted(batch.config, run.out.reports) else run.out
             for run, (_, b) in zip(own, bodiless)}
-
-
-def _warm_audit(run: _Run, b: TritonBuild) -> Collection | None:
-    """The audit of a build whose SPIR-V is not at hand, from the cache alone: its reports, or
-    None where a compile is not in the cache or its files are wanted (so its SPIR-V is made again)."""
-    own = dc_replace(run, out=Collection(), progress=None)
-    try:
-        _audit_build(own, b)
-    except ModuleNeeded:
-        return None
-    if own.out.stopped:  # probes.aot keeps a stop on the main thread as a partial result: it is the run's
-        raise KeyboardInterrupt
-    return None if files_wanted(run.config, own.out.reports) else own.out
 
 
 def files_wanted(config: Settings, reports: list[KernelReport]) -> bool:
