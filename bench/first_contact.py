@@ -203,8 +203,7 @@ def main() -> int:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="zeinspect-first-contact-") as tmp:
         if args.caches_only:
-            last = json.loads((record.RESULTS / "first_contact.json").read_text())["rows"]
-            rows = [r for r in last if r["input"] in {c[0] for c in CANDIDATES}]
+            rows = record.earlier_rows("first_contact", lambda r: r["input"] in {c[0] for c in CANDIDATES})
         else:
             rows = packages(args.target, set(args.only.split(",")) if args.only else None, env)
             if args.only:  # the other packages keep their last rows, in the list's order

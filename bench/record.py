@@ -47,22 +47,40 @@ def machine() -> str:
 
 def keep_others(name: str, rows: list[dict[str, Any]], key: Callable[[dict], Any]) -> list[dict[str, Any]]:
     """A run of some of a benchmark's subjects (`--only`): the others keep their last rows, in the
-    last run's order, and the fresh ones replace theirs."""
+    last run's order (each naming the run that measured it: earlier_rows), and the fresh ones
+    replace theirs."""
+    fresh = {key(r): r for r in rows}
+    kept = [fresh.pop(key(r), r) for r in earlier_rows(name, lambda r: True)]
+    return kept + list(fresh.values())
+
+
+def earlier_rows(name: str, keep: Callable[[dict], bool]) -> list[dict[str, Any]]:
+    """The rows of the last results file that `keep` takes, each with the command and date of the
+    run that measured it ("run"; a row kept twice keeps its first), since the file's own command
+    and date are the newest run's."""
     path = RESULTS / f"{name}.json"
     if not path.exists():
-        return rows
-    fresh = {key(r): r for r in rows}
-    kept = [fresh.pop(key(r), r) for r in json.loads(path.read_text())["rows"]]
-    return kept + list(fresh.values())
+        return []
+    last = json.loads(path.read_text())
+    run = f"{last.get('command', '?')} ({last.get('date', '?')})"
+    return [{**r, "run": r.get("run", run)} for r in last["rows"] if keep(r)]
+
+
+def stamp(command: str | None = None) -> dict[str, str]:
+    """What every results file starts with: the command that wrote it, the date, the machine."""
+    argv = " ".join([f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    return {"command": command or argv, "date": datetime.date.today().isoformat(), "machine": machine()}
 
 
 def write(name: str, title: str, rows: list[dict[str, Any]], *, note: str = "", command: str | None = None) -> Path:
     """The results of one run, replacing the last (git keeps the history)."""
+    return write_doc(name, {"title": title, **stamp(command), "note": note, "rows": rows})
+
+
+def write_doc(name: str, doc: dict[str, Any]) -> Path:
+    """bench/results/NAME.json, whole or not at all (written beside it, then moved in)."""
     out = RESULTS / f"{name}.json"
     RESULTS.mkdir(exist_ok=True)
-    argv = " ".join([f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
-    doc = {"title": title, "command": command or argv, "date": datetime.date.today().isoformat(),
-           "machine": machine(), "note": note, "rows": rows}
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     tmp.replace(out)

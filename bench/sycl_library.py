@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import record  # noqa: E402
 import wheels  # noqa: E402
 
 from zeinspect.inputs.offload import find_images  # noqa: E402
@@ -254,7 +255,7 @@ def main() -> None:
                   f"warm {warm:.1f} s (goal 15 s); peak RSS {result['default_targets']['cold']['peak_rss_mib']} MiB")
             print(f"  {doc['summary']['text']}")
             print(f"  verdicts: {doc['summary']['verdicts']}")
-    _write(f"sycl_library-{args.domain}-{args.target}.json", result)
+    _write(f"sycl_library-{args.domain}-{args.target}", result)
 
 
 def pairs(compiler, lib: Path, args: argparse.Namespace, tmp: Path, first: tuple[float, float]) -> dict:
@@ -279,10 +280,8 @@ def pairs(compiler, lib: Path, args: argparse.Namespace, tmp: Path, first: tuple
 
 
 def _write(name: str, result: dict) -> None:
-    out = ROOT / "bench" / "results" / name
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    """bench/results/NAME.json: the command, date and machine, then the run's figures."""
+    record.write_doc(name, {**record.stamp(), **result})
 
 
 def warm_only(lib: Path, args: argparse.Namespace, result: dict) -> None:
@@ -294,7 +293,7 @@ def warm_only(lib: Path, args: argparse.Namespace, result: dict) -> None:
     result.update(images=len(find_images(lib.read_bytes(), str(lib))), cold={"seconds": cold, **describe(doc)},
                   warm={"seconds": sorted(warms)})
     print(f"{result['images']} images; zeinspect audit cold {cold:.1f} s, warm {', '.join(f'{w:.2f}' for w in warms)} s")
-    _write(f"sycl_library_warm-{args.domain}-{args.target}.json", result)
+    _write(f"sycl_library_warm-{args.domain}-{args.target}", result)
 
 
 if __name__ == "__main__":

@@ -211,9 +211,7 @@ def run_memory(args: argparse.Namespace, tmp: Path) -> list[dict]:
 def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
     """The one-by-one anchor alone, on a cache this script made (`--cache`, the same entries):
     its row, and the cold row's ratio, replace the last run's."""
-    import json
-
-    rows = json.loads((record.RESULTS / "triton_cache_large.json").read_text())["rows"]
+    rows = record.earlier_rows("triton_cache_large", lambda r: True)
     cold = next((r for r in rows if r.get("subject") == "llama-autotune" and r["measure"].startswith("zeinspect triton")),
                 None)
     if cold is None:
@@ -225,6 +223,7 @@ def anchor_only(args: argparse.Namespace, tmp: Path) -> list[dict]:
                                                    "cpu seconds scaled to all": round(cpu * one_all / one, 1)},
                      measure=f"one by one: triton-xpu's compile, then one ocloc per target, on {sampled} of the entries "
                              "(every n-th), scaled to all; measured alone after the cold run, on the same entries")
+            r.pop("run", None)  # this run's, not the earlier one's
     cold.update(ratio=round(cold["seconds"] / one_all, 2), met=cold["seconds"] <= 0.5 * one_all)
     return rows
 
@@ -315,11 +314,7 @@ def main() -> int:
 
 def _write(rows: list[dict], ran: set[str], args: argparse.Namespace) -> None:
     """The results file with `rows` for the subjects in `ran`; the others keep their last rows."""
-    last = record.RESULTS / "triton_cache_large.json"
-    if last.exists():
-        import json
-
-        rows = [r for r in json.loads(last.read_text())["rows"] if r.get("subject", "gpt2") not in ran] + rows
+    rows = record.earlier_rows("triton_cache_large", lambda r: r.get("subject", "gpt2") not in ran) + rows
     record.write("triton_cache_large", "Screening large Triton caches: torch.compile runs, and a thousand "
                  "max-autotune specializations", rows,
                  note=f"targets {args.targets}; the caches written here by real torch.compile runs for xpu.")

@@ -11,6 +11,7 @@ the tutorials leaves behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -108,7 +109,7 @@ def test_front_end_workers_return_what_triton_builds_here_across_generations(scr
     asked = [(k, g) for k in kernels for g in groups]
     assert len(asked) >= 5
     order = asked[:1] + asked[2:] + asked[1:2]  # the second skipped, then asked for last
-    with FrontEnds(kernels, plan, 2, recycle=1) as front:
+    with FrontEnds.planned(kernels, plan, 2, recycle=1) as front:
         assert front.workers == 2
         got = [front.compile(k, g.caps, g.targets[0]) for k, g in order]
         assert len(front.pools) <= 2  # the generations before were let go
@@ -157,16 +158,39 @@ def test_a_clean_build_s_spirv_is_kept_nowhere_and_made_again_only_where_a_compi
     monkeypatch.setattr(backend, "compile_kernel", front_end)
     monkeypatch.setattr(front_ends, "compile_kernel", front_end)
 
-    def figures() -> dict:
-        got = screen_cache(str(cache / "triton"), config, open_session(config)).collection.reports
+    def figures(workers: int = 0) -> dict:
+        asked = dataclasses.replace(config, triton_workers=workers)
+        got = screen_cache(str(cache / "triton"), asked, open_session(asked)).collection.reports
         return {(r.kernel, r.target): {k: getattr(r, k) for k in FIGURES} for r in got}
+
+    def lose_compiles() -> None:
+        for f in tmp_path.rglob("*.entry"):  # every compile's entry goes, the front ends' stay
+            d = BuildCache._decode(f.read_bytes())
+            if d is not None and "spirv_sha256" not in d[0]:
+                f.unlink()
 
     want = {(r["kernel"], r["target"]): {k: r[k] for k in FIGURES} for r in cold}
     assert figures() == want and not made
-    for f in tmp_path.rglob("*.entry"):  # every compile's entry goes, the front ends' stay
-        d = BuildCache._decode(f.read_bytes())
-        if d is not None and "spirv_sha256" not in d[0]:
-            f.unlink()
+    # The front ends made again run in workers, as a cold screen's, and give the same figures
+    # (the workers are handed Triton's own compile: a stand-in defined here cannot cross to them,
+    # so where each came from is counted instead).
+    lose_compiles()
+    taken: list[int] = []
+    planned = front_ends.Rerun.compile
+
+    def counted(self, kernel, caps, name):
+        before = self.from_workers
+        got = planned(self, kernel, caps, name)
+        taken.append(self.from_workers - before)
+        return got
+
+    with monkeypatch.context() as workers_step:
+        workers_step.setattr(backend, "compile_kernel", real)
+        workers_step.setattr(front_ends, "compile_kernel", real)
+        workers_step.setattr(front_ends.Rerun, "compile", counted)
+        assert figures(workers=2) == want
+    assert len(taken) == len(want) and all(taken)  # each build's, and each from a worker
+    lose_compiles()
     assert figures() == want
     # One front end per build (each target here is a group of its own), no other.
     assert len(made) == len(set(made)) and set(made) == {(r["kernel"].split("[")[0], r["target"]) for r in cold}

@@ -73,28 +73,37 @@ class FrontEnds:
     core waits.  (Python 3.11's own `max_tasks_per_child` hangs when every task was submitted
     before a worker's replacement is due.)"""
 
-    def __init__(self, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
-                 recycle: int = RECYCLE, cache: BuildCache | None = None, files: bool = False) -> None:
-        self.workers = 0
+    def __init__(self, todo: list[tuple[TritonKernel, dict, str]], workers: int | None, *,
+                 recycle: int = RECYCLE) -> None:
+        """`todo`: the front ends (kernel, capabilities, target name) in the order the builds will
+        ask for them; `workers`: the setting (worker_count)."""
+        self.todo = [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
+        self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
+        self.workers = worker_count(workers, len(self.todo))
+        self.size = self.workers * recycle
         self.from_workers = 0
         """Results a worker gave (the rest were compiled in this process)."""
         self.pools: dict[int, ProcessPoolExecutor] = {}
         self.started: set[int] = set()
         self.futures: dict[int, Future] = {}
         """Place in the order given -> its worker's future (started generations only)."""
+        self.again = Rerun(workers, recycle)
+        """The front ends the builds find they need again (Rerun)."""
+        if self.workers:
+            self._start(0)
+
+    @classmethod
+    def planned(cls, kernels: list[TritonKernel], plan: TargetPlan, workers: int | None, *,
+                cache: BuildCache | None = None, files: bool = False, recycle: int = RECYCLE) -> FrontEnds:
+        """The front ends a screen of `kernels` on `plan` will ask for: each kernel's once per group
+        of targets, but for those the build cache holds (triton.build.warm), which are not compiled
+        again.  A build that finds its compile gone has its front end run again (`again`)."""
         try:
             groups = target_groups(plan)
         except ZeinspectError:
-            return  # each build meets the error itself, as its kernel's
-        # What the build cache already holds is taken from it (triton.build.warm), not compiled again
-        # (a front end run again because a compile is gone runs in the screening process).
-        self.todo = [(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
-                     if not _kept(cache, k, g.caps, g.targets[0], files)]
-        self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
-        self.workers = worker_count(workers, len(self.todo))
-        self.size = self.workers * recycle
-        if self.workers:
-            self._start(0)
+            return cls([], 0)  # each build meets the error itself, as its kernel's
+        return cls([(k, g.caps, g.targets[0]) for k in kernels if k.file.endswith(IR_SUFFIX) for g in groups
+                    if not _kept(cache, k, g.caps, g.targets[0], files)], workers, recycle=recycle)
 
     def _start(self, generation: int) -> None:
         self.started.add(generation)
@@ -139,12 +148,73 @@ class FrontEnds:
             pool.shutdown(wait=False, cancel_futures=True)
         self.pools.clear()
         self.futures.clear()
+        self.again.close()
 
     def __enter__(self) -> FrontEnds:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class Rerun:
+    """Front ends run again though the build cache holds their result, batch by batch: a warm
+    build whose SPIR-V is needed and kept nowhere (a compile the cache lost, a target added to a
+    group, a scratch user's files wanted by a first `--cost`; triton.probes.audit._made_again).
+    A warm max-autotune cache screened on one more target of a group needs a thousand of them:
+    in the screening process they ran one after another, and it grew to a front end's size.
+
+    Each batch's are submitted at once (`submit`), then taken by its builds (`compile`).  One
+    pool serves every batch of a screen (a pool's start, Python's and Triton's import, is paid
+    once, not per batch of 16), started by the first batch that needs workers as FrontEnds'
+    would be (worker_count), and replaced every `recycle` compiles per worker."""
+
+    def __init__(self, setting: int | None, recycle: int = RECYCLE) -> None:
+        self.setting, self.recycle = setting, recycle
+        self.pool: ProcessPoolExecutor | None = None
+        self.workers = self.given = self.from_workers = 0
+        self.futures: dict[tuple[int, str], tuple[TritonKernel, Future]] = {}
+        """(id(kernel), target name) -> the kernel (alive while its id is a key) and its future."""
+
+    def submit(self, todo: list[tuple[TritonKernel, dict, str]]) -> None:
+        self.futures.clear()  # a batch before this one asks for none of its own any more
+        todo = [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
+        if self.pool is not None and self.given >= self.workers * self.recycle:
+            self.pool.shutdown(wait=False)  # every result taken: its native heap goes with it
+            self.pool = None
+        if self.pool is None:
+            if not todo or not worker_count(self.setting, len(todo)):
+                return
+            self.workers = worker_count(self.setting, max(len(todo), AUTOMATIC_FROM))
+            try:
+                self.pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
+                                                initializer=_worker_start)
+            except (OSError, RuntimeError):  # no process could start: built here
+                return
+            self.given = 0
+        for kernel, caps, name in todo:
+            try:
+                self.futures[id(kernel), name] = (kernel, self.pool.submit(compile_kernel, kernel, caps, name))
+            except RuntimeError:  # a broken pool: the rest built here
+                break
+            self.given += 1
+
+    def compile(self, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
+        _, future = self.futures.pop((id(kernel), target_name), (None, None))
+        if future is None:
+            return compile_kernel(kernel, caps, target_name)
+        try:
+            got = future.result()
+            self.from_workers += 1
+            return got
+        except (BrokenProcessPool, CancelledError):  # a worker died: compiled here
+            return compile_kernel(kernel, caps, target_name)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+        self.futures.clear()
 
 
 def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str, files: bool) -> bool:

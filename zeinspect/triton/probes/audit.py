@@ -28,7 +28,7 @@ from ...probes.session import Session
 from ...settings import Settings
 from ...toolchain.targets import TargetPlan
 from ..build.backend import TritonBuild, artifacts_home, as_input, build, keep_files
-from ..build.front_ends import FrontEnds
+from ..build.front_ends import FrontEnds, Rerun
 from ..model.kernel import TritonKernel
 from ..model.part import TritonPart
 from ..model.policy import LARGE_GRF_FLAG, BuildPolicy, policy_of, policy_rebuilds
@@ -119,22 +119,42 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
         except ZeinspectError as exc:
             batch.results[n] = exc
     screened = _warm_audits(batch, [(n, b) for n, builds in built.items() for b in builds if b.spirv is None])
+    again: list[tuple[int, int, TritonBuild]] = []
     for n, builds in built.items():
-        try:
-            for i, b in enumerate(builds):
-                if b.spirv is not None:
-                    continue
+        for i, b in enumerate(builds):
+            if b.spirv is None:
                 b.screened = screened[id(b)]
                 if b.screened is None:
-                    # Made again in this process, one at a time: a compile the cache lost, a target
-                    # added to a group, files asked for since (front_ends plans only what has no entry).
-                    [builds[i]] = build(kernels[n], plan.only(b.targets), stage=staged[n], artifacts_dir=artifacts_dir,
-                                        cache=session.cache, files=False, fresh=True)
-        except ZeinspectError as exc:
-            batch.results[n] = exc  # all of a kernel's builds, or its error alone
+                    again.append((n, i, b))
+    made = _made_again(kernels, again, plan, staged, session, front_ends.again if front_ends else None)
+    for n, builds in built.items():
+        failed = [made[n, i] for i in range(len(builds)) if isinstance(made.get((n, i)), ZeinspectError)]
+        if failed:
+            batch.results[n] = failed[0]  # all of a kernel's builds, or its error alone
             continue
-        batch.built += [(n, b) for b in builds]
+        batch.built += [(n, made.get((n, i), b)) for i, b in enumerate(builds)]
     return batch
+
+
+def _made_again(kernels: list[TritonKernel], again: list[tuple[int, int, TritonBuild]], plan: TargetPlan,
+                staged: list[bool], session: Session, rerun: Rerun | None) -> dict[tuple[int, int], Any]:
+    """(kernel's place, build's place) -> the build made again, or its kernel's error, for the
+    builds whose SPIR-V is needed and kept nowhere (triton.build.front_ends.Rerun says when): their
+    front ends run again in the screen's workers, all of the batch's submitted at once."""
+    made: dict[tuple[int, int], Any] = {}
+    if not again:
+        return made
+    if rerun is not None:
+        rerun.submit([(kernels[n], b.caps, b.targets[0]) for n, _, b in again])
+    home = artifacts_home()
+    for n, i, b in again:
+        try:
+            [made[n, i]] = build(kernels[n], plan.only(b.targets), stage=staged[n], artifacts_dir=home,
+                                 cache=session.cache, front_end=rerun.compile if rerun else None, files=False,
+                                 fresh=True)
+        except ZeinspectError as exc:
+            made[n, i] = exc
+    return made
 
 
 def _warm_audits(batch: TritonBatch, bodiless: list[tuple[int, TritonBuild]]) -> dict[int, Collection | None]:

@@ -57,8 +57,8 @@ def screen_all(done: dict[int, Collection | str], specs: list[Specialization], c
     count, stopped = 0, ""
     # Every front end a cache's TTIR needs, started at once in workers (triton.build.front_ends): the
     # batches below take them in order while ocloc audits the batch before.
-    front_ends = FrontEnds([s.kernel for s in todo], session.plan(config.targets), config.triton_workers,
-                           cache=session.cache, files=config.triton_artifacts)
+    front_ends = FrontEnds.planned([s.kernel for s in todo], session.plan(config.targets), config.triton_workers,
+                                   cache=session.cache, files=config.triton_artifacts)
 
     def keep(batch: list[Specialization], got: list[Collection | str]) -> None:
         nonlocal count
