@@ -176,11 +176,11 @@ def test_a_clean_build_s_spirv_is_kept_nowhere_and_made_again_only_where_a_compi
     # so where each came from is counted instead).
     lose_compiles()
     taken: list[int] = []
-    planned = front_ends.Rerun.compile
+    rerun_compile = front_ends.Rerun.compile
 
     def counted(self, kernel, caps, name):
         before = self.from_workers
-        got = planned(self, kernel, caps, name)
+        got = rerun_compile(self, kernel, caps, name)
         taken.append(self.from_workers - before)
         return got
 

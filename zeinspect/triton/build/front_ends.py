@@ -15,7 +15,8 @@ cross by pickle).  An error is raised where the build asks for that kernel's res
 ignore SIGINT: Ctrl-C (sent to the whole process group) and SIGTERM stop the screening process,
 which cancels what the workers have not started (`close`).  A worker that dies (a crash in
 Triton's native code) breaks the pool: every kernel it had not returned is then compiled in the
-screening process, as without workers.
+screening process, as without workers.  The front ends a warm screen finds it needs again
+(Rerun) go to one pool of their own, started afresh after a worker dies.
 
 Only IR kernels go to workers: a source kernel needs its Python module loaded, which each
 worker would do again (importing the user's library and torch per worker), and its warm cache
@@ -108,12 +109,14 @@ class FrontEnds:
     def _start(self, generation: int) -> None:
         self.started.add(generation)
         first = generation * self.size
+        pool = _pool(self.workers)
+        if pool is None:  # no process could start (limits): built here
+            return
+        self.pools[generation] = pool
         try:
-            pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_worker_start)
-            self.pools[generation] = pool
             for place, (kernel, caps, name) in enumerate(self.todo[first:first + self.size], first):
                 self.futures[place] = pool.submit(compile_kernel, kernel, caps, name)
-        except (OSError, RuntimeError):  # no process could start (limits, a broken pool): built here
+        except (OSError, RuntimeError):  # a worker could not start, or one died: the rest built here
             pass
 
     def compile(self, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
@@ -129,26 +132,24 @@ class FrontEnds:
             self._start(generation)
         if place >= end - self.workers and end < len(self.todo) and generation + 1 not in self.started:
             self._start(generation + 1)
-        future = self.futures.pop(place, None)
-        if future is None:  # its generation was let go before a build came back for it
+        # None where its generation was let go before a build came back for it, or a worker died.
+        got = _taken(self.futures.pop(place, None))
+        if place == end - 1 and generation in self.pools:
+            self.pools.pop(generation).shutdown(wait=False)
+        if got is None:
             return compile_kernel(kernel, caps, target_name)
-        try:
-            got = future.result()
-            self.from_workers += 1
-            return got
-        except (BrokenProcessPool, CancelledError):  # a worker died, or its pool was let go: compiled here
-            return compile_kernel(kernel, caps, target_name)
-        finally:
-            if place == end - 1 and generation in self.pools:
-                self.pools.pop(generation).shutdown(wait=False)
+        self.from_workers += 1
+        return got
 
     def close(self) -> None:
         """Cancel what no worker has started; the workers end after their current compile."""
-        for pool in self.pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
-        self.pools.clear()
-        self.futures.clear()
-        self.again.close()
+        try:
+            for pool in self.pools.values():
+                pool.shutdown(wait=False, cancel_futures=True)
+            self.pools.clear()
+            self.futures.clear()
+        finally:  # a second stop in the loop above still lets the re-runs go
+            self.again.close()
 
     def __enter__(self) -> FrontEnds:
         return self
@@ -165,56 +166,90 @@ class Rerun:
     in the screening process they ran one after another, and it grew to a front end's size.
 
     Each batch's are submitted at once (`submit`), then taken by its builds (`compile`).  One
-    pool serves every batch of a screen (a pool's start, Python's and Triton's import, is paid
-    once, not per batch of 16), started by the first batch that needs workers as FrontEnds'
-    would be (worker_count), and replaced every `recycle` compiles per worker."""
+    pool serves the batches of a screen (a pool's start, Python's and Triton's import, is paid
+    once, not per batch of 16), started once the screen has asked for as many as FrontEnds'
+    workers need (worker_count, counted over the screen, not per batch), replaced once it has
+    been given `recycle` compiles per worker (checked between batches), let go when a batch needs
+    none (idle workers hold their native heaps), and started afresh after a worker dies.  While a
+    cold screen's FrontEnds generation still runs (new kernels beside lost compiles), both pools
+    run: up to twice `triton_workers` front ends at once, for that overlap only."""
 
     def __init__(self, setting: int | None, recycle: int = RECYCLE) -> None:
         self.setting, self.recycle = setting, recycle
         self.pool: ProcessPoolExecutor | None = None
-        self.workers = self.given = self.from_workers = 0
+        self.workers = self.given = self.asked = self.from_workers = 0
         self.futures: dict[tuple[int, str], tuple[TritonKernel, Future]] = {}
         """(id(kernel), target name) -> the kernel (alive while its id is a key) and its future."""
 
     def submit(self, todo: list[tuple[TritonKernel, dict, str]]) -> None:
-        self.futures.clear()  # a batch before this one asks for none of its own any more
+        self._drop_unclaimed()  # a batch before this one asks for none of its own any more
         todo = [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
-        if self.pool is not None and self.given >= self.workers * self.recycle:
-            self.pool.shutdown(wait=False)  # every result taken: its native heap goes with it
-            self.pool = None
-        if self.pool is None:
-            if not todo or not worker_count(self.setting, len(todo)):
-                return
-            self.workers = worker_count(self.setting, max(len(todo), AUTOMATIC_FROM))
-            try:
-                self.pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
-                                                initializer=_worker_start)
-            except (OSError, RuntimeError):  # no process could start: built here
-                return
-            self.given = 0
+        self.asked += len(todo)
+        if self.pool is not None and (not todo or self.given >= self.workers * self.recycle):
+            self._let_go()
+        pool = self.pool if self.pool is not None or not todo else self._start()
+        if pool is None:
+            return
         for kernel, caps, name in todo:
             try:
-                self.futures[id(kernel), name] = (kernel, self.pool.submit(compile_kernel, kernel, caps, name))
-            except RuntimeError:  # a broken pool: the rest built here
-                break
+                self.futures[id(kernel), name] = (kernel, pool.submit(compile_kernel, kernel, caps, name))
+            except (OSError, RuntimeError):  # a worker could not start, or one died: the rest built here
+                self._let_go()
+                return
             self.given += 1
+
+    def _start(self) -> ProcessPoolExecutor | None:
+        if not worker_count(self.setting, self.asked):
+            return None
+        self.workers = worker_count(self.setting, max(self.asked, AUTOMATIC_FROM))
+        self.pool, self.given = _pool(self.workers), 0
+        return self.pool
 
     def compile(self, kernel: TritonKernel, caps: dict, target_name: str) -> tuple[str, bytes, dict]:
         _, future = self.futures.pop((id(kernel), target_name), (None, None))
-        if future is None:
-            return compile_kernel(kernel, caps, target_name)
-        try:
-            got = future.result()
+        got = _taken(future)
+        if got is not None:
             self.from_workers += 1
             return got
-        except (BrokenProcessPool, CancelledError):  # a worker died: compiled here
-            return compile_kernel(kernel, caps, target_name)
+        if future is not None and self.pool is not None:  # a worker died: the next batch starts a new pool
+            self._let_go()
+        return compile_kernel(kernel, caps, target_name)
 
-    def close(self) -> None:
+    def _drop_unclaimed(self) -> None:
+        for _, future in self.futures.values():
+            future.cancel()
+        self.futures.clear()
+
+    def _let_go(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
-        self.futures.clear()
+
+    def close(self) -> None:
+        try:
+            self._drop_unclaimed()
+        finally:
+            self._let_go()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor | None:
+    """A pool of front-end workers (spawned: Triton's native state is not forked), or None where
+    none can start (limits): the front ends then run in the screening process."""
+    try:
+        return ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_start)
+    except (OSError, RuntimeError):
+        return None
+
+
+def _taken(future: Future | None) -> tuple[str, bytes, dict] | None:
+    """A worker's result, or None where there is none to take (no future; a worker died, or its
+    pool was let go): the caller compiles it in the screening process."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except (BrokenProcessPool, CancelledError):
+        return None
 
 
 def _kept(cache: BuildCache | None, kernel: TritonKernel, caps: dict, target_name: str, files: bool) -> bool:

@@ -142,10 +142,8 @@ def _made_again(kernels: list[TritonKernel], again: list[tuple[int, int, TritonB
     builds whose SPIR-V is needed and kept nowhere (triton.build.front_ends.Rerun says when): their
     front ends run again in the screen's workers, all of the batch's submitted at once."""
     made: dict[tuple[int, int], Any] = {}
-    if not again:
-        return made
     if rerun is not None:
-        rerun.submit([(kernels[n], b.caps, b.targets[0]) for n, _, b in again])
+        rerun.submit([(kernels[n], b.caps, b.targets[0]) for n, _, b in again])  # none: its idle workers go
     home = artifacts_home()
     for n, i, b in again:
         try:
