@@ -78,7 +78,7 @@ class FrontEnds:
                  recycle: int = RECYCLE) -> None:
         """`todo`: the front ends (kernel, capabilities, target name) in the order the builds will
         ask for them; `workers`: the setting (worker_count)."""
-        self.todo = [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
+        self.todo = _for_workers(todo)
         self.places = {(id(k), name): place for place, (k, _, name) in enumerate(self.todo)}
         self.workers = worker_count(workers, len(self.todo))
         self.size = self.workers * recycle
@@ -183,7 +183,7 @@ class Rerun:
 
     def submit(self, todo: list[tuple[TritonKernel, dict, str]]) -> None:
         self._drop_unclaimed()  # a batch before this one asks for none of its own any more
-        todo = [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
+        todo = _for_workers(todo)
         self.asked += len(todo)
         if self.pool is not None and (not todo or self.given >= self.workers * self.recycle):
             self._let_go()
@@ -230,6 +230,11 @@ class Rerun:
             self._drop_unclaimed()
         finally:
             self._let_go()
+
+
+def _for_workers(todo: list[tuple[TritonKernel, dict, str]]) -> list[tuple[TritonKernel, dict, str]]:
+    """The front ends a worker can run: IR kernels' (the module docstring says why)."""
+    return [(k, caps, name) for k, caps, name in todo if k.file.endswith(IR_SUFFIX)]
 
 
 def _pool(workers: int) -> ProcessPoolExecutor | None:

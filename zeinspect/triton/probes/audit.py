@@ -126,7 +126,8 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
                 b.screened = screened[id(b)]
                 if b.screened is None:
                     again.append((n, i, b))
-    made = _made_again(kernels, again, plan, staged, session, front_ends.again if front_ends else None)
+    made = _made_again(kernels, again, plan, staged, session, front_ends.again if front_ends else None,
+                       artifacts_dir)
     for n, builds in built.items():
         failed = [made[n, i] for i in range(len(builds)) if isinstance(made.get((n, i)), ZeinspectError)]
         if failed:
@@ -137,17 +138,17 @@ def build_many(kernels: list[TritonKernel], config: Settings, session: Session,
 
 
 def _made_again(kernels: list[TritonKernel], again: list[tuple[int, int, TritonBuild]], plan: TargetPlan,
-                staged: list[bool], session: Session, rerun: Rerun | None) -> dict[tuple[int, int], Any]:
+                staged: list[bool], session: Session, rerun: Rerun | None, artifacts_dir: Path
+                ) -> dict[tuple[int, int], Any]:
     """(kernel's place, build's place) -> the build made again, or its kernel's error, for the
     builds whose SPIR-V is needed and kept nowhere (triton.build.front_ends.Rerun says when): their
     front ends run again in the screen's workers, all of the batch's submitted at once."""
     made: dict[tuple[int, int], Any] = {}
     if rerun is not None:
         rerun.submit([(kernels[n], b.caps, b.targets[0]) for n, _, b in again])  # none: its idle workers go
-    home = artifacts_home()
     for n, i, b in again:
         try:
-            [made[n, i]] = build(kernels[n], plan.only(b.targets), stage=staged[n], artifacts_dir=home,
+            [made[n, i]] = build(kernels[n], plan.only(b.targets), stage=staged[n], artifacts_dir=artifacts_dir,
                                  cache=session.cache, front_end=rerun.compile if rerun else None, files=False,
                                  fresh=True)
         except ZeinspectError as exc:
