@@ -41,7 +41,7 @@ def ocloc(compiler, source: Path, device: str, options: str = "", spirv: bool = 
     import pickle
 
     key = None
-    if MEMO is not None:
+    if MEMO is not None and "-I" not in options:  # a build that reads headers is not its source's alone
         what = [compiler.path, os.stat(compiler.path).st_mtime_ns, hashlib.sha256(Path(source).read_bytes()).hexdigest(),
                 device, options, spirv, sorted((env or {}).items()), compiler.zebin_by_default]
         key = MEMO / (hashlib.sha256(json.dumps(what).encode()).hexdigest() + ".pickle")

@@ -35,6 +35,7 @@ from ..hardware import parse_ip
 from ..inputs import Input
 from ..inputs.buildlog import LogEventKind, build_verdict, failure_exit, parse_log, says_why
 from ..inputs.fatbin import read_members
+from ..inputs.includes import keyed_source
 from ..inputs.kinds import InputKind
 from ..inputs.spirv import read_module
 from ..inputs.zebin import read_zebin
@@ -102,7 +103,10 @@ class Job:
     def key(self) -> str:
         if self.stands_for is not None:
             return self.stands_for.key
-        return make_key(kind="aot", module=self.module_digest, input_kind=self.kind, ip=self.ip,
+        module = self.module_digest
+        if self.kind == InputKind.OPENCL:  # its headers are part of what it is (inputs.includes)
+            module = keyed_source(module, self.module, f"{self.options} {self.internal_options}")
+        return make_key(kind="aot", module=module, input_kind=self.kind, ip=self.ip,
                         options=self.options, internal=self.internal_options, compiler=self.compiler.id,
                         environment=[list(kv) for kv in self.environment])
 

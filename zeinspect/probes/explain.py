@@ -23,6 +23,7 @@ from ..errors import FormatError, UsageError
 from ..fileio import sha256
 from ..inputs import Input, expand_host
 from ..inputs.buildlog import LogEventKind, parse_log
+from ..inputs.includes import keyed_source
 from ..inputs.isa import KernelIsa, read_dump
 from ..inputs.kinds import InputKind
 from ..inputs.zebin import read_zebin
@@ -115,7 +116,8 @@ def _passes(dumps: Sequence[IsaDump], zebin: dict[str, int],
 
 def _build_fields(job: _Job, environment: tuple[tuple[str, str], ...]) -> dict:
     """What a dumping compile's result depends on (probes.dumps.build_fields)."""
-    return build_fields(job.compiler.id, sha256(job.data), job.spirv, job.ip, job.options, job.internal, environment)
+    source = sha256(job.data) if job.spirv else keyed_source(sha256(job.data), job.data, f"{job.options} {job.internal}")
+    return build_fields(job.compiler.id, source, job.spirv, job.ip, job.options, job.internal, environment)
 
 
 def _dumped_builds(cache: BuildCache, items: list[tuple[Settings, _Job]]) -> list[DumpedBuild]:

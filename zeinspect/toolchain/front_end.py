@@ -23,6 +23,7 @@ from ..cache import BuildCache, make_key
 from ..errors import InputError
 from ..fileio import sha256
 from ..inputs import Input
+from ..inputs.includes import keyed_source
 from ..inputs.kinds import InputKind
 from ..model import Compiler
 from .environment import Environment, process
@@ -79,8 +80,9 @@ def to_spirv(inp: Input, compiler: Compiler, ip: str, cache: BuildCache, timeout
     if inp.kind == InputKind.SPIRV:
         return inp.data
     # Targets that share a front end share its SPIR-V.
-    key = make_key(kind="spv_only", module=sha256(inp.data), front_end=front_end_class(compiler, ip),
-                   compiler=compiler.id, options=options, environment=[list(kv) for kv in environment])
+    key = make_key(kind="spv_only", module=keyed_source(sha256(inp.data), inp.data, options),
+                   front_end=front_end_class(compiler, ip), compiler=compiler.id, options=options,
+                   environment=[list(kv) for kv in environment])
     hit = cache.get(key)
     if hit is not None:
         return hit[1]
