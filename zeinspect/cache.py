@@ -33,9 +33,16 @@ ZSTD_LEVEL = 3
 _warned = threading.Event()
 
 
+UNKNOWABLE = "zeinspect-unknowable"
+"""Put in a key's parts (inputs.includes) when the result depends on files nobody could name."""
+VOLATILE = "volatile-"
+"""The start of such a key: never read from, nor written to, any cache (local or shared)."""
+
+
 def make_key(**parts: Any) -> str:
     canon = json.dumps({"format": CACHE_FORMAT, **parts}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()
+    digest = hashlib.sha256(canon.encode()).hexdigest()
+    return VOLATILE + digest if UNKNOWABLE in canon else digest
 
 
 def fetch_batch() -> int:
@@ -130,7 +137,7 @@ class BuildCache:
         of its entries (when there is a local level to read them back from)."""
         if self.store is None or not self.store.working:
             return
-        wanted = [k for k in dict.fromkeys(keys) if not self._local_has(k)]
+        wanted = [k for k in dict.fromkeys(keys) if not k.startswith(VOLATILE) and not self._local_has(k)]
         if groups:
             wanted = self._prefetch_bundles(wanted, groups)
         batch = fetch_batch()
@@ -258,6 +265,10 @@ class BuildCache:
         return None if directory is None else directory / self.relative(key)
 
     def get(self, key: str) -> tuple[dict, bytes] | None:
+        if key.startswith(VOLATILE):
+            with self._lock:
+                self.misses += 1
+            return None
         entry = self._get_local(key)
         if entry is None and key in self._memory:
             entry = self._memory.pop(key)
@@ -274,7 +285,7 @@ class BuildCache:
     def get_local(self, key: str) -> tuple[dict, bytes] | None:
         """This machine's entry only: never asks the shared store, and counts no miss (for a
         lookup that is a bonus, not the run's question: probes.dumps)."""
-        return self._get_local(key) if self._local_has(key) else None
+        return self._get_local(key) if not key.startswith(VOLATILE) and self._local_has(key) else None
 
     def _get_local(self, key: str) -> tuple[dict, bytes] | None:
         path = self._path(key)
@@ -341,6 +352,8 @@ class BuildCache:
         self.put(key, {}, zlib.compress(json.dumps(value).encode(), 1))
 
     def put(self, key: str, meta: dict, payload: bytes) -> None:
+        if key.startswith(VOLATILE):
+            return  # an entry no later run could trust (make_key)
         self.used.add(key)
         import zstandard
 

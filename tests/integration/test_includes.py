@@ -56,3 +56,16 @@ def test_an_edited_header_is_built_again_and_an_unedited_one_is_not(fresh_cli, c
         assert run(fresh_cli, compiler, module, options) == (0, expected)  # nothing edited: the cache
         seen.append(expected)
     assert seen[0] == 0 < seen[1]  # the header decides the kernel's scratch: the test can fail
+
+
+def test_a_module_whose_headers_cannot_be_told_is_built_every_time(fresh_cli, compiler, tmp_path):
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "wrap.h").write_text("#define N 4096\n")
+    module = tmp_path / "m.cl"
+    module.write_text('#define HEADER "wrap.h"\n#include HEADER\n' + KERNEL.split("\n", 1)[1])
+    options = f"-I {include}"
+    expected = truth(compiler, module, options)
+    assert expected > 0
+    assert run(fresh_cli, compiler, module, options) == (1, expected)
+    assert run(fresh_cli, compiler, module, options) == (1, expected)  # no entry to answer it from

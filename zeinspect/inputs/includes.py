@@ -1,23 +1,34 @@
-"""The headers an OpenCL C module may read besides itself, as one digest for its cache keys.
+"""The files an OpenCL C module may read besides itself, as one digest for its cache keys.
 
 Why: a build-cache key over the module's bytes alone let an edited header pass as the old build
 (a kernel whose private array a header sizes stayed "clean" after the header made it 512 KB).
-Measured with ocloc 26.27 / IGC 2.40 and with Debian 12's ocloc 22.43 / IGC 1.0 (`ocloc compile
--file m.cl -options ...`): the front end finds a header that `#include "x.h"` names in the folder
-of the file that includes it (the module itself is compiled from a file in a fresh temporary
-folder, so nothing of the user's is found there) and in each `-I DIR` / `-IDIR` of the build
-options; `<x.h>` in the `-I` folders alone.  Both refuse `-isystem`, `-iquote`, `-idirafter` and
-`-include` as build options ("Unrecognized build options") and read neither CPATH nor
-C_INCLUDE_PATH.  A relative `-I` is relative to that temporary folder too.
 
-The digest over-approximates, so that it cannot miss: every `#include` line counts, whatever
-preprocessor conditions or comments surround it; for each name every place the compiler could
-look is recorded (the file's SHA-256 where it exists, its absence where not), not only the first
-found; every header found is read the same way.  A header added, removed or edited anywhere on
-that path changes the key.  A module whose include the scan cannot resolve (`#include MACRO`, a
-place that exists but cannot be read, more than MAX_HEADERS headers) gets a key of its own at
-every call: built every time, never answered from an entry that may be stale.  Not seen: an
-include directive split over lines by a backslash (a `#` ending in a backslash, `include` on the next line).
+Where the compiler looks, measured with ocloc 26.27 / IGC 2.40 and Debian 12's ocloc 22.43 /
+IGC 1.0 (`ocloc compile -file m.cl -options ...`, and strace of a missing include): `"x.h"` in
+the folder of the file that includes it, then the `-I DIR` / `-IDIR` folders of the build
+options in their order, then the compile's working folder, `/usr/local/include` and
+`/usr/include`; `<x.h>` the same without the includer's folder.  Folders of headers further up
+the include stack are not searched.  zeinspect compiles the module from a file in a fresh
+temporary folder, which is also the working folder: a relative `-I`, and the module's own quoted
+includes, find nothing of the user's there unless they climb out of it with `..`.  Both refuse
+`-isystem`, `-iquote`, `-idirafter` and `-include` ("Unrecognized build options") and read
+neither CPATH nor C_INCLUDE_PATH.
+
+The digest over-approximates, so that it cannot miss:
+- the text is read as the preprocessor reads it before directives (a byte-order mark, any line
+  ends, `??=` taken as `#`, the `??/` trigraph both taken and not, lines joined at a backslash,
+  comments gone), and every `#include`, `#import`, `#embed` and `__has_include(...)` counts, whatever
+  conditions surround it;
+- for each name every place the compiler could look is recorded, with the file's SHA-256 where
+  one exists and its absence where not, not only the first found, and every header found is read
+  the same way (a path is opened as the compiler opens it: `..` after a symbolic link is the
+  link's target's parent);
+- where the scan cannot tell (`#include MACRO`, `#include_next`, a directive word left that no
+  form explains, a place that is not a regular file or cannot be read, more than MAX_HEADERS
+  headers), the key says so: such a build is never read from or stored in the cache (cache.py).
+A header added, removed or edited anywhere on that path changes the key.  Not covered: a header
+edited while the compile runs (the key is taken before it), and a Dask worker whose headers
+differ from the client's (docs/guides/scaling-out.md).
 """
 
 from __future__ import annotations
@@ -26,16 +37,34 @@ import hashlib
 import os
 import re
 import shlex
+import stat
+import tempfile
 
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>|(\S))', re.M)
+from ..cache import UNKNOWABLE
+
 MAX_HEADERS = 4096
-"""Headers read for one module before the scan gives up (the module is then built every time)."""
+"""Places looked at for one module before the scan gives up (the module is then built every time)."""
+MAX_HEADER_BYTES = 64 << 20
+SYSTEM_DIRS = ("/usr/local/include", "/usr/include")
+
+_WS = rb"[ \t\f\v]*"
+_NAME = rb'(?:"([^"\n]*)"|<([^>\n]*)>)'
+_DIRECTIVE = re.compile(rb"^" + _WS + rb"(?:#|%:)" + _WS + rb"(include_next|include|import|embed)\b" + _WS
+                        + rb"(?:" + _NAME + rb")?", re.M)
+_HAS = re.compile(rb"\b(__has_include_next|__has_include|__has_embed)\b" + _WS + rb"(?:\(" + _WS + _NAME + rb")?")
+_WORDS = re.compile(rb"\b(include_next|include|import|embed|__has_include_next|__has_include|__has_embed)\b")
+_SPLICE = re.compile(rb"\\" + _WS + rb"\n")
+_LEXEME = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?', re.S)
+
+
+class _Unknowable(Exception):
+    pass
 
 
 def include_dirs(options: str) -> list[str]:
-    """The absolute `-I` folders of a build's options, in their order: read with the shell's
-    quoting and without it (how the compiler splits a quoted folder is not ours to guess; a
-    folder too many only costs a look)."""
+    """The `-I` folders of a build's options, in their order: read with the shell's quoting and
+    without it (how the compiler splits a quoted folder is not ours to guess; a folder too many
+    only costs a look)."""
     try:
         quoted = shlex.split(options)
     except ValueError:  # an unbalanced quote: ocloc fails on it too
@@ -47,68 +76,116 @@ def include_dirs(options: str) -> list[str]:
                 dirs.append(tokens[n + 1])
             elif tok.startswith("-I") and len(tok) > 2:
                 dirs.append(tok[2:])
-    return [d for d in dict.fromkeys(dirs) if os.path.isabs(d)]
-
-
-class _Unknowable(Exception):
-    pass
-
-
-def _read(path: str) -> bytes | None:
-    """A header's bytes, or None where there is none; a place that exists but cannot be read
-    (permissions, a device) is unknowable: the compiler's answer may change without the file."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
-    except OSError as exc:
-        raise _Unknowable from exc
+    return list(dict.fromkeys(dirs))
 
 
 def headers_digest(source: bytes, options: str) -> str:
-    """"" for a module that includes nothing (its key is its bytes', as before); otherwise the
-    SHA-256 of every header it may read (module docstring), or one unique to this call where
-    the scan cannot tell.  Not cached across calls: a long-lived process (the pytest plugin, a
-    worker) must see a header edited between two audits."""
-    if b"include" not in source:
-        return ""
+    """"" for a module that may read no other file (its key is its bytes', as before); otherwise
+    the SHA-256 of every place it may read (module docstring), or UNKNOWABLE and a nonce.  Not
+    cached across calls: a long-lived process (the pytest plugin, a worker) must see a header
+    edited between two audits."""
     try:
-        seen = _headers(source, include_dirs(options))
-    except _Unknowable:
-        return "unknowable-" + os.urandom(16).hex()
+        seen = _places(source, options)
+    except (_Unknowable, ValueError, OSError):
+        return f"{UNKNOWABLE}-{os.urandom(8).hex()}"
     if not seen:
-        return ""  # "include" only in a comment or a name, or an include with nowhere to look
-    manifest = "\n".join(f"{place}\t{digest or '-'}" for place, digest in sorted(seen.items()))
-    return hashlib.sha256(manifest.encode()).hexdigest()
-
-
-def _headers(source: bytes, dirs: list[str]) -> dict[str, str | None]:
-    """Every place a header may be read from, with its SHA-256 or None where there is none."""
-    seen: dict[str, str | None] = {}
-    pending: list[tuple[bytes, str | None]] = [(source, None)]
-    while pending:
-        text, here = pending.pop()
-        for m in _INCLUDE.finditer(text):
-            if m.group(3) is not None or len(seen) > MAX_HEADERS:
-                raise _Unknowable
-            quoted = m.group(1) is not None
-            name = os.fsdecode(m.group(1) if quoted else m.group(2))
-            if os.path.isabs(name):
-                places = [name]
-            else:
-                places = [os.path.join(d, name) for d in ([here] if quoted and here else []) + dirs]
-            for place in map(os.path.normpath, places):
-                if place in seen:
-                    continue
-                data = _read(place)
-                seen[place] = None if data is None else hashlib.sha256(data).hexdigest()
-                if data is not None:
-                    pending.append((data, os.path.dirname(place)))
-    return seen
+        return ""
+    manifest = b"\n".join(os.fsencode(place) + b"\t" + (digest or b"-") for place, digest in sorted(seen.items()))
+    return hashlib.sha256(manifest).hexdigest()
 
 
 def keyed_source(digest: str, source: bytes, options: str) -> str:
     """An OpenCL C module's identity in a cache key: its own digest, and its headers' when it has any."""
     headers = headers_digest(source, options)
     return f"{digest}+{headers}" if headers else digest
+
+
+def _places(source: bytes, options: str) -> dict[str, bytes | None]:
+    """Every place a file may be read from, with its SHA-256 (hex) or None where there is none."""
+    dirs = [d if os.path.isabs(d) else _outside_temp(d) for d in include_dirs(options)]
+    search = [d for d in dirs if d] + list(SYSTEM_DIRS)
+    seen: dict[str, bytes | None] = {}
+    scanned: set[tuple[str, str | None]] = set()
+    pending: list[tuple[bytes, str | None]] = [(source, None)]
+    while pending:
+        text, here = pending.pop()
+        for quoted, name in _includes(text):
+            if os.path.isabs(name):
+                places = [name]
+            else:
+                places = [os.path.join(d, name) for d in ([here] if quoted and here else []) + search]
+                places += [p for p in [_outside_temp(name)] if p]
+            for place in places:
+                if place in seen:
+                    continue
+                if len(seen) >= MAX_HEADERS:
+                    raise _Unknowable
+                data = _read(place)
+                seen[place] = None if data is None else hashlib.sha256(data).hexdigest().encode()
+                folder = os.path.realpath(os.path.dirname(place))
+                if data is not None and (os.path.realpath(place), folder) not in scanned:
+                    scanned.add((os.path.realpath(place), folder))
+                    pending.append((data, folder))
+    return seen
+
+
+def _includes(text: bytes) -> list[tuple[bool, str]]:
+    """(quoted, name) of every file the text may read, read with and without trigraphs."""
+    found: list[tuple[bool, str]] = []
+    for variant in {_cleaned(text, trigraphs=False), _cleaned(text, trigraphs=True)}:
+        spans = []
+        for m in [*_DIRECTIVE.finditer(variant), *_HAS.finditer(variant)]:
+            if m.group(1).endswith(b"_next") or m.group(2) is None and m.group(3) is None:
+                raise _Unknowable  # the next folder's file, or a name a macro makes
+            found.append((m.group(2) is not None, os.fsdecode(m.group(2) if m.group(2) is not None else m.group(3))))
+            spans.append(m.span())
+        if any(not any(a <= w.start() < b for a, b in spans) for w in _WORDS.finditer(variant)):
+            raise _Unknowable  # a directive word in a form not read above (a macro, a string)
+    return found
+
+
+def _cleaned(text: bytes, *, trigraphs: bool) -> bytes:
+    """The text as the preprocessor sees it when it looks for directives: one kind of line end,
+    trigraphs replaced (or not), lines joined at a backslash, comments a space, strings kept."""
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:]
+    # `??=` as `#` either way: it can only add a directive; `??/` (a backslash) joins lines, so
+    # that one is read both ways.
+    text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"??=", b"#")
+    if trigraphs:
+        text = text.replace(b"??/", b"\\")
+    text = _SPLICE.sub(b"", text)
+    return _LEXEME.sub(lambda m: b" " if m.group().startswith((b"//", b"/*")) else m.group(), text)
+
+
+def _outside_temp(rel: str) -> str | None:
+    """Where a relative path leads from the compile's fresh temporary folder, when it climbs out
+    of it with `..` (nothing of the user's is inside it); None when it stays inside."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    depth = 1
+    for n, part in enumerate(parts):
+        depth += -1 if part == ".." else 1
+        if depth == 0:
+            return os.path.join(os.path.realpath(tempfile.gettempdir()), *parts[n + 1:])
+    return None
+
+
+def _read(path: str) -> bytes | None:
+    """A file's bytes as the compiler would read them, or None where there is none; a place that
+    exists but is not a regular file of sane size (a FIFO, a device) is unknowable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        raise _Unknowable from exc
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return None  # the compiler looks on, as where nothing is
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HEADER_BYTES:
+            raise _Unknowable
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(MAX_HEADER_BYTES + 1)
+    finally:
+        os.close(fd)
