@@ -16,16 +16,17 @@ neither CPATH nor C_INCLUDE_PATH.
 
 The digest over-approximates, so that it cannot miss:
 - the text is read as the preprocessor reads it before directives (a byte-order mark, any line
-  ends, `??=` taken as `#`, the `??/` trigraph both taken and not, lines joined at a backslash,
-  comments gone), and every `#include`, `#import`, `#embed` and `__has_include(...)` counts, whatever
-  conditions surround it;
+  ends, lines joined at a backslash), four ways: trigraphs taken and not, comments taken out and
+  kept; every `#include`, `#import`, `#embed` and `__has_include(...)` any way finds counts,
+  whatever conditions surround it;
 - for each name every place the compiler could look is recorded, with the file's SHA-256 where
   one exists and its absence where not, not only the first found, and every header found is read
   the same way (a path is opened as the compiler opens it: `..` after a symbolic link is the
   link's target's parent);
-- where the scan cannot tell (`#include MACRO`, `#include_next`, a directive word left that no
-  form explains, a place that is not a regular file or cannot be read, more than MAX_HEADERS
-  headers), the key says so: such a build is never read from or stored in the cache (cache.py).
+- `#include_next` is read as `#include` (it reads a file of a later folder: all are looked at);
+- where the scan cannot tell (`#include MACRO` outside comments, `__has_include(MACRO)`, a
+  place that is not a regular file or cannot be read, more than MAX_HEADERS headers), the key
+  says so: such a build is never read from or stored in the cache (cache.py).
 A header added, removed or edited anywhere on that path changes the key.  Not covered: a header
 edited while the compile runs (the key is taken before it), and a Dask worker whose headers
 differ from the client's (docs/guides/scaling-out.md).
@@ -52,9 +53,13 @@ _NAME = rb'(?:"([^"\n]*)"|<([^>\n]*)>)'
 _DIRECTIVE = re.compile(rb"^" + _WS + rb"(?:#|%:)" + _WS + rb"(include_next|include|import|embed)\b" + _WS
                         + rb"(?:" + _NAME + rb")?", re.M)
 _HAS = re.compile(rb"\b(__has_include_next|__has_include|__has_embed)\b" + _WS + rb"(?:\(" + _WS + _NAME + rb")?")
-_WORDS = re.compile(rb"\b(include_next|include|import|embed|__has_include_next|__has_include|__has_embed)\b")
+_WORDS = re.compile(rb"include|import|embed")
+_NEWLINE = re.compile(rb"\r\n|\n\r|\r")
+"""Clang's line ends: a pair either way round is one."""
 _SPLICE = re.compile(rb"\\" + _WS + rb"\n")
 _LEXEME = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?', re.S)
+_TRIGRAPHS = {b"??" + bytes([k]): bytes([v]) for k, v in zip(b"=/'()!<>-", b"#\\^[]|{}~")}
+_TRIGRAPH = re.compile(rb"\?\?[=/'()!<>-]")
 
 
 class _Unknowable(Exception):
@@ -84,6 +89,8 @@ def headers_digest(source: bytes, options: str) -> str:
     the SHA-256 of every place it may read (module docstring), or UNKNOWABLE and a nonce.  Not
     cached across calls: a long-lived process (the pytest plugin, a worker) must see a header
     edited between two audits."""
+    if not _WORDS.search(source) and b"\\" not in source and b"??/" not in source:
+        return ""  # no directive word, and none a line splice could make
     try:
         seen = _places(source, options)
     except (_Unknowable, ValueError, OSError):
@@ -130,31 +137,34 @@ def _places(source: bytes, options: str) -> dict[str, bytes | None]:
 
 
 def _includes(text: bytes) -> list[tuple[bool, str]]:
-    """(quoted, name) of every file the text may read, read with and without trigraphs."""
+    """(quoted, name) of every file the text may read.  Read four ways, and every way's finds
+    count: with trigraphs and without; with comments taken out (a directive after `/* */`) and
+    kept (so that no `/*` the scan takes for a comment where clang does not, in a `#warning`
+    line's text, a `<...>` name or an odd literal, can hide a directive)."""
     found: list[tuple[bool, str]] = []
-    for variant in {_cleaned(text, trigraphs=False), _cleaned(text, trigraphs=True)}:
-        spans = []
+    stripped = {_cleaned(text, trigraphs=t, comments=True) for t in (False, True)}
+    for variant in stripped | {_cleaned(text, trigraphs=t, comments=False) for t in (False, True)}:
         for m in [*_DIRECTIVE.finditer(variant), *_HAS.finditer(variant)]:
-            if m.group(1).endswith(b"_next") or m.group(2) is None and m.group(3) is None:
-                raise _Unknowable  # the next folder's file, or a name a macro makes
+            if m.group(2) is None and m.group(3) is None:
+                if variant in stripped:
+                    raise _Unknowable  # a name a macro makes
+                continue  # with comments kept, prose ("#include's protect themselves", limits.h)
+            # `include_next` reads a later folder's file: every folder is looked at anyway.
             found.append((m.group(2) is not None, os.fsdecode(m.group(2) if m.group(2) is not None else m.group(3))))
-            spans.append(m.span())
-        if any(not any(a <= w.start() < b for a, b in spans) for w in _WORDS.finditer(variant)):
-            raise _Unknowable  # a directive word in a form not read above (a macro, a string)
     return found
 
 
-def _cleaned(text: bytes, *, trigraphs: bool) -> bytes:
+def _cleaned(text: bytes, *, trigraphs: bool, comments: bool) -> bytes:
     """The text as the preprocessor sees it when it looks for directives: one kind of line end,
-    trigraphs replaced (or not), lines joined at a backslash, comments a space, strings kept."""
+    trigraphs replaced (or only `??=`, which can only add a directive), lines joined at a
+    backslash, and with `comments` each comment a space (strings kept)."""
     if text.startswith(b"\xef\xbb\xbf"):
         text = text[3:]
-    # `??=` as `#` either way: it can only add a directive; `??/` (a backslash) joins lines, so
-    # that one is read both ways.
-    text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"??=", b"#")
-    if trigraphs:
-        text = text.replace(b"??/", b"\\")
+    text = _NEWLINE.sub(b"\n", text)
+    text = _TRIGRAPH.sub(lambda m: _TRIGRAPHS[m.group()], text) if trigraphs else text.replace(b"??=", b"#")
     text = _SPLICE.sub(b"", text)
+    if not comments:
+        return text
     return _LEXEME.sub(lambda m: b" " if m.group().startswith((b"//", b"/*")) else m.group(), text)
 
 
