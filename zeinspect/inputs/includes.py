@@ -16,20 +16,23 @@ neither CPATH nor C_INCLUDE_PATH.
 
 The digest over-approximates, so that it cannot miss:
 - the text is read as the preprocessor reads it before directives (a byte-order mark, any line
-  ends, lines joined at a backslash), four ways: trigraphs taken and not, comments taken out and
-  kept; every `#include`, `#import`, `#embed` and `__has_include(...)` any way finds counts,
-  whatever conditions surround it;
+  ends, lines joined at a backslash, a `#warning` or `#error` line's text raw, any non-ASCII
+  byte as space around `#`), four ways: trigraphs taken and not, comments taken out and kept;
+  every `#include`, `#import`, `#embed`, `__has_include(...)` and `#pragma GCC dependency` any
+  way finds counts, whatever conditions surround it;
 - for each name every place the compiler could look is recorded, with the file's SHA-256 where
   one exists and its absence where not, not only the first found, and every header found is read
   the same way (a path is opened as the compiler opens it: `..` after a symbolic link is the
-  link's target's parent);
+  link's target's parent; a name keeps its escapes, as clang opens it);
 - `#include_next` is read as `#include` (it reads a file of a later folder: all are looked at);
 - where the scan cannot tell (`#include MACRO` outside comments, `__has_include(MACRO)`, a
-  place that is not a regular file or cannot be read, more than MAX_HEADERS headers), the key
+  place that is not a regular file or cannot be read, more than MAX_PLACES places), the key
   says so: such a build is never read from or stored in the cache (cache.py).
-A header added, removed or edited anywhere on that path changes the key.  Not covered: a header
-edited while the compile runs (the key is taken before it), and a Dask worker whose headers
-differ from the client's (docs/guides/scaling-out.md).
+A header added, removed or edited anywhere on that path changes the key.  Three review rounds
+tried to break the scan (tests/unit/inputs/test_includes.py holds each case they found).  Not
+covered: a header edited while the compile runs (the key is taken before it), a directive split
+by a comment after its `#` that is also behind a `/*` clang reads as text, and a Dask worker
+whose headers differ from the client's (docs/guides/scaling-out.md).
 """
 
 from __future__ import annotations
@@ -40,26 +43,40 @@ import re
 import shlex
 import stat
 import tempfile
+import time
 
 from ..cache import UNKNOWABLE
 
-MAX_HEADERS = 4096
-"""Places looked at for one module before the scan gives up (the module is then built every time)."""
+MAX_PLACES = 65536
+"""Places looked at for one module (each name in each folder) before the scan gives up (the
+module is then built every time)."""
 MAX_HEADER_BYTES = 64 << 20
 SYSTEM_DIRS = ("/usr/local/include", "/usr/include")
+RACY_NS = 2_000_000_000
+"""A file changed this recently may change again without its signature telling (as git's racily
+clean index): a scan that read one is not remembered."""
 
-_WS = rb"[ \t\f\v]*"
-_NAME = rb'(?:"([^"\n]*)"|<([^>\n]*)>)'
+_WS = rb"(?:[ \t\f\v]|[\x80-\xff])*"
+"""Space around a directive's `#`: clang's, and Unicode's (a no-break space is one) as any
+non-ASCII byte, which can only add a directive."""
+_NAME = rb'(?:"((?:\\[^\n]|[^"\\\n])*)"|<((?:\\[^\n]|[^>\\\n])*)>)'
+"""A header name as clang lexes it (an escaped character is skipped, and kept as spelled)."""
 _DIRECTIVE = re.compile(rb"^" + _WS + rb"(?:#|%:)" + _WS + rb"(include_next|include|import|embed)\b" + _WS
                         + rb"(?:" + _NAME + rb")?", re.M)
-_HAS = re.compile(rb"\b(__has_include_next|__has_include|__has_embed)\b" + _WS + rb"(?:\(" + _WS + _NAME + rb")?")
-_WORDS = re.compile(rb"include|import|embed")
+_HAS = re.compile(rb"\b(__has_include_next|__has_include|__has_embed|GCC" + _WS + rb"dependency)\b" + _WS
+                  + rb"(?:\(?" + _WS + _NAME + rb")?")
+"""`__has_include(...)` asks whether a file is there; `#pragma GCC dependency "x"` fails where it is not."""
+_WORDS = re.compile(rb"include|import|embed|dependency")
 _NEWLINE = re.compile(rb"\r\n|\n\r|\r")
 """Clang's line ends: a pair either way round is one."""
-_SPLICE = re.compile(rb"\\" + _WS + rb"\n")
-_LEXEME = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?', re.S)
+_SPLICE = re.compile(rb"\\[ \t\f\v]*\n")
+_LEXEME = re.compile(rb"(?m:^" + _WS + rb"(?:#|%:)" + _WS + rb"(?:warning|error)\b[^\n]*)"
+                     rb'|//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\[^\n]|[^"\\\n])*"?|\'(?:\\[^\n]|[^\'\\\n])*\'?', re.S)
+"""What decides where comments are: a `#warning` or `#error` line (read raw by clang: a `/*` in
+it opens nothing), a comment, a string or character literal (which ends at its line's end)."""
 _TRIGRAPHS = {b"??" + bytes([k]): bytes([v]) for k, v in zip(b"=/'()!<>-", b"#\\^[]|{}~")}
 _TRIGRAPH = re.compile(rb"\?\?[=/'()!<>-]")
+_memo: dict[tuple[bytes, str], tuple[tuple[tuple[str, tuple | None], ...], str]] = {}
 
 
 class _Unknowable(Exception):
@@ -86,19 +103,35 @@ def include_dirs(options: str) -> list[str]:
 
 def headers_digest(source: bytes, options: str) -> str:
     """"" for a module that may read no other file (its key is its bytes', as before); otherwise
-    the SHA-256 of every place it may read (module docstring), or UNKNOWABLE and a nonce.  Not
-    cached across calls: a long-lived process (the pytest plugin, a worker) must see a header
-    edited between two audits."""
+    the SHA-256 of every place it may read (module docstring), or UNKNOWABLE and a nonce.  A scan
+    is remembered while every place it looked at keeps its signature (a run asks once per target;
+    a long-lived process, the pytest plugin or a worker, must still see a header edited between
+    two audits)."""
     if not _WORDS.search(source) and b"\\" not in source and b"??/" not in source:
         return ""  # no directive word, and none a line splice could make
+    kept = _memo.get((source, options))
+    if kept is not None and all(_signature(place) == sig for place, sig in kept[0]):
+        return kept[1]
     try:
         seen = _places(source, options)
     except (_Unknowable, ValueError, OSError):
         return f"{UNKNOWABLE}-{os.urandom(8).hex()}"
-    if not seen:
-        return ""
-    manifest = b"\n".join(os.fsencode(place) + b"\t" + (digest or b"-") for place, digest in sorted(seen.items()))
-    return hashlib.sha256(manifest).hexdigest()
+    digest = "" if not seen else hashlib.sha256(b"\n".join(
+        os.fsencode(place) + b"\t" + (found[0] if found else b"-") for place, found in sorted(seen.items()))).hexdigest()
+    recent = time.time_ns() - RACY_NS
+    if not any(found and found[1][0] > recent for found in seen.values()):
+        if len(_memo) >= 64:
+            _memo.pop(next(iter(_memo)))
+        _memo[(source, options)] = (tuple((place, found[1] if found else None) for place, found in seen.items()), digest)
+    return digest
+
+
+def _signature(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev
 
 
 def keyed_source(digest: str, source: bytes, options: str) -> str:
@@ -107,11 +140,12 @@ def keyed_source(digest: str, source: bytes, options: str) -> str:
     return f"{digest}+{headers}" if headers else digest
 
 
-def _places(source: bytes, options: str) -> dict[str, bytes | None]:
-    """Every place a file may be read from, with its SHA-256 (hex) or None where there is none."""
+def _places(source: bytes, options: str) -> dict[str, tuple[bytes, tuple] | None]:
+    """Every place a file may be read from: its SHA-256 (hex) and signature (_signature, taken
+    before it was read: a later write changes it), or None where there is no file."""
     dirs = [d if os.path.isabs(d) else _outside_temp(d) for d in include_dirs(options)]
     search = [d for d in dirs if d] + list(SYSTEM_DIRS)
-    seen: dict[str, bytes | None] = {}
+    seen: dict[str, tuple[bytes, tuple] | None] = {}
     scanned: set[tuple[str, str | None]] = set()
     pending: list[tuple[bytes, str | None]] = [(source, None)]
     while pending:
@@ -125,12 +159,16 @@ def _places(source: bytes, options: str) -> dict[str, bytes | None]:
             for place in places:
                 if place in seen:
                     continue
-                if len(seen) >= MAX_HEADERS:
+                if len(seen) >= MAX_PLACES:
                     raise _Unknowable
-                data = _read(place)
-                seen[place] = None if data is None else hashlib.sha256(data).hexdigest().encode()
+                found = _read(place)
+                if found is None:
+                    seen[place] = None
+                    continue
+                data, sig = found
+                seen[place] = (hashlib.sha256(data).hexdigest().encode(), sig)
                 folder = os.path.realpath(os.path.dirname(place))
-                if data is not None and (os.path.realpath(place), folder) not in scanned:
+                if (os.path.realpath(place), folder) not in scanned:
                     scanned.add((os.path.realpath(place), folder))
                     pending.append((data, folder))
     return seen
@@ -180,9 +218,10 @@ def _outside_temp(rel: str) -> str | None:
     return None
 
 
-def _read(path: str) -> bytes | None:
-    """A file's bytes as the compiler would read them, or None where there is none; a place that
-    exists but is not a regular file of sane size (a FIFO, a device) is unknowable."""
+def _read(path: str) -> tuple[bytes, tuple] | None:
+    """A file's bytes as the compiler would read them and its signature, or None where there is
+    none; a place that exists but is not a regular file of sane size (a FIFO, a device) is
+    unknowable."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -196,6 +235,7 @@ def _read(path: str) -> bytes | None:
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HEADER_BYTES:
             raise _Unknowable
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(MAX_HEADER_BYTES + 1)
+            data = f.read(MAX_HEADER_BYTES + 1)
+        return data, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
     finally:
         os.close(fd)

@@ -60,6 +60,12 @@ SPELLINGS = {
     "after a ??' trigraph": b"#define QUOTE '??'/*'\n#include \"size.h\"\n// */\n",
     "after a splice at LF CR": b'#define S "abc\\\n\r/*"\n#include "size.h"\n// */\n',
     "after an angle name": b'#include <d/*x.h>\n#include "size.h"\n// */>\n',
+    # a third review's cases
+    "no-break space after #": b'#\xc2\xa0include "size.h"\n',
+    "no-break space before #": b'\xc2\xa0#include "size.h"\n',
+    "after a warning's /* and a comment": b'#warning see /* here\n/**/#include "size.h"\n// */\n',
+    "after a string cut at its line end": b'#define S "a\\\\\n\n/**/#include "size.h"\n',
+    "pragma GCC dependency": b'#pragma GCC dependency "size.h"\n',
 }
 
 
@@ -112,7 +118,8 @@ def test_a_relative_folder_that_climbs_out_of_the_compiles_temporary_folder_is_r
 
 
 @pytest.mark.parametrize("source", [b"#define H <x.h>\n#include H\n", b"#if __has_include(H)\n#endif\n",
-                                    b"#define H(x) __has_include(x)\n"])
+                                    b"#define H(x) __has_include(x)\n",
+                                    b'#define CFG "x.h"\n#warning see /* here\n#include CFG\n// */\n'])
 def test_what_the_scan_cannot_tell_is_never_cached(tmp_path, source):
     a, b = headers_digest(source, f"-I {tmp_path}"), headers_digest(source, f"-I {tmp_path}")
     assert a.startswith(UNKNOWABLE) and a != b
@@ -151,3 +158,23 @@ def test_the_build_cache_neither_keeps_nor_answers_a_volatile_key(tmp_path):
     plain = make_key(kind="aot", module="abc")
     cache.put(plain, {"x": 1}, b"payload")
     assert cache.get(plain) == ({"x": 1}, b"payload")  # the check can see a stored entry
+
+
+def test_a_name_keeps_its_escapes_as_clang_opens_it(tmp_path):
+    assert edits_show(tmp_path, b'#include "a\\"b.h"\n', f"-I {tmp_path}", tmp_path / 'a\\"b.h')
+
+
+def test_a_remembered_scan_still_sees_an_edit_that_keeps_the_size_and_time(tmp_path, monkeypatch):
+    import zeinspect.inputs.includes as includes
+
+    header, source, options = tmp_path / "size.h", b'#include "size.h"\n', f"-I {tmp_path}"
+    header.write_text("#define N 4\n")
+    os.utime(header, ns=(10**18, 10**18))  # older than the racy window: the scan is remembered
+    before = headers_digest(source, options)
+    scans = []
+    monkeypatch.setattr(includes, "_places", lambda *a: scans.append(a) or pytest.fail("scanned again"))
+    assert headers_digest(source, options) == before and not scans  # remembered: no second scan
+    monkeypatch.undo()
+    header.write_text("#define N 8\n")  # the same size
+    os.utime(header, ns=(10**18, 10**18))  # and the same time: the change time still tells
+    assert headers_digest(source, options) != before
