@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
 # Read once, at import (before any thread): os.umask can only be read by setting it.
@@ -53,3 +54,12 @@ def atomic_write(path: Path | str, data: bytes, *, durable: bool = True) -> None
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+RACY_NS = 2_000_000_000
+
+
+def changed_lately(mtime_ns: int) -> bool:
+    """As git's racily clean index: a file changed within the last seconds may change again
+    without its modification time or size telling, so what was read of it is not remembered."""
+    return mtime_ns > time.time_ns() - RACY_NS

@@ -43,18 +43,15 @@ import re
 import shlex
 import stat
 import tempfile
-import time
 
 from ..cache import UNKNOWABLE
+from ..fileio import changed_lately, sha256
 
 MAX_PLACES = 65536
 """Places looked at for one module (each name in each folder) before the scan gives up (the
 module is then built every time)."""
 MAX_HEADER_BYTES = 64 << 20
 SYSTEM_DIRS = ("/usr/local/include", "/usr/include")
-RACY_NS = 2_000_000_000
-"""A file changed this recently may change again without its signature telling (as git's racily
-clean index): a scan that read one is not remembered."""
 
 _WS = rb"(?:[ \t\f\v]|[\x80-\xff])*"
 """Space around a directive's `#`: clang's, and Unicode's (a no-break space is one) as any
@@ -118,8 +115,7 @@ def headers_digest(source: bytes, options: str) -> str:
         return f"{UNKNOWABLE}-{os.urandom(8).hex()}"
     digest = "" if not seen else hashlib.sha256(b"\n".join(
         os.fsencode(place) + b"\t" + (found[0] if found else b"-") for place, found in sorted(seen.items()))).hexdigest()
-    recent = time.time_ns() - RACY_NS
-    if not any(found and found[1][0] > recent for found in seen.values()):
+    if not any(found and changed_lately(found[1][0]) for found in seen.values()):
         if len(_memo) >= 64:
             _memo.pop(next(iter(_memo)))
         _memo[(source, options)] = (tuple((place, found[1] if found else None) for place, found in seen.items()), digest)
@@ -128,9 +124,13 @@ def headers_digest(source: bytes, options: str) -> str:
 
 def _signature(path: str) -> tuple | None:
     try:
-        st = os.stat(path)
+        return _signed(os.stat(path))
     except OSError:
         return None
+
+
+def _signed(st: os.stat_result) -> tuple:
+    """What tells a file changed (the change time too: a write that keeps size and time)."""
     return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev
 
 
@@ -166,11 +166,11 @@ def _places(source: bytes, options: str) -> dict[str, tuple[bytes, tuple] | None
                     seen[place] = None
                     continue
                 data, sig = found
-                seen[place] = (hashlib.sha256(data).hexdigest().encode(), sig)
-                folder = os.path.realpath(os.path.dirname(place))
-                if (os.path.realpath(place), folder) not in scanned:
-                    scanned.add((os.path.realpath(place), folder))
-                    pending.append((data, folder))
+                seen[place] = (sha256(data).encode(), sig)
+                visit = (os.path.realpath(place), os.path.realpath(os.path.dirname(place)))
+                if visit not in scanned:
+                    scanned.add(visit)
+                    pending.append((data, visit[1]))
     return seen
 
 
@@ -236,6 +236,6 @@ def _read(path: str) -> tuple[bytes, tuple] | None:
             raise _Unknowable
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(MAX_HEADER_BYTES + 1)
-        return data, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+        return data, _signed(st)
     finally:
         os.close(fd)

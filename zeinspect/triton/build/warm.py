@@ -40,13 +40,13 @@ import dataclasses
 import hashlib
 import json
 import os
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
 from ... import __version__
 from ...cache import BuildCache, make_key
+from ...fileio import changed_lately
 from ..load import loader
 from ..model.kernel import IR_SUFFIX, TritonKernel
 
@@ -81,14 +81,9 @@ def source_digest(path: str) -> str:
     root, top = loader.package_root(Path(path).resolve())
     files = sorted((root / top).rglob("*.py")) if top else sorted(root.glob("*.py"))
     stats = tuple((str(f), *_stat(f)) for f in files)
-    # As git does with a racily clean index: a file changed within the last seconds may change
-    # again without its modification time or size telling, so such a tree is hashed afresh.
-    if any(mtime > time.time_ns() - RACY_NS for _, mtime, _ in stats):
+    if any(changed_lately(mtime) for _, mtime, _ in stats):  # hashed afresh, not from the memo
         return _hash(stats)
     return _digest(stats)
-
-
-RACY_NS = 2_000_000_000
 
 
 def _stat(f: Path) -> tuple[int, int]:
